@@ -1,0 +1,96 @@
+package r1cs
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+)
+
+func elt(v int64) fr.Element {
+	var e fr.Element
+	e.SetInt64(v)
+	return e
+}
+
+// square builds x·x = y with x private, y public, and a booleanity check
+// b·(1−b) = 0, into any Builder.
+func square(b Builder, x, bit int64) {
+	xv := b.Alloc(elt(x))
+	yv := b.AllocInput(elt(x * x))
+	bv := b.Alloc(elt(bit))
+	b.Enforce(LC{}.AddVar(xv), LC{}.AddVar(xv), LC{}.AddVar(yv))
+	b.Enforce(LC{}.AddVar(bv), LC{}.AddVar(One).SubVar(bv), nil)
+}
+
+func TestSystemMergesAndTracksDensity(t *testing.T) {
+	s := NewSystem()
+	x := s.Alloc(elt(3))
+	y := s.Alloc(elt(5))
+	z := s.AllocInput(elt(8))
+	// (x + 2y − 2y) · (z + y) = ... : y cancels in A, so A has only x.
+	a := LC{}.AddVar(x).Add(y, elt(2)).Add(y, elt(-2))
+	b := LC{}.AddVar(z).AddVar(y).AddVar(z)
+	c := LC{}.Add(x, elt(21)).AddVar(y).SubVar(y)
+	s.Enforce(a, b, c)
+
+	require.Equal(t, []Variable{x}, s.A().Vars)
+	require.Equal(t, []Variable{z, y}, s.B().Vars, "inputs before aux after sorting")
+	require.Equal(t, elt(2), s.Coeffs()[s.B().CoeffIdx[0]], "z merged twice")
+	require.True(t, s.ADensity().Get(0))
+	require.False(t, s.ADensity().Get(1), "cancelled term does not count")
+	require.True(t, s.BAuxDensity().Get(1))
+	require.True(t, s.BInputDensity().Get(1))
+	require.False(t, s.BInputDensity().Get(0))
+
+	// 3·(16+5) = 63 = 21·3
+	require.NoError(t, s.IsSatisfied())
+	s.Finalize()
+	require.Equal(t, Counts{Constraints: 3, Inputs: 2, Aux: 2, AAux: 1, BInputs: 1, BAux: 1}, s.Counts())
+	require.Equal(t, []Variable{x, InputVariable(0), InputVariable(1)}, s.A().Vars)
+	require.NoError(t, s.IsSatisfied())
+}
+
+func TestIsSatisfiedNamesFirstFailure(t *testing.T) {
+	s := NewSystem()
+	square(s, 4, 1)
+	square(s, 5, 2) // bit = 2 is not boolean: constraint 3
+	s.Finalize()
+	err := s.IsSatisfied()
+	var ue *UnsatisfiedError
+	require.True(t, errors.As(err, &ue), "got %v", err)
+	require.Equal(t, 3, ue.Index)
+	require.False(t, ue.Input)
+
+	s2 := NewSystem()
+	square(s2, 4, 1)
+	s2.Finalize()
+	s2.Inputs()[0] = elt(2)
+	require.Error(t, s2.IsSatisfied())
+}
+
+func TestModesAgree(t *testing.T) {
+	s, w, c := NewSystem(), NewWitness(0, 0), NewCounter()
+	for _, b := range []Builder{s, w, c} {
+		for i := int64(0); i < 10; i++ {
+			square(b, i+2, i&1)
+		}
+	}
+	s.Finalize()
+	c.Finalize()
+	require.Equal(t, s.Inputs(), w.Inputs)
+	require.Equal(t, s.Aux(), w.Aux)
+	require.Equal(t, s.Counts(), c.Counts())
+	require.Equal(t, s.Value(AuxVariable(3)), w.Value(AuxVariable(3)))
+
+	a := make([]fr.Element, s.NumConstraints())
+	bb := make([]fr.Element, s.NumConstraints())
+	cc := make([]fr.Element, s.NumConstraints())
+	s.Evaluate(a, bb, cc)
+	for j := range a {
+		var p fr.Element
+		p.Mul(&a[j], &bb[j])
+		require.Equal(t, cc[j], p, "constraint %d", j)
+	}
+}

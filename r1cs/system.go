@@ -1,0 +1,332 @@
+package r1cs
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Density is a bitmap over the variables of one sequence (inputs or aux):
+// bit i is set when variable i has a non-zero coefficient in the matrix the
+// density belongs to. It mirrors bellperson's DensityTracker.
+type Density struct {
+	bits []uint64
+	n    int
+}
+
+// Len returns the number of variables tracked.
+func (d *Density) Len() int { return d.n }
+
+// Get reports whether variable i is dense. i must be in [0, Len()).
+func (d *Density) Get(i int) bool { return d.bits[i>>6]>>(uint(i)&63)&1 == 1 }
+
+// Count returns the number of dense variables.
+func (d *Density) Count() int {
+	c := 0
+	for _, w := range d.bits {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
+
+// Words returns the bitmap, 64 variables per word, least significant bit first.
+// The slice is shared with d.
+func (d *Density) Words() []uint64 { return d.bits }
+
+func (d *Density) grow() {
+	if d.n&63 == 0 {
+		d.bits = append(d.bits, 0)
+	}
+	d.n++
+}
+
+func (d *Density) set(i int) { d.bits[i>>6] |= 1 << (uint(i) & 63) }
+
+// NewDensity returns a density of n variables built from set, for tests and
+// for keys read from disk.
+func NewDensity(n int, set func(i int) bool) Density {
+	d := Density{bits: make([]uint64, (n+63)/64), n: n}
+	for i := 0; i < n; i++ {
+		if set(i) {
+			d.set(i)
+		}
+	}
+	return d
+}
+
+// Matrix is one of A, B, C in compressed sparse rows. Row j's terms are
+// Vars[RowStart[j]:RowStart[j+1]] with coefficients Coeffs[CoeffIdx[...]].
+// Within a row, variables are distinct, sorted inputs first then aux, each by
+// index, and no coefficient is zero.
+type Matrix struct {
+	RowStart []int
+	Vars     []Variable
+	CoeffIdx []uint32
+}
+
+// System records a constraint system and its assignment.
+//
+// Coefficients are deduplicated into one table shared by the three matrices;
+// circuits built from bits use few distinct coefficients.
+type System struct {
+	inputs, aux []fr.Element
+	coeffs      []fr.Element
+	coeffIndex  map[fr.Element]uint32
+	m           [3]Matrix
+	aAux        Density
+	bInputs     Density
+	bAux        Density
+	synthesized int // constraints before Finalize appended the per-input ones
+	finalized   bool
+	scratch     LC
+}
+
+// NewSystem returns an empty recording system holding input ONE.
+func NewSystem() *System {
+	s := &System{coeffIndex: make(map[fr.Element]uint32)}
+	for k := range s.m {
+		s.m[k].RowStart = []int{0}
+	}
+	s.AllocInput(oneElement)
+	return s
+}
+
+// Alloc implements [Builder].
+func (s *System) Alloc(value fr.Element) Variable {
+	s.mustBeOpen()
+	if len(s.aux) >= MaxVariables {
+		panic("r1cs: too many aux variables") // a circuit bug, not an input error
+	}
+	s.aux = append(s.aux, value)
+	s.aAux.grow()
+	s.bAux.grow()
+	return AuxVariable(len(s.aux) - 1)
+}
+
+// AllocInput implements [Builder].
+func (s *System) AllocInput(value fr.Element) Variable {
+	s.mustBeOpen()
+	if len(s.inputs) >= MaxVariables {
+		panic("r1cs: too many inputs")
+	}
+	s.inputs = append(s.inputs, value)
+	s.bInputs.grow()
+	return InputVariable(len(s.inputs) - 1)
+}
+
+// Value implements [Builder].
+func (s *System) Value(v Variable) fr.Element {
+	if v.IsAux() {
+		return s.aux[v.Index()]
+	}
+	return s.inputs[v.Index()]
+}
+
+// Enforce implements [Builder]: it records a·b = c.
+func (s *System) Enforce(a, b, c LC) {
+	s.mustBeOpen()
+	s.enforce(a, b, c)
+}
+
+func (s *System) enforce(a, b, c LC) {
+	for k, lc := range [3]LC{a, b, c} {
+		s.scratch = mergeTerms(append(s.scratch[:0], lc...))
+		m := &s.m[k]
+		for _, t := range s.scratch {
+			s.checkVar(t.Var)
+			m.Vars = append(m.Vars, t.Var)
+			m.CoeffIdx = append(m.CoeffIdx, s.coeffID(&t.Coeff))
+			switch {
+			case k == 0 && t.Var.IsAux():
+				s.aAux.set(t.Var.Index())
+			case k == 1 && t.Var.IsAux():
+				s.bAux.set(t.Var.Index())
+			case k == 1:
+				s.bInputs.set(t.Var.Index())
+			}
+		}
+		m.RowStart = append(m.RowStart, len(m.Vars))
+	}
+}
+
+func (s *System) checkVar(v Variable) {
+	if (v.IsAux() && v.Index() >= len(s.aux)) || (!v.IsAux() && v.Index() >= len(s.inputs)) {
+		panic(fmt.Sprintf("r1cs: constraint %d uses unallocated %v", s.NumConstraints(), v))
+	}
+}
+
+func (s *System) coeffID(c *fr.Element) uint32 {
+	if id, ok := s.coeffIndex[*c]; ok {
+		return id
+	}
+	id := uint32(len(s.coeffs))
+	s.coeffs = append(s.coeffs, *c)
+	s.coeffIndex[*c] = id
+	return id
+}
+
+// mergeTerms sorts terms by variable (inputs first, then aux), merges
+// repeated variables and drops zero coefficients, in place.
+func mergeTerms(t LC) LC {
+	// Insertion sort: linear combinations are short and mostly sorted.
+	for i := 1; i < len(t); i++ {
+		for j := i; j > 0 && t[j].Var < t[j-1].Var; j-- {
+			t[j], t[j-1] = t[j-1], t[j]
+		}
+	}
+	out := t[:0]
+	for i := 0; i < len(t); {
+		acc := t[i]
+		j := i + 1
+		for ; j < len(t) && t[j].Var == acc.Var; j++ {
+			acc.Coeff.Add(&acc.Coeff, &t[j].Coeff)
+		}
+		if !acc.Coeff.IsZero() {
+			out = append(out, acc)
+		}
+		i = j
+	}
+	return out
+}
+
+func (s *System) mustBeOpen() {
+	if s.finalized {
+		panic("r1cs: system modified after Finalize")
+	}
+}
+
+// Finalize appends bellperson's per-input constraints input_i · 0 = 0, in
+// input order, and freezes the system. It is idempotent.
+func (s *System) Finalize() {
+	if s.finalized {
+		return
+	}
+	s.synthesized = s.NumConstraints()
+	for i := range s.inputs {
+		s.enforce(LC{{InputVariable(i), oneElement}}, nil, nil)
+	}
+	s.finalized = true
+	s.scratch = nil
+}
+
+// Finalized reports whether Finalize was called.
+func (s *System) Finalized() bool { return s.finalized }
+
+// NumConstraints returns the number of constraints recorded so far,
+// including the per-input constraints once finalized.
+func (s *System) NumConstraints() int { return len(s.m[0].RowStart) - 1 }
+
+// NumInputs returns the number of inputs including ONE.
+func (s *System) NumInputs() int { return len(s.inputs) }
+
+// NumAux returns the number of auxiliary variables.
+func (s *System) NumAux() int { return len(s.aux) }
+
+// Inputs returns the input assignment (index 0 is ONE). Shared, not copied.
+func (s *System) Inputs() []fr.Element { return s.inputs }
+
+// Aux returns the aux assignment. Shared, not copied.
+func (s *System) Aux() []fr.Element { return s.aux }
+
+// Coeffs returns the coefficient table indexed by Matrix.CoeffIdx.
+func (s *System) Coeffs() []fr.Element { return s.coeffs }
+
+// A, B and C return the recorded matrices. Shared, not copied.
+func (s *System) A() *Matrix { return &s.m[0] }
+func (s *System) B() *Matrix { return &s.m[1] }
+func (s *System) C() *Matrix { return &s.m[2] }
+
+// ADensity returns the aux variables dense in A. (All inputs are dense in A
+// once the system is finalized.)
+func (s *System) ADensity() *Density { return &s.aAux }
+
+// BInputDensity returns the inputs dense in B.
+func (s *System) BInputDensity() *Density { return &s.bInputs }
+
+// BAuxDensity returns the aux variables dense in B.
+func (s *System) BAuxDensity() *Density { return &s.bAux }
+
+// Counts returns the system's shape.
+func (s *System) Counts() Counts {
+	return Counts{
+		Constraints: s.NumConstraints(),
+		Inputs:      len(s.inputs),
+		Aux:         len(s.aux),
+		AAux:        s.aAux.Count(),
+		BInputs:     s.bInputs.Count(),
+		BAux:        s.bAux.Count(),
+	}
+}
+
+// evalRow returns ⟨row j of m, assignment⟩.
+func (s *System) evalRow(m *Matrix, j int) fr.Element {
+	var acc, t fr.Element
+	for k := m.RowStart[j]; k < m.RowStart[j+1]; k++ {
+		v := m.Vars[k]
+		var val *fr.Element
+		if v.IsAux() {
+			val = &s.aux[v.Index()]
+		} else {
+			val = &s.inputs[v.Index()]
+		}
+		c := &s.coeffs[m.CoeffIdx[k]]
+		if *c == oneElement {
+			acc.Add(&acc, val)
+			continue
+		}
+		t.Mul(val, c)
+		acc.Add(&acc, &t)
+	}
+	return acc
+}
+
+// Evaluate writes ⟨A_j, w⟩, ⟨B_j, w⟩ and ⟨C_j, w⟩ for every constraint j into
+// a, b and c, which must have length ≥ NumConstraints(); entries beyond are
+// left untouched.
+func (s *System) Evaluate(a, b, c []fr.Element) {
+	n := s.NumConstraints()
+	for j := 0; j < n; j++ {
+		a[j] = s.evalRow(&s.m[0], j)
+		b[j] = s.evalRow(&s.m[1], j)
+		c[j] = s.evalRow(&s.m[2], j)
+	}
+}
+
+// UnsatisfiedError reports the first constraint a·b ≠ c.
+type UnsatisfiedError struct {
+	Index int  // constraint index in recording order
+	Input bool // one of the per-input constraints appended by Finalize
+	A     fr.Element
+	B     fr.Element
+	C     fr.Element
+}
+
+func (e *UnsatisfiedError) Error() string {
+	kind := "constraint"
+	if e.Input {
+		kind = "per-input constraint"
+	}
+	return fmt.Sprintf("r1cs: %s %d is not satisfied: a·b = %s·%s ≠ c = %s",
+		kind, e.Index, e.A.String(), e.B.String(), e.C.String())
+}
+
+// IsSatisfied checks every constraint against the assignment and returns an
+// *UnsatisfiedError naming the first one that fails, or nil. It also checks
+// that input 0 is ONE.
+func (s *System) IsSatisfied() error {
+	if len(s.inputs) == 0 || s.inputs[0] != oneElement {
+		return fmt.Errorf("r1cs: input 0 (ONE) is not 1")
+	}
+	var ab fr.Element
+	for j := 0; j < s.NumConstraints(); j++ {
+		a := s.evalRow(&s.m[0], j)
+		b := s.evalRow(&s.m[1], j)
+		c := s.evalRow(&s.m[2], j)
+		ab.Mul(&a, &b)
+		if ab != c {
+			return &UnsatisfiedError{Index: j, Input: s.finalized && j >= s.synthesized, A: a, B: b, C: c}
+		}
+	}
+	return nil
+}
