@@ -1,0 +1,132 @@
+package ntt
+
+import (
+	"math/big"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+)
+
+// rootOfUnity2to32 is Fr's primitive 2^32-th root of unity as published by
+// the zkcrypto bls12_381 / blstrs crates (ROOT_OF_UNITY = 7^((r−1)/2^32)),
+// which bellperson's EvaluationDomain squares down to each size.
+const rootOfUnity2to32 = "16a2a19edfe81f20d09b681922c813b4b63683508c2280b93829971f439f0d2b"
+
+func TestGeneratorMatchesBellperson(t *testing.T) {
+	var root fr.Element
+	_, err := root.SetString("0x" + rootOfUnity2to32)
+	require.NoError(t, err)
+	for k := 1; k <= 20; k++ {
+		d, err := NewDomain(1 << k)
+		require.NoError(t, err)
+		want := root
+		for i := k; i < 32; i++ {
+			want.Square(&want)
+		}
+		require.Equal(t, want, d.Generator(), "k=%d", k)
+	}
+}
+
+func horner(coeffs []fr.Element, x *fr.Element) fr.Element {
+	var acc fr.Element
+	for i := len(coeffs) - 1; i >= 0; i-- {
+		acc.Mul(&acc, x)
+		acc.Add(&acc, &coeffs[i])
+	}
+	return acc
+}
+
+// interpolate returns the coefficients of the polynomial taking vals[j] at ωʲ
+// by the O(n²) definition, independent of the FFT under test.
+func interpolate(vals []fr.Element, omega fr.Element) []fr.Element {
+	n := len(vals)
+	var omegaInv, nInv fr.Element
+	omegaInv.Inverse(&omega)
+	nInv.SetUint64(uint64(n))
+	nInv.Inverse(&nInv)
+	coeffs := make([]fr.Element, n)
+	for i := 0; i < n; i++ {
+		// c_i = (1/n) Σ_j vals[j]·ω^(−ij)
+		var wi, w, acc, t fr.Element
+		wi.Exp(omegaInv, big.NewInt(int64(i)))
+		w.SetOne()
+		for j := 0; j < n; j++ {
+			t.Mul(&vals[j], &w)
+			acc.Add(&acc, &t)
+			w.Mul(&w, &wi)
+		}
+		coeffs[i].Mul(&acc, &nInv)
+	}
+	return coeffs
+}
+
+func TestComputeHIsExactQuotient(t *testing.T) {
+	for _, n := range []int{2, 4, 16, 64} {
+		d, err := NewDomain(n)
+		require.NoError(t, err)
+		a := make([]fr.Element, n)
+		b := make([]fr.Element, n)
+		c := make([]fr.Element, n)
+		for j := 0; j < n-1; j++ { // the last row stays zero, as padding would
+			a[j].MustSetRandom()
+			b[j].MustSetRandom()
+			c[j].Mul(&a[j], &b[j])
+		}
+		A := interpolate(a, d.Generator())
+		B := interpolate(b, d.Generator())
+		C := interpolate(c, d.Generator())
+
+		require.NoError(t, d.ComputeH(a, b, c))
+		require.True(t, a[n-1].IsZero(), "deg h ≤ n−2")
+
+		var x fr.Element
+		x.MustSetRandom()
+		lhs := horner(A, &x)
+		bx := horner(B, &x)
+		cx := horner(C, &x)
+		lhs.Mul(&lhs, &bx)
+		lhs.Sub(&lhs, &cx)
+		var z, one fr.Element
+		one.SetOne()
+		z.Exp(x, big.NewInt(int64(n)))
+		z.Sub(&z, &one)
+		rhs := horner(a, &x)
+		rhs.Mul(&rhs, &z)
+		require.Equal(t, lhs, rhs, "n=%d", n)
+	}
+}
+
+func TestComputeHRejectsBadInput(t *testing.T) {
+	_, err := NewDomain(3)
+	require.Error(t, err)
+	d, err := NewDomain(8)
+	require.NoError(t, err)
+	require.Error(t, d.ComputeH(make([]fr.Element, 8), make([]fr.Element, 4), make([]fr.Element, 8)))
+	n, err := DomainSize(1025)
+	require.NoError(t, err)
+	require.Equal(t, 2048, n)
+	n, err = DomainSize(1024)
+	require.NoError(t, err)
+	require.Equal(t, 1024, n)
+}
+
+func BenchmarkComputeH(b *testing.B) {
+	for _, k := range []int{16, 18} {
+		n := 1 << k
+		d, _ := NewDomain(n)
+		a := make([]fr.Element, n)
+		bb := make([]fr.Element, n)
+		c := make([]fr.Element, n)
+		b.Run("2^"+string(rune('0'+k/10))+string(rune('0'+k%10)), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				for j := range a {
+					a[j].SetUint64(uint64(j))
+					bb[j].SetUint64(uint64(j + 1))
+					c[j].Mul(&a[j], &bb[j])
+				}
+				_ = d.ComputeH(a, bb, c)
+			}
+		})
+	}
+}
