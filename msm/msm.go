@@ -1,0 +1,132 @@
+package msm
+
+import (
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// SumG1 returns Σ bases[i] over the bits i set in ones, using up to tasks
+// goroutines (≤ 0: GOMAXPROCS). ones must cover len(bases) bits.
+func SumG1(bases []bls.G1Affine, ones []uint64, tasks int) bls.G1Jac {
+	parts := sumChunks(len(ones), tasks, func(lo, hi int) any {
+		var acc bls.G1Jac
+		for w := lo; w < hi; w++ {
+			for word := ones[w]; word != 0; word &= word - 1 {
+				acc.AddMixed(&bases[w<<6+bits.TrailingZeros64(word)])
+			}
+		}
+		return acc
+	})
+	var total bls.G1Jac
+	for _, p := range parts {
+		pj := p.(bls.G1Jac)
+		total.AddAssign(&pj)
+	}
+	return total
+}
+
+// SumG2 is SumG1 over G2.
+func SumG2(bases []bls.G2Affine, ones []uint64, tasks int) bls.G2Jac {
+	parts := sumChunks(len(ones), tasks, func(lo, hi int) any {
+		var acc bls.G2Jac
+		for w := lo; w < hi; w++ {
+			for word := ones[w]; word != 0; word &= word - 1 {
+				acc.AddMixed(&bases[w<<6+bits.TrailingZeros64(word)])
+			}
+		}
+		return acc
+	})
+	var total bls.G2Jac
+	for _, p := range parts {
+		pj := p.(bls.G2Jac)
+		total.AddAssign(&pj)
+	}
+	return total
+}
+
+// sumChunks runs f over [0, words) split into about tasks ranges.
+func sumChunks(words, tasks int, f func(lo, hi int) any) []any {
+	if tasks <= 0 {
+		tasks = runtime.GOMAXPROCS(0)
+	}
+	tasks = min(tasks, max(1, words/64)) // at least 4096 bases per task
+	out := make([]any, tasks)
+	var wg sync.WaitGroup
+	for t := 0; t < tasks; t++ {
+		lo, hi := words*t/tasks, words*(t+1)/tasks
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[t] = f(lo, hi)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// G1 returns Σ scalar_i·bases[i] for the query classified by sp: the sum of
+// the unit-scalar bases plus an MSM over the tail. len(bases) must be sp.N.
+func G1(bases []bls.G1Affine, sp *Split, tasks int) (bls.G1Jac, error) {
+	var res bls.G1Jac
+	if len(bases) != sp.N {
+		return res, fmt.Errorf("msm: G1 query has %d bases, split expects %d", len(bases), sp.N)
+	}
+	res = SumG1(bases, sp.Ones, tasks)
+	if len(sp.Tail) == 0 {
+		return res, nil
+	}
+	tb := make([]bls.G1Affine, len(sp.TailIdx))
+	for i, j := range sp.TailIdx {
+		tb[i] = bases[j]
+	}
+	var tail bls.G1Jac
+	if _, err := tail.MultiExp(tb, sp.Tail, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+		return res, fmt.Errorf("msm: G1 tail: %w", err)
+	}
+	res.AddAssign(&tail)
+	return res, nil
+}
+
+// G2 is G1 over G2.
+func G2(bases []bls.G2Affine, sp *Split, tasks int) (bls.G2Jac, error) {
+	var res bls.G2Jac
+	if len(bases) != sp.N {
+		return res, fmt.Errorf("msm: G2 query has %d bases, split expects %d", len(bases), sp.N)
+	}
+	res = SumG2(bases, sp.Ones, tasks)
+	if len(sp.Tail) == 0 {
+		return res, nil
+	}
+	tb := make([]bls.G2Affine, len(sp.TailIdx))
+	for i, j := range sp.TailIdx {
+		tb[i] = bases[j]
+	}
+	var tail bls.G2Jac
+	if _, err := tail.MultiExp(tb, sp.Tail, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+		return res, fmt.Errorf("msm: G2 tail: %w", err)
+	}
+	res.AddAssign(&tail)
+	return res, nil
+}
+
+// DenseG1 returns Σ scalars[i]·bases[i] with gnark-crypto's MSM; for dense
+// scalars such as h. The lengths must be equal.
+func DenseG1(bases []bls.G1Affine, scalars []fr.Element, tasks int) (bls.G1Jac, error) {
+	var res bls.G1Jac
+	if len(bases) != len(scalars) {
+		return res, fmt.Errorf("msm: %d bases for %d scalars", len(bases), len(scalars))
+	}
+	if len(bases) == 0 {
+		return res, nil
+	}
+	if _, err := res.MultiExp(bases, scalars, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+		return res, fmt.Errorf("msm: %w", err)
+	}
+	return res, nil
+}
