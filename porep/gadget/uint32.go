@@ -1,0 +1,185 @@
+package gadget
+
+import (
+	"math/bits"
+
+	"github.com/sealc2/c2/r1cs"
+)
+
+// UInt32 is bellperson's UInt32: 32 bits, least significant first, and the
+// word's value.
+type UInt32 struct {
+	Bits  [32]Bit
+	Value uint32
+}
+
+// ConstUInt32 returns the constant word x.
+func ConstUInt32(x uint32) UInt32 {
+	var u UInt32
+	for i := range u.Bits {
+		u.Bits[i] = Constant(x>>i&1 == 1)
+	}
+	u.Value = x
+	return u
+}
+
+// UInt32FromBitsBE builds a word from 32 bits, most significant first
+// (UInt32::from_bits_be).
+func UInt32FromBitsBE(be []Bit) UInt32 {
+	var u UInt32
+	for i := 0; i < 32; i++ {
+		b := be[31-i]
+		u.Bits[i] = b
+		if b.val {
+			u.Value |= 1 << i
+		}
+	}
+	return u
+}
+
+// AppendBitsBE appends u's bits, most significant first (UInt32::into_bits_be).
+func (u *UInt32) AppendBitsBE(dst []Bit) []Bit {
+	for i := 31; i >= 0; i-- {
+		dst = append(dst, u.Bits[i])
+	}
+	return dst
+}
+
+// Rotr rotates right by n bits; it costs nothing.
+func (u *UInt32) Rotr(n int) UInt32 {
+	n %= 32
+	var r UInt32
+	copy(r.Bits[:], u.Bits[n:])
+	copy(r.Bits[32-n:], u.Bits[:n])
+	r.Value = bits.RotateLeft32(u.Value, -n)
+	return r
+}
+
+// Shr shifts right by n bits, filling with constant zeros; it costs nothing.
+func (u *UInt32) Shr(n int) UInt32 {
+	n %= 32
+	var r UInt32
+	copy(r.Bits[:], u.Bits[n:])
+	for i := 32 - n; i < 32; i++ {
+		r.Bits[i] = bitFalse
+	}
+	r.Value = u.Value >> n
+	return r
+}
+
+// XorUInt32 returns a ⊕ b bit by bit, least significant bit first.
+func (cs *CS) XorUInt32(a, b *UInt32) UInt32 {
+	var r UInt32
+	for i := range r.Bits {
+		r.Bits[i] = cs.Xor(a.Bits[i], b.Bits[i])
+	}
+	r.Value = a.Value ^ b.Value
+	return r
+}
+
+// Sha256ChUInt32 applies [CS.Sha256Ch] bitwise.
+func (cs *CS) Sha256ChUInt32(a, b, c *UInt32) UInt32 {
+	var r UInt32
+	for i := range r.Bits {
+		r.Bits[i] = cs.Sha256Ch(a.Bits[i], b.Bits[i], c.Bits[i])
+	}
+	r.Value = a.Value&b.Value ^ ^a.Value&c.Value
+	return r
+}
+
+// Sha256MajUInt32 applies [CS.Sha256Maj] bitwise.
+func (cs *CS) Sha256MajUInt32(a, b, c *UInt32) UInt32 {
+	var r UInt32
+	for i := range r.Bits {
+		r.Bits[i] = cs.Sha256Maj(a.Bits[i], b.Bits[i], c.Bits[i])
+	}
+	r.Value = a.Value&b.Value ^ a.Value&c.Value ^ b.Value&c.Value
+	return r
+}
+
+// AddMany returns the sum of 2 to 10 words modulo 2^32 (UInt32::addmany).
+// Unless every bit is constant, it allocates ⌈log2(n·(2^32−1))⌉ result bits
+// and defers the equality "Σ operands = Σ result bits" to the MultiEq
+// batcher, so it must be called between [CS.multiEqBegin] and
+// [CS.multiEqEnd].
+func (cs *CS) AddMany(ops ...*UInt32) UInt32 {
+	if len(ops) < 2 || len(ops) > 10 {
+		panic("gadget: AddMany takes 2 to 10 operands") // a circuit bug
+	}
+	var sum uint64
+	allConst := true
+	for _, op := range ops {
+		sum += uint64(op.Value)
+		for i := range op.Bits {
+			allConst = allConst && op.Bits[i].kind == kindConst
+		}
+	}
+	if allConst {
+		return ConstUInt32(uint32(sum))
+	}
+	maxValue := uint64(len(ops)) * 0xffffffff
+	n := bits.Len64(maxValue)
+	var res UInt32
+	if cs.record {
+		cs.t1 = cs.t1[:0]
+		for _, op := range ops {
+			for i := range op.Bits {
+				cs.t1 = addBit(cs.t1, op.Bits[i], &pow2[i], &negPow2[i])
+			}
+		}
+		cs.t2 = cs.t2[:0]
+	}
+	for i := 0; i < n; i++ {
+		b := cs.AllocBit(sum>>i&1 == 1)
+		if i < 32 {
+			res.Bits[i] = b
+		}
+		if cs.record {
+			cs.t2 = append(cs.t2, r1cs.Term{Var: b.v, Coeff: pow2[i]})
+		}
+	}
+	res.Value = uint32(sum)
+	if cs.record {
+		cs.multiEqEnforce(n, cs.t1, cs.t2)
+	}
+	return res
+}
+
+// multiEqEnforce adds lhs = rhs, n bits wide, to the MultiEq batch, first
+// flushing the batch when the sum would reach Capacity bits
+// (MultiEq::enforce_equal).
+func (cs *CS) multiEqEnforce(n int, lhs, rhs r1cs.LC) {
+	if Capacity <= cs.meBits+n {
+		cs.multiEqFlush()
+	}
+	sh := &pow2[cs.meBits]
+	for _, t := range lhs {
+		t.Coeff.Mul(&t.Coeff, sh)
+		cs.meLHS = append(cs.meLHS, t)
+	}
+	for _, t := range rhs {
+		t.Coeff.Mul(&t.Coeff, sh)
+		cs.meRHS = append(cs.meRHS, t)
+	}
+	cs.meBits += n
+}
+
+// multiEqFlush enforces lhs·1 = rhs for the pending batch
+// (MultiEq::accumulate).
+func (cs *CS) multiEqFlush() {
+	cs.lb = append(cs.lb[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne})
+	cs.enforce(cs.meLHS, cs.lb, cs.meRHS)
+	cs.meLHS, cs.meRHS, cs.meBits = cs.meLHS[:0], cs.meRHS[:0], 0
+}
+
+// multiEqBegin starts a MultiEq scope (MultiEq::new).
+func (cs *CS) multiEqBegin() {
+	cs.meLHS, cs.meRHS, cs.meBits = cs.meLHS[:0], cs.meRHS[:0], 0
+}
+
+// multiEqEnd closes the scope, flushing a non-empty batch (MultiEq's Drop).
+func (cs *CS) multiEqEnd() {
+	if cs.meBits > 0 {
+		cs.multiEqFlush()
+	}
+}
