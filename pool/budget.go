@@ -1,0 +1,197 @@
+// Package pool manages host memory for the proving pipeline: a byte budget
+// with first-in-first-out, all-or-nothing reservations ([Budget]), reusable
+// buffers drawn under such a budget ([Pool]) and the process's resident-set
+// peak ([PeakRSS]).
+//
+// The same [Budget] type bounds device memory in package gpu: any resource
+// counted in bytes whose holders must never exceed a fixed total.
+package pool
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// OverBudgetError reports a reservation that can never be granted because it
+// exceeds the whole budget. It is returned at once, without waiting.
+type OverBudgetError struct {
+	Budget    string // the budget's name, e.g. "host" or "cuda:0"
+	Requested int64  // bytes asked for
+	Total     int64  // bytes the budget holds in all
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("pool: %s budget: reservation of %d bytes exceeds the whole budget of %d bytes",
+		e.Budget, e.Requested, e.Total)
+}
+
+// Budget is a counted pool of bytes. Reservations are all-or-nothing, so a
+// holder never waits while holding part of what it needs, and are granted in
+// strict arrival order: a large request at the head of the queue is not
+// overtaken by smaller ones behind it. It is safe for concurrent use.
+type Budget struct {
+	name  string
+	total int64
+
+	mu      sync.Mutex
+	used    int64
+	peak    int64
+	waiters []*waiter // FIFO; granted or cancelled entries are removed
+}
+
+type waiter struct {
+	n     int64
+	ready chan struct{} // closed when granted
+}
+
+// NewBudget returns a budget of total bytes; name appears in errors.
+func NewBudget(name string, total int64) *Budget {
+	if total < 0 {
+		total = 0
+	}
+	return &Budget{name: name, total: total}
+}
+
+// Name returns the budget's name.
+func (b *Budget) Name() string { return b.name }
+
+// Total returns the budget's size in bytes.
+func (b *Budget) Total() int64 { return b.total }
+
+// Used returns the bytes currently reserved.
+func (b *Budget) Used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// Peak returns the largest number of bytes reserved at once so far.
+func (b *Budget) Peak() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
+}
+
+// Waiting returns the number of reservations queued.
+func (b *Budget) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiters)
+}
+
+// Reservation is a grant of bytes from a Budget. Release returns them.
+type Reservation struct {
+	b    *Budget
+	n    int64
+	once sync.Once
+}
+
+// Bytes returns the size of the reservation.
+func (r *Reservation) Bytes() int64 { return r.n }
+
+// Release returns the bytes to the budget. It is idempotent and safe to call
+// from any goroutine.
+func (r *Reservation) Release() {
+	r.once.Do(func() { r.b.put(r.n) })
+}
+
+// Reserve waits until n bytes are free and no earlier reservation is waiting,
+// then takes them. It fails at once with an *OverBudgetError when n exceeds
+// the total, and with ctx's error when ctx ends first (nothing is then held).
+func (b *Budget) Reserve(ctx context.Context, n int64) (*Reservation, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("pool: %s budget: negative reservation %d", b.name, n)
+	}
+	if n > b.total {
+		return nil, &OverBudgetError{Budget: b.name, Requested: n, Total: b.total}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if len(b.waiters) == 0 && b.used+n <= b.total {
+		b.take(n)
+		b.mu.Unlock()
+		return &Reservation{b: b, n: n}, nil
+	}
+	w := &waiter{n: n, ready: make(chan struct{})}
+	b.waiters = append(b.waiters, w)
+	b.mu.Unlock()
+
+	select {
+	case <-w.ready:
+		return &Reservation{b: b, n: n}, nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		select {
+		case <-w.ready:
+			// Granted while we were giving up: hand the bytes back.
+			b.mu.Unlock()
+			b.put(n)
+		default:
+			b.remove(w)
+			// Our departure may unblock the waiters behind us.
+			b.grant()
+			b.mu.Unlock()
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// TryReserve takes n bytes if they are free and nobody is waiting, without
+// blocking; it reports whether it did.
+func (b *Budget) TryReserve(n int64) (*Reservation, bool) {
+	if n < 0 || n > b.total {
+		return nil, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waiters) > 0 || b.used+n > b.total {
+		return nil, false
+	}
+	b.take(n)
+	return &Reservation{b: b, n: n}, true
+}
+
+func (b *Budget) take(n int64) {
+	b.used += n
+	if b.used > b.peak {
+		b.peak = b.used
+	}
+}
+
+func (b *Budget) put(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	if b.used < 0 {
+		panic("pool: budget released more than it reserved") // internal invariant
+	}
+	b.grant()
+	b.mu.Unlock()
+}
+
+// grant wakes waiters from the head of the queue while they fit. b.mu is held.
+func (b *Budget) grant() {
+	for len(b.waiters) > 0 {
+		w := b.waiters[0]
+		if b.used+w.n > b.total {
+			return
+		}
+		b.take(w.n)
+		b.waiters[0] = nil
+		b.waiters = b.waiters[1:]
+		close(w.ready)
+	}
+}
+
+func (b *Budget) remove(w *waiter) {
+	for i, x := range b.waiters {
+		if x == w {
+			copy(b.waiters[i:], b.waiters[i+1:])
+			b.waiters[len(b.waiters)-1] = nil
+			b.waiters = b.waiters[:len(b.waiters)-1]
+			return
+		}
+	}
+}
