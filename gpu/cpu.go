@@ -1,0 +1,243 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/msm"
+	"github.com/sealc2/c2/ntt"
+	"github.com/sealc2/c2/pool"
+)
+
+// CPUOptions configures the CPU device.
+type CPUOptions struct {
+	// Threads bounds the goroutines of one MSM (≤ 0: GOMAXPROCS).
+	Threads int
+	// Memory is the budget for slot scratch in bytes (≤ 0: 1 GiB).
+	Memory int64
+}
+
+// CPU is the reference Device: every stage runs on the host with
+// gnark-crypto, through packages ntt and msm. Its results are the ones other
+// devices must equal. Keys stay where they are (host memory).
+type CPU struct {
+	threads int
+	budget  *pool.Budget
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewCPU returns a CPU device.
+func NewCPU(o CPUOptions) *CPU {
+	if o.Threads <= 0 {
+		o.Threads = runtime.GOMAXPROCS(0)
+	}
+	if o.Memory <= 0 {
+		o.Memory = 1 << 30
+	}
+	return &CPU{threads: o.Threads, budget: pool.NewBudget("cpu", o.Memory)}
+}
+
+// Info implements [Device]. The CPU device runs G2 MSMs itself.
+func (d *CPU) Info() Info {
+	return Info{Name: "cpu", Kind: KindCPU, Memory: d.budget.Total(), G2: true}
+}
+
+// Budget implements [Device].
+func (d *CPU) Budget() *pool.Budget { return d.budget }
+
+// Threads returns the MSM parallelism.
+func (d *CPU) Threads() int { return d.threads }
+
+type cpuKey struct {
+	pk  *groth16.ProvingKey
+	dom *ntt.Domain
+}
+
+func (k *cpuKey) ProvingKey() *groth16.ProvingKey { return k.pk }
+func (k *cpuKey) Release()                        {}
+
+func (d *CPU) err(stage Stage, sec Section, err error) error {
+	return &Error{Device: "cpu", Stage: stage, Section: sec, Err: err}
+}
+
+// LoadKey implements [Device]; it builds the NTT domain and charges nothing.
+func (d *CPU) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) {
+	if err := d.open(); err != nil {
+		return nil, d.err(StageLoadKey, 0, err)
+	}
+	dom, err := ntt.NewDomain(pk.DomainSize())
+	if err != nil {
+		return nil, d.err(StageLoadKey, 0, fmt.Errorf("%w: %v", ErrBadArgument, err))
+	}
+	return &cpuKey{pk: pk, dom: dom}, nil
+}
+
+// SlotBytes implements [Device]: the scratch of the largest MSM (gathered
+// tail bases, 96 bytes each, and signed digits, about 52 bytes per scalar)
+// for a domain of n.
+func (d *CPU) SlotBytes(key Key) int64 {
+	return int64(key.ProvingKey().DomainSize()) * (96 + 52)
+}
+
+// Acquire implements [Device].
+func (d *CPU) Acquire(ctx context.Context, key Key) (Slot, error) {
+	if err := d.open(); err != nil {
+		return nil, d.err(StageAcquire, 0, err)
+	}
+	k, ok := key.(*cpuKey)
+	if !ok {
+		return nil, d.err(StageAcquire, 0, fmt.Errorf("%w: key was not loaded by this device", ErrBadArgument))
+	}
+	r, err := d.budget.Reserve(ctx, d.SlotBytes(key))
+	if err != nil {
+		return nil, err
+	}
+	return &cpuSlot{d: d, k: k, res: r}, nil
+}
+
+func (d *CPU) open() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close implements [Device].
+func (d *CPU) Close() error {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	return nil
+}
+
+type cpuSlot struct {
+	d   *CPU
+	k   *cpuKey
+	res *pool.Reservation
+}
+
+func (s *cpuSlot) Release() { s.res.Release() }
+
+func (s *cpuSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac, error) {
+	var res bls.G1Jac
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if err := s.k.dom.ComputeH(a, b, c); err != nil {
+		return res, s.d.err(StageH, SectionH, fmt.Errorf("%w: %v", ErrBadArgument, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	n := s.k.dom.Size()
+	res, err := msm.DenseG1(s.k.pk.H, a[:n-1], s.d.threads)
+	if err != nil {
+		return res, s.d.err(StageH, SectionH, fmt.Errorf("%w: %v", ErrKernel, err))
+	}
+	return res, nil
+}
+
+func (s *cpuSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
+	var res bls.G1Jac
+	bases, err := g1Section(s.k.pk, sec)
+	if err == nil {
+		err = checkOnes(len(bases), ones)
+	}
+	if err != nil {
+		return res, s.d.err(StageBatchAdd, sec, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return msm.SumG1(bases, ones, s.d.threads), nil
+}
+
+func (s *cpuSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
+	var res bls.G2Jac
+	if err := checkOnes(len(s.k.pk.BG2), ones); err != nil {
+		return res, s.d.err(StageBatchAdd, SectionBG2, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return msm.SumG2(s.k.pk.BG2, ones, s.d.threads), nil
+}
+
+func (s *cpuSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
+	var res bls.G1Jac
+	bases, err := g1Section(s.k.pk, sec)
+	if err == nil {
+		err = checkMSM(len(bases), idx, scalars)
+	}
+	if err != nil {
+		return res, s.d.err(StageTail, sec, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return TailG1CPU(bases, idx, scalars, s.d.threads)
+}
+
+func (s *cpuSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
+	var res bls.G2Jac
+	if err := checkMSM(len(s.k.pk.BG2), idx, scalars); err != nil {
+		return res, s.d.err(StageTail, SectionBG2, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return TailG2CPU(s.k.pk.BG2, idx, scalars, s.d.threads)
+}
+
+// TailG1CPU returns Σ scalars[j]·bases[idx[j]] (Σ scalars[i]·bases[i] when
+// idx is nil) with gnark-crypto's MSM on up to threads goroutines. It is the
+// CPU tail MSM the pipeline also uses directly, for B_G2 beside a device.
+func TailG1CPU(bases []bls.G1Affine, idx []uint32, scalars []fr.Element, threads int) (bls.G1Jac, error) {
+	var res bls.G1Jac
+	if err := checkMSM(len(bases), idx, scalars); err != nil {
+		return res, err
+	}
+	if idx == nil {
+		return msm.DenseG1(bases[:len(scalars)], scalars, threads)
+	}
+	tb := make([]bls.G1Affine, len(idx))
+	for j, i := range idx {
+		tb[j] = bases[i]
+	}
+	return msm.DenseG1(tb, scalars, threads)
+}
+
+// TailG2CPU is TailG1CPU over G2.
+func TailG2CPU(bases []bls.G2Affine, idx []uint32, scalars []fr.Element, threads int) (bls.G2Jac, error) {
+	var res bls.G2Jac
+	if err := checkMSM(len(bases), idx, scalars); err != nil {
+		return res, err
+	}
+	sel := bases
+	if idx == nil {
+		sel = bases[:len(scalars)]
+	} else {
+		sel = make([]bls.G2Affine, len(idx))
+		for j, i := range idx {
+			sel[j] = bases[i]
+		}
+	}
+	if len(sel) == 0 {
+		return res, nil
+	}
+	if _, err := res.MultiExp(sel, scalars, ecc.MultiExpConfig{NbTasks: threads}); err != nil {
+		return res, fmt.Errorf("gpu: G2 MSM: %w", err)
+	}
+	return res, nil
+}

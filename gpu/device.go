@@ -1,0 +1,209 @@
+// Package gpu is the contract between the proving pipeline and the devices
+// that run its heavy stages, with the implementations that need no hardware:
+// the CPU reference ([NewCPU]) and a fault-injecting wrapper for tests
+// ([NewFake]).
+//
+// A [Device] holds proving keys ([Device.LoadKey]) and hands out
+// [Slot]s: everything one partition needs on the device, reserved from the
+// device's memory budget in one step ([Device.Acquire]). The number of
+// partitions in flight on a device therefore follows from its budget, and no
+// stage ever waits for memory while holding some (no hold-and-wait, no
+// deadlock). Stages are calls on a slot; calls on different slots may run
+// concurrently.
+//
+// Errors are values of type *[Error] wrapping one of the sentinel errors
+// below. After [ErrDeviceLost] the device is dead: every later call fails
+// the same way and the pipeline takes it out of rotation.
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/pool"
+)
+
+// Section names a query of the proving key. The zero value names none.
+type Section int
+
+const (
+	SectionH Section = iota + 1
+	SectionL
+	SectionA
+	SectionBG1
+	SectionBG2
+)
+
+func (s Section) String() string {
+	switch s {
+	case SectionH:
+		return "H"
+	case SectionL:
+		return "L"
+	case SectionA:
+		return "A"
+	case SectionBG1:
+		return "B_G1"
+	case SectionBG2:
+		return "B_G2"
+	}
+	return fmt.Sprintf("Section(%d)", int(s))
+}
+
+// Stage names a device operation, for errors, fault injection and timings.
+type Stage string
+
+const (
+	StageLoadKey  Stage = "load-key"
+	StageAcquire  Stage = "acquire"
+	StageH        Stage = "h"         // NTTs and the H MSM
+	StageBatchAdd Stage = "batch-add" // sum of the bases whose scalar is 1
+	StageTail     Stage = "tail-msm"  // MSM over the other non-zero scalars
+)
+
+// Sentinel errors; device errors wrap one of them.
+var (
+	ErrOutOfMemory = errors.New("out of device memory")
+	ErrDeviceLost  = errors.New("device lost")
+	ErrKernel      = errors.New("kernel failed")
+	ErrBadArgument = errors.New("bad argument")
+	ErrClosed      = errors.New("device closed")
+)
+
+// Error is a failed device operation.
+type Error struct {
+	Device  string  // Info().Name
+	Stage   Stage   // what was running
+	Section Section // the key section, for MSM stages
+	Err     error   // wraps one of the sentinels above
+}
+
+func (e *Error) Error() string {
+	if e.Stage == StageBatchAdd || e.Stage == StageTail {
+		return fmt.Sprintf("gpu: %s: %s %s: %v", e.Device, e.Stage, e.Section, e.Err)
+	}
+	return fmt.Sprintf("gpu: %s: %s: %v", e.Device, e.Stage, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsDeviceLost reports whether err means the device that returned it is
+// unusable from now on.
+func IsDeviceLost(err error) bool { return errors.Is(err, ErrDeviceLost) }
+
+// Kind says what backs a device.
+type Kind string
+
+const (
+	KindCPU  Kind = "cpu"
+	KindCUDA Kind = "cuda"
+	KindFake Kind = "fake"
+)
+
+// Info describes a device.
+type Info struct {
+	Name   string // unique within a process, e.g. "cpu" or "cuda:3"
+	Kind   Kind
+	Memory int64 // bytes of the device's budget (total less the safety margin)
+	// G2 is true when the device should run the B_G2 tail MSM itself; when
+	// false the pipeline runs it on the CPU, overlapping the device's work.
+	G2 bool
+}
+
+// Key is a proving key made available to one device: resident in its memory
+// or streamed from the host. Release frees what LoadKey took.
+type Key interface {
+	ProvingKey() *groth16.ProvingKey
+	Release()
+}
+
+// Device runs the heavy stages of a Groth16 proof.
+type Device interface {
+	Info() Info
+	// Budget is the device memory budget every key and slot is charged to.
+	Budget() *pool.Budget
+	// LoadKey prepares pk for proving on this device, charging what it keeps
+	// to the budget. The caller keeps pk unchanged while the Key is alive.
+	LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
+	// SlotBytes is the memory Acquire reserves for one partition under key.
+	SlotBytes(key Key) int64
+	// Acquire reserves SlotBytes(key) bytes in one step, waiting in FIFO
+	// order until they are free or ctx ends. A slot larger than the whole
+	// budget fails at once with a *pool.OverBudgetError.
+	Acquire(ctx context.Context, key Key) (Slot, error)
+	// Close releases the device. Keys and slots must be released first.
+	Close() error
+}
+
+// Slot is one partition's workspace on a device. Its methods may be called
+// one at a time; the inputs are host slices that are only read, except by
+// ComputeH. Results are Jacobian sums the epilogue adds up.
+type Slot interface {
+	// ComputeH computes h from a, b, c (each of the domain size, zero beyond
+	// the last constraint; all three are clobbered) and returns Σ h_i·H_i.
+	ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac, error)
+	// BatchAddG1 returns Σ sec[i] over the bits i set in ones (one bit per
+	// base of the section, least significant first). sec is L, A or B_G1.
+	BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error)
+	// BatchAddG2 is BatchAddG1 over B_G2.
+	BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error)
+	// TailG1 returns Σ scalars[j]·sec[idx[j]]; idx is increasing. With idx
+	// nil it is the full MSM Σ scalars[i]·sec[i] over the first
+	// len(scalars) bases.
+	TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error)
+	// TailG2 is TailG1 over B_G2.
+	TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error)
+	// Release returns the slot's memory to the budget. Idempotent.
+	Release()
+}
+
+// checkMSM validates an MSM request against a section of n bases.
+func checkMSM(n int, idx []uint32, scalars []fr.Element) error {
+	if idx == nil {
+		if len(scalars) > n {
+			return fmt.Errorf("%w: %d scalars for %d bases", ErrBadArgument, len(scalars), n)
+		}
+		return nil
+	}
+	if len(idx) != len(scalars) {
+		return fmt.Errorf("%w: %d indices for %d scalars", ErrBadArgument, len(idx), len(scalars))
+	}
+	for j, i := range idx {
+		if int(i) >= n || (j > 0 && i <= idx[j-1]) {
+			return fmt.Errorf("%w: tail index %d (position %d) out of range or not increasing (%d bases)",
+				ErrBadArgument, i, j, n)
+		}
+	}
+	return nil
+}
+
+// checkOnes validates a unit-scalar bitmap against a section of n bases.
+func checkOnes(n int, ones []uint64) error {
+	if len(ones) != (n+63)/64 {
+		return fmt.Errorf("%w: bitmap of %d words for %d bases", ErrBadArgument, len(ones), n)
+	}
+	if r := n & 63; r != 0 && ones[len(ones)-1]>>uint(r) != 0 {
+		return fmt.Errorf("%w: bitmap has bits beyond base %d", ErrBadArgument, n)
+	}
+	return nil
+}
+
+// g1Section returns the G1 bases of sec.
+func g1Section(pk *groth16.ProvingKey, sec Section) ([]bls.G1Affine, error) {
+	switch sec {
+	case SectionH:
+		return pk.H, nil
+	case SectionL:
+		return pk.L, nil
+	case SectionA:
+		return pk.A, nil
+	case SectionBG1:
+		return pk.BG1, nil
+	}
+	return nil, fmt.Errorf("%w: %s is not a G1 section", ErrBadArgument, sec)
+}

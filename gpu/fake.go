@@ -1,0 +1,375 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/pool"
+)
+
+// Fault is a failure a Fake device injects into matching calls.
+type Fault struct {
+	Stage   Stage
+	Section Section // the section an MSM stage must touch; zero matches all
+	Skip    int     // matching calls let through before the first injection
+	Times   int     // injections (0: one; < 0: every matching call from then on)
+	// What happens; exactly one of:
+	Err     error // returned wrapped in *Error (ErrOutOfMemory, ErrKernel…); ErrDeviceLost kills the device
+	Corrupt bool  // the call succeeds with a wrong, well-formed result
+	Hang    bool  // the call blocks until its context ends
+}
+
+// FakeOptions configures a Fake device.
+type FakeOptions struct {
+	Name  string // default "fake"
+	Inner Device // does the arithmetic; default NewCPU with a large budget
+	// Memory is the simulated device memory (the budget's total); default
+	// 1 GiB.
+	Memory int64
+	// SlotBytes and KeyBytes are what a slot and a loaded key occupy;
+	// default Inner's slot size and 0.
+	SlotBytes, KeyBytes int64
+	G2                  bool          // Info().G2
+	Delay               time.Duration // added to every stage call, honouring its context
+	Faults              []Fault
+}
+
+// Fake wraps a device to simulate device memory and inject faults at chosen
+// stages, for tests of the pipeline's budgets and failure handling. Besides
+// the budget it keeps its own count of the memory it hands out and records
+// any moment that would exceed the device (Overcommits), so tests can check
+// the budget discipline independently of the budget's own bookkeeping.
+type Fake struct {
+	o      FakeOptions
+	budget *pool.Budget
+
+	mu          sync.Mutex
+	faults      []faultState
+	calls       map[Stage]int
+	lost        bool
+	closed      bool
+	phys, peak  int64
+	overcommits int
+	liveSlots   int
+	liveKeys    int
+}
+
+type faultState struct {
+	Fault
+	seen, fired int
+}
+
+// NewFake returns a Fake device.
+func NewFake(o FakeOptions) *Fake {
+	if o.Name == "" {
+		o.Name = "fake"
+	}
+	if o.Inner == nil {
+		o.Inner = NewCPU(CPUOptions{Memory: 1 << 40})
+	}
+	if o.Memory <= 0 {
+		o.Memory = 1 << 30
+	}
+	f := &Fake{o: o, budget: pool.NewBudget(o.Name, o.Memory), calls: make(map[Stage]int)}
+	for _, x := range o.Faults {
+		f.faults = append(f.faults, faultState{Fault: x})
+	}
+	return f
+}
+
+// Info implements [Device].
+func (f *Fake) Info() Info {
+	return Info{Name: f.o.Name, Kind: KindFake, Memory: f.o.Memory, G2: f.o.G2}
+}
+
+// Budget implements [Device].
+func (f *Fake) Budget() *pool.Budget { return f.budget }
+
+// Calls returns how many calls of stage were made (injected or not).
+func (f *Fake) Calls(stage Stage) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[stage]
+}
+
+// Lost reports whether an injected ErrDeviceLost killed the device.
+func (f *Fake) Lost() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lost
+}
+
+// Live returns the slots and keys not yet released.
+func (f *Fake) Live() (slots, keys int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.liveSlots, f.liveKeys
+}
+
+// Memory returns the simulated memory in use, its peak, and how many times
+// an allocation would have exceeded the device.
+func (f *Fake) Memory() (inUse, peak int64, overcommits int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.phys, f.peak, f.overcommits
+}
+
+func (f *Fake) alloc(n int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.phys += n
+	if f.phys > f.peak {
+		f.peak = f.phys
+	}
+	if f.phys > f.o.Memory {
+		f.overcommits++
+	}
+}
+
+func (f *Fake) free(n int64) {
+	f.mu.Lock()
+	f.phys -= n
+	f.mu.Unlock()
+}
+
+func (f *Fake) err(stage Stage, sec Section, err error) error {
+	return &Error{Device: f.o.Name, Stage: stage, Section: sec, Err: err}
+}
+
+// enter records a call and returns the fault to apply, if any.
+func (f *Fake) enter(ctx context.Context, stage Stage, sec Section) (corrupt bool, err error) {
+	f.mu.Lock()
+	f.calls[stage]++
+	if f.closed {
+		f.mu.Unlock()
+		return false, f.err(stage, sec, ErrClosed)
+	}
+	if f.lost {
+		f.mu.Unlock()
+		return false, f.err(stage, sec, ErrDeviceLost)
+	}
+	var hit *faultState
+	for i := range f.faults {
+		x := &f.faults[i]
+		if x.Stage != stage || (x.Section != 0 && x.Section != sec) {
+			continue
+		}
+		x.seen++
+		if x.seen <= x.Skip || (x.Times >= 0 && x.fired >= max(x.Times, 1)) {
+			continue
+		}
+		x.fired++
+		hit = x
+		break
+	}
+	if hit != nil && hit.Err == ErrDeviceLost {
+		f.lost = true
+	}
+	f.mu.Unlock()
+
+	if hit != nil {
+		switch {
+		case hit.Hang:
+			<-ctx.Done()
+			return false, ctx.Err()
+		case hit.Corrupt:
+			return true, nil
+		case hit.Err != nil:
+			return false, f.err(stage, sec, hit.Err)
+		}
+	}
+	if f.o.Delay > 0 {
+		t := time.NewTimer(f.o.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return false, ctx.Err()
+}
+
+type fakeKey struct {
+	f     *Fake
+	inner Key
+	once  sync.Once
+	res   *pool.Reservation
+}
+
+func (k *fakeKey) ProvingKey() *groth16.ProvingKey { return k.inner.ProvingKey() }
+
+func (k *fakeKey) Release() {
+	k.once.Do(func() {
+		k.inner.Release()
+		k.f.free(k.f.o.KeyBytes)
+		k.res.Release()
+		k.f.mu.Lock()
+		k.f.liveKeys--
+		k.f.mu.Unlock()
+	})
+}
+
+// LoadKey implements [Device], charging KeyBytes.
+func (f *Fake) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) {
+	if _, err := f.enter(ctx, StageLoadKey, 0); err != nil {
+		return nil, err
+	}
+	res, err := f.budget.Reserve(ctx, f.o.KeyBytes)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := f.o.Inner.LoadKey(ctx, pk)
+	if err != nil {
+		res.Release()
+		return nil, err
+	}
+	f.alloc(f.o.KeyBytes)
+	f.mu.Lock()
+	f.liveKeys++
+	f.mu.Unlock()
+	return &fakeKey{f: f, inner: inner, res: res}, nil
+}
+
+// SlotBytes implements [Device].
+func (f *Fake) SlotBytes(key Key) int64 {
+	if f.o.SlotBytes > 0 {
+		return f.o.SlotBytes
+	}
+	if k, ok := key.(*fakeKey); ok {
+		return f.o.Inner.SlotBytes(k.inner)
+	}
+	return 0
+}
+
+// Acquire implements [Device].
+func (f *Fake) Acquire(ctx context.Context, key Key) (Slot, error) {
+	k, ok := key.(*fakeKey)
+	if !ok {
+		return nil, f.err(StageAcquire, 0, fmt.Errorf("%w: key was not loaded by this device", ErrBadArgument))
+	}
+	if _, err := f.enter(ctx, StageAcquire, 0); err != nil {
+		return nil, err
+	}
+	n := f.SlotBytes(key)
+	res, err := f.budget.Reserve(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := f.o.Inner.Acquire(ctx, k.inner)
+	if err != nil {
+		res.Release()
+		return nil, err
+	}
+	f.alloc(n)
+	f.mu.Lock()
+	f.liveSlots++
+	f.mu.Unlock()
+	return &fakeSlot{f: f, inner: inner, res: res, n: n}, nil
+}
+
+// Close implements [Device].
+func (f *Fake) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	return f.o.Inner.Close()
+}
+
+type fakeSlot struct {
+	f     *Fake
+	inner Slot
+	res   *pool.Reservation
+	n     int64
+	once  sync.Once
+}
+
+func (s *fakeSlot) Release() {
+	s.once.Do(func() {
+		s.inner.Release()
+		s.f.free(s.n)
+		s.res.Release()
+		s.f.mu.Lock()
+		s.f.liveSlots--
+		s.f.mu.Unlock()
+	})
+}
+
+// corruptG1 returns a well-formed wrong result: p + generator.
+func corruptG1(p bls.G1Jac) bls.G1Jac {
+	g, _, _, _ := bls.Generators()
+	p.AddAssign(&g)
+	return p
+}
+
+func corruptG2(p bls.G2Jac) bls.G2Jac {
+	_, g, _, _ := bls.Generators()
+	p.AddAssign(&g)
+	return p
+}
+
+func (s *fakeSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac, error) {
+	corrupt, err := s.f.enter(ctx, StageH, SectionH)
+	if err != nil {
+		return bls.G1Jac{}, err
+	}
+	r, err := s.inner.ComputeH(ctx, a, b, c)
+	if corrupt && err == nil {
+		r = corruptG1(r)
+	}
+	return r, err
+}
+
+func (s *fakeSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
+	corrupt, err := s.f.enter(ctx, StageBatchAdd, sec)
+	if err != nil {
+		return bls.G1Jac{}, err
+	}
+	r, err := s.inner.BatchAddG1(ctx, sec, ones)
+	if corrupt && err == nil {
+		r = corruptG1(r)
+	}
+	return r, err
+}
+
+func (s *fakeSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
+	corrupt, err := s.f.enter(ctx, StageBatchAdd, SectionBG2)
+	if err != nil {
+		return bls.G2Jac{}, err
+	}
+	r, err := s.inner.BatchAddG2(ctx, ones)
+	if corrupt && err == nil {
+		r = corruptG2(r)
+	}
+	return r, err
+}
+
+func (s *fakeSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
+	corrupt, err := s.f.enter(ctx, StageTail, sec)
+	if err != nil {
+		return bls.G1Jac{}, err
+	}
+	r, err := s.inner.TailG1(ctx, sec, idx, scalars)
+	if corrupt && err == nil {
+		r = corruptG1(r)
+	}
+	return r, err
+}
+
+func (s *fakeSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
+	corrupt, err := s.f.enter(ctx, StageTail, SectionBG2)
+	if err != nil {
+		return bls.G2Jac{}, err
+	}
+	r, err := s.inner.TailG2(ctx, idx, scalars)
+	if corrupt && err == nil {
+		r = corruptG2(r)
+	}
+	return r, err
+}

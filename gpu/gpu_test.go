@@ -1,0 +1,405 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/pool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func randScalars(rng *rand.Rand, n int) []fr.Element {
+	v := make([]fr.Element, n)
+	for i := range v {
+		v[i].SetUint64(rng.Uint64())
+		var hi fr.Element
+		hi.SetUint64(rng.Uint64())
+		v[i].Mul(&v[i], &hi) // spread over the field
+	}
+	return v
+}
+
+// testKey returns a key whose H query is [τ^i]₁ (so that Σ h_i·H_i = [h(τ)]₁)
+// and whose other queries are random points, with n the domain size.
+func testKey(t *testing.T, rng *rand.Rand, n, nL, nA, nB int, tau fr.Element) *groth16.ProvingKey {
+	t.Helper()
+	_, _, g1, g2 := bls.Generators()
+	pw := make([]fr.Element, n-1)
+	pw[0].SetOne()
+	for i := 1; i < len(pw); i++ {
+		pw[i].Mul(&pw[i-1], &tau)
+	}
+	return &groth16.ProvingKey{
+		H:   bls.BatchScalarMultiplicationG1(&g1, pw),
+		L:   bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, nL)),
+		A:   bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, nA)),
+		BG1: bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, nB)),
+		BG2: bls.BatchScalarMultiplicationG2(&g2, randScalars(rng, nB)),
+	}
+}
+
+func naiveG1(bases []bls.G1Affine, idx []uint32, s []fr.Element) bls.G1Jac {
+	var acc, t bls.G1Jac
+	for j := range s {
+		i := j
+		if idx != nil {
+			i = int(idx[j])
+		}
+		var b big.Int
+		s[j].BigInt(&b)
+		t.FromAffine(&bases[i])
+		t.ScalarMultiplication(&t, &b)
+		acc.AddAssign(&t)
+	}
+	return acc
+}
+
+func naiveG2(bases []bls.G2Affine, idx []uint32, s []fr.Element) bls.G2Jac {
+	var acc, t bls.G2Jac
+	for j := range s {
+		i := j
+		if idx != nil {
+			i = int(idx[j])
+		}
+		var b big.Int
+		s[j].BigInt(&b)
+		t.FromAffine(&bases[i])
+		t.ScalarMultiplication(&t, &b)
+		acc.AddAssign(&t)
+	}
+	return acc
+}
+
+// lagrange evaluates at x the polynomial of degree < n taking values v on
+// {ω^j}: (xⁿ−1)/n · Σ v_j·ω^j/(x−ω^j).
+func lagrange(v []fr.Element, omega, x fr.Element) fr.Element {
+	n := len(v)
+	var acc, w, t, d fr.Element
+	w.SetOne()
+	for j := 0; j < n; j++ {
+		d.Sub(&x, &w)
+		d.Inverse(&d)
+		t.Mul(&v[j], &w)
+		t.Mul(&t, &d)
+		acc.Add(&acc, &t)
+		w.Mul(&w, &omega)
+	}
+	var xn, nf fr.Element
+	xn.Exp(x, big.NewInt(int64(n)))
+	xn.Sub(&xn, new(fr.Element).SetOne())
+	nf.SetUint64(uint64(n))
+	nf.Inverse(&nf)
+	acc.Mul(&acc, &xn)
+	return *acc.Mul(&acc, &nf)
+}
+
+func eqG1(t *testing.T, want, got bls.G1Jac, msg string) {
+	t.Helper()
+	var w, g bls.G1Affine
+	w.FromJacobian(&want)
+	g.FromJacobian(&got)
+	assert.True(t, w.Equal(&g), msg)
+}
+
+func eqG2(t *testing.T, want, got bls.G2Jac, msg string) {
+	t.Helper()
+	var w, g bls.G2Affine
+	w.FromJacobian(&want)
+	g.FromJacobian(&got)
+	assert.True(t, w.Equal(&g), msg)
+}
+
+func onesOf(n int, rng *rand.Rand) []uint64 {
+	w := make([]uint64, (n+63)/64)
+	for i := 0; i < n; i++ {
+		if rng.IntN(2) == 0 {
+			w[i>>6] |= 1 << (uint(i) & 63)
+		}
+	}
+	return w
+}
+
+// checkSlot runs every stage of d against independent references.
+func checkSlot(t *testing.T, d Device) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 64
+	var tau fr.Element
+	tau.SetUint64(123456789)
+	pk := testKey(t, rng, n, 100, 70, 30, tau)
+	ctx := context.Background()
+	key, err := d.LoadKey(ctx, pk)
+	require.NoError(t, err)
+	defer key.Release()
+	slot, err := d.Acquire(ctx, key)
+	require.NoError(t, err)
+	defer slot.Release()
+
+	// H: a·b − c vanishes on the domain except by the quotient h; check
+	// h(τ)·(τⁿ−1) = A(τ)B(τ) − C(τ) with A, B, C interpolated independently.
+	a, b := randScalars(rng, n), randScalars(rng, n)
+	c := make([]fr.Element, n)
+	for j := range c {
+		c[j].Mul(&a[j], &b[j])
+	}
+	omega, err := fft.Generator(n)
+	require.NoError(t, err)
+	at, bt, ct := lagrange(a, omega, tau), lagrange(b, omega, tau), lagrange(c, omega, tau)
+	var want fr.Element
+	want.Mul(&at, &bt)
+	want.Sub(&want, &ct)
+	var z fr.Element
+	z.Exp(tau, big.NewInt(n))
+	z.Sub(&z, new(fr.Element).SetOne())
+	z.Inverse(&z)
+	want.Mul(&want, &z)
+	var wantH bls.G1Jac
+	_, _, g1, _ := bls.Generators()
+	var wb big.Int
+	wantH.FromAffine(&g1)
+	wantH.ScalarMultiplication(&wantH, want.BigInt(&wb))
+	gotH, err := slot.ComputeH(ctx, a, b, c)
+	require.NoError(t, err)
+	eqG1(t, wantH, gotH, "H")
+
+	for _, sec := range []Section{SectionL, SectionA, SectionBG1} {
+		bases, _ := g1Section(pk, sec)
+		ones := onesOf(len(bases), rng)
+		var idx []uint32
+		var s1 []fr.Element
+		for i := range bases {
+			if ones[i>>6]>>(uint(i)&63)&1 == 1 {
+				s1 = append(s1, fr.One())
+				idx = append(idx, uint32(i))
+			}
+		}
+		got, err := slot.BatchAddG1(ctx, sec, ones)
+		require.NoError(t, err)
+		eqG1(t, naiveG1(bases, idx, s1), got, sec.String()+" batch add")
+
+		tidx := []uint32{0, 3, uint32(len(bases) - 1)}
+		ts := randScalars(rng, 3)
+		got, err = slot.TailG1(ctx, sec, tidx, ts)
+		require.NoError(t, err)
+		eqG1(t, naiveG1(bases, tidx, ts), got, sec.String()+" tail")
+
+		full := randScalars(rng, len(bases)-1)
+		got, err = slot.TailG1(ctx, sec, nil, full)
+		require.NoError(t, err)
+		eqG1(t, naiveG1(bases, nil, full), got, sec.String()+" full")
+
+		_, err = slot.TailG1(ctx, sec, []uint32{2, 1}, ts[:2])
+		require.ErrorIs(t, err, ErrBadArgument)
+		_, err = slot.BatchAddG1(ctx, sec, ones[:0])
+		require.ErrorIs(t, err, ErrBadArgument)
+	}
+	ones := onesOf(len(pk.BG2), rng)
+	var idx []uint32
+	var s1 []fr.Element
+	for i := range pk.BG2 {
+		if ones[i>>6]>>(uint(i)&63)&1 == 1 {
+			s1 = append(s1, fr.One())
+			idx = append(idx, uint32(i))
+		}
+	}
+	got2, err := slot.BatchAddG2(ctx, ones)
+	require.NoError(t, err)
+	eqG2(t, naiveG2(pk.BG2, idx, s1), got2, "B_G2 batch add")
+	tidx := []uint32{1, 2, 29}
+	ts := randScalars(rng, 3)
+	got2, err = slot.TailG2(ctx, tidx, ts)
+	require.NoError(t, err)
+	eqG2(t, naiveG2(pk.BG2, tidx, ts), got2, "B_G2 tail")
+	_, err = slot.TailG2(ctx, []uint32{30}, ts[:1])
+	require.ErrorIs(t, err, ErrBadArgument)
+	_, err = slot.BatchAddG1(ctx, SectionBG2, nil)
+	require.ErrorIs(t, err, ErrBadArgument)
+}
+
+func TestCPUDevice(t *testing.T) {
+	d := NewCPU(CPUOptions{Threads: 2})
+	defer d.Close()
+	checkSlot(t, d)
+	assert.Equal(t, int64(0), d.Budget().Used(), "slot released")
+}
+
+func TestFakePassesThrough(t *testing.T) {
+	f := NewFake(FakeOptions{Name: "fake:0"})
+	checkSlot(t, f)
+	require.NoError(t, f.Close())
+	slots, keys := f.Live()
+	assert.Zero(t, slots)
+	assert.Zero(t, keys)
+	assert.Equal(t, 1, f.Calls(StageH))
+	assert.Equal(t, 11, f.Calls(StageTail)) // 3 sections × (tail, full, bad) + 2 B_G2
+}
+
+// 100 concurrent reservers with random cancellations on a simulated device:
+// its memory is never overcommitted and everything is returned.
+func TestFakeBudgetConcurrentReservers(t *testing.T) {
+	const mem, slot, keyBytes = 1000, 90, 300
+	f := NewFake(FakeOptions{Memory: mem, SlotBytes: slot, KeyBytes: keyBytes})
+	defer f.Close()
+	pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 7)}
+	ctx := context.Background()
+	key, err := f.LoadKey(ctx, pk)
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	var granted, cancelled atomic.Int32
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 3))
+			for range 10 {
+				cctx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(3000))*time.Microsecond)
+				s, err := f.Acquire(cctx, key)
+				if err != nil {
+					assert.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+					cancelled.Add(1)
+					cancel()
+					continue
+				}
+				granted.Add(1)
+				time.Sleep(time.Duration(rng.IntN(100)) * time.Microsecond)
+				s.Release()
+				s.Release()
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	inUse, peak, over := f.Memory()
+	assert.Zero(t, over, "device memory overcommitted")
+	assert.LessOrEqual(t, peak, int64(mem))
+	assert.Equal(t, int64(keyBytes+7*slot), peak, "the budget is used up to the last whole slot")
+	assert.Equal(t, int64(keyBytes), inUse)
+	assert.Equal(t, int64(keyBytes), f.Budget().Used())
+	assert.Positive(t, granted.Load())
+	assert.Equal(t, int32(1000), granted.Load()+cancelled.Load())
+	key.Release()
+	slots, keys := f.Live()
+	assert.Zero(t, slots)
+	assert.Zero(t, keys)
+	assert.Zero(t, f.Budget().Used())
+}
+
+func TestFakeSlotLargerThanDevice(t *testing.T) {
+	f := NewFake(FakeOptions{Memory: 1000, SlotBytes: 1001})
+	defer f.Close()
+	key, err := f.LoadKey(context.Background(), &groth16.ProvingKey{H: make([]bls.G1Affine, 1)})
+	require.NoError(t, err)
+	defer key.Release()
+	_, err = f.Acquire(context.Background(), key)
+	var ob *pool.OverBudgetError
+	require.ErrorAs(t, err, &ob)
+	assert.Equal(t, int64(1001), ob.Requested)
+	assert.Contains(t, err.Error(), "fake budget")
+}
+
+func TestFakeFaults(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pk := testKey(t, rng, 8, 10, 10, 10, fr.One())
+	ctx := context.Background()
+	ones := make([]uint64, 1)
+	ones[0] = 0b1011
+
+	t.Run("kernel error once, after a skip", func(t *testing.T) {
+		f := NewFake(FakeOptions{Faults: []Fault{{Stage: StageBatchAdd, Section: SectionA, Skip: 1, Err: ErrKernel}}})
+		defer f.Close()
+		key, _ := f.LoadKey(ctx, pk)
+		defer key.Release()
+		s, err := f.Acquire(ctx, key)
+		require.NoError(t, err)
+		defer s.Release()
+		_, err = s.BatchAddG1(ctx, SectionL, ones)
+		require.NoError(t, err, "other sections unaffected")
+		_, err = s.BatchAddG1(ctx, SectionA, ones)
+		require.NoError(t, err, "skipped")
+		_, err = s.BatchAddG1(ctx, SectionA, ones)
+		var de *Error
+		require.ErrorAs(t, err, &de)
+		assert.Equal(t, StageBatchAdd, de.Stage)
+		assert.Equal(t, SectionA, de.Section)
+		assert.ErrorIs(t, err, ErrKernel)
+		assert.False(t, IsDeviceLost(err))
+		_, err = s.BatchAddG1(ctx, SectionA, ones)
+		require.NoError(t, err, "fired once only")
+	})
+
+	t.Run("device lost is sticky", func(t *testing.T) {
+		f := NewFake(FakeOptions{Faults: []Fault{{Stage: StageTail, Err: ErrDeviceLost}}})
+		defer f.Close()
+		key, _ := f.LoadKey(ctx, pk)
+		defer key.Release()
+		s, _ := f.Acquire(ctx, key)
+		_, err := s.TailG2(ctx, nil, nil)
+		require.True(t, IsDeviceLost(err))
+		_, err = s.BatchAddG2(ctx, ones)
+		require.True(t, IsDeviceLost(err))
+		s.Release()
+		_, err = f.Acquire(ctx, key)
+		require.True(t, IsDeviceLost(err))
+		assert.True(t, f.Lost())
+	})
+
+	t.Run("out of memory on acquire", func(t *testing.T) {
+		f := NewFake(FakeOptions{Faults: []Fault{{Stage: StageAcquire, Err: ErrOutOfMemory, Times: -1}}})
+		defer f.Close()
+		key, _ := f.LoadKey(ctx, pk)
+		defer key.Release()
+		for range 3 {
+			_, err := f.Acquire(ctx, key)
+			require.ErrorIs(t, err, ErrOutOfMemory)
+		}
+		slots, _ := f.Live()
+		assert.Zero(t, slots)
+		assert.Zero(t, f.Budget().Used())
+	})
+
+	t.Run("corrupt result", func(t *testing.T) {
+		f := NewFake(FakeOptions{Faults: []Fault{{Stage: StageBatchAdd, Section: SectionBG2, Corrupt: true}}})
+		defer f.Close()
+		key, _ := f.LoadKey(ctx, pk)
+		defer key.Release()
+		s, _ := f.Acquire(ctx, key)
+		defer s.Release()
+		bad, err := s.BatchAddG2(ctx, ones)
+		require.NoError(t, err)
+		good, err := s.BatchAddG2(ctx, ones)
+		require.NoError(t, err)
+		var ba, ga bls.G2Affine
+		ba.FromJacobian(&bad)
+		ga.FromJacobian(&good)
+		assert.False(t, ba.Equal(&ga))
+	})
+
+	t.Run("hang ends with the context", func(t *testing.T) {
+		f := NewFake(FakeOptions{Faults: []Fault{{Stage: StageH, Hang: true}}})
+		defer f.Close()
+		key, _ := f.LoadKey(ctx, pk)
+		defer key.Release()
+		s, _ := f.Acquire(ctx, key)
+		defer s.Release()
+		cctx, cancel := context.WithCancel(ctx)
+		go func() { time.Sleep(time.Millisecond); cancel() }()
+		v := make([]fr.Element, 8)
+		_, err := s.ComputeH(cctx, v, v, v)
+		require.ErrorIs(t, err, context.Canceled)
+	})
+}
