@@ -93,9 +93,9 @@ func TestTamperedProofAndWrongKeyFail(t *testing.T) {
 	// Each point replaced by another valid point.
 	_, _, g1, g2 := bls.Generators()
 	for name, mut := range map[string]func(q *groth16.Proof){
-		"A": func(q *groth16.Proof) { q.A.Add(&q.A, &g1) },
-		"B": func(q *groth16.Proof) { q.B.Add(&q.B, &g2) },
-		"C": func(q *groth16.Proof) { q.C.Add(&q.C, &g1) },
+		"A":    func(q *groth16.Proof) { q.A.Add(&q.A, &g1) },
+		"B":    func(q *groth16.Proof) { q.B.Add(&q.B, &g2) },
+		"C":    func(q *groth16.Proof) { q.C.Add(&q.C, &g1) },
 		"swap": func(q *groth16.Proof) { q.A, q.C = q.C, q.A },
 	} {
 		q := *p
