@@ -149,19 +149,20 @@ func setupWith(sys *r1cs.System, tau, alpha, beta, gamma, delta fr.Element) (*Pr
 	}
 
 	_, _, g1, g2 := bls.Generators()
+	t1, t2 := newG1Table(&g1), newG2Table(&g2)
 	pk := &ProvingKey{
-		H:   bls.BatchScalarMultiplicationG1(&g1, h),
-		L:   bls.BatchScalarMultiplicationG1(&g1, l),
-		A:   bls.BatchScalarMultiplicationG1(&g1, aq),
-		BG1: bls.BatchScalarMultiplicationG1(&g1, bq),
-		BG2: bls.BatchScalarMultiplicationG2(&g2, bq),
+		H:   t1.mulAll(h),
+		L:   t1.mulAll(l),
+		A:   t1.mulAll(aq),
+		BG1: t1.mulAll(bq),
+		BG2: t2.mulAll(bq),
 	}
 	vk := &pk.VK
-	g1s := bls.BatchScalarMultiplicationG1(&g1, []fr.Element{alpha, beta, delta})
-	g2s := bls.BatchScalarMultiplicationG2(&g2, []fr.Element{beta, gamma, delta})
+	g1s := t1.mulAll([]fr.Element{alpha, beta, delta})
+	g2s := t2.mulAll([]fr.Element{beta, gamma, delta})
 	vk.AlphaG1, vk.BetaG1, vk.DeltaG1 = g1s[0], g1s[1], g1s[2]
 	vk.BetaG2, vk.GammaG2, vk.DeltaG2 = g2s[0], g2s[1], g2s[2]
-	vk.IC = bls.BatchScalarMultiplicationG1(&g1, ic)
+	vk.IC = t1.mulAll(ic)
 	return pk, nil
 }
 

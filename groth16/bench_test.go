@@ -1,0 +1,58 @@
+package groth16_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
+	"github.com/sealc2/c2/r1cs"
+)
+
+func BenchmarkSetup(b *testing.B) {
+	for _, k := range []int{14} {
+		sys := r1cs.NewSystem()
+		if _, err := synth.Build(sys, synth.Shape{LogSize: k, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		sys.Finalize()
+		b.Run(fmt.Sprintf("2^%d", k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := groth16.Setup(sys, newRNG(1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkProve proves PoRep-shaped synthetic circuits with the CPU
+// reference prover and verifies every proof.
+func BenchmarkProve(b *testing.B) {
+	for _, k := range []int{16, 18} {
+		b.Run(fmt.Sprintf("2^%d", k), func(b *testing.B) {
+			f := newFixture(b, k, true, uint64(k))
+			var r, s fr.Element
+			b.ResetTimer()
+			var tm groth16.Timings
+			for i := 0; i < b.N; i++ {
+				r.SetUint64(uint64(i) + 1)
+				s.SetUint64(uint64(i) + 2)
+				p, t, err := groth16.ProveWith(f.pk, f.sys, r, s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tm = t
+				b.StopTimer()
+				if err := groth16.Verify(&f.pk.VK, p, f.inputs); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(tm.H.Milliseconds()), "H-ms")
+			b.ReportMetric(float64(tm.MSM.Milliseconds()), "msm-ms")
+		})
+	}
+}
