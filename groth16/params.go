@@ -1,0 +1,781 @@
+package groth16
+
+// Reading and writing bellperson's parameter (.params) and verifying-key
+// (.vk) files.
+//
+// Layout, checked against filecoin-project/bellperson src/groth16/params.rs
+// (Parameters::write, read, build_mapped_parameters) and verifying_key.rs
+// (VerifyingKey::write, read):
+//
+//	.vk:     alpha_g1 beta_g1 beta_g2 gamma_g2 delta_g1 delta_g2 ‖ u32 n ‖ n × ic
+//	.params: .vk ‖ h ‖ l ‖ a ‖ b_g1 ‖ b_g2, each vector a u32 count then its points
+//
+// Counts are big-endian uint32. Points are the zcash/IETF uncompressed
+// encoding: 96 bytes for G1 (x ‖ y) and 192 bytes for G2 (x.c1 ‖ x.c0 ‖
+// y.c1 ‖ y.c0), coordinates big-endian, the three top bits of the first byte
+// flags (compressed, infinity, y-sign). Only 000 (a point) and 010 (the
+// point at infinity, every other bit zero) are valid here.
+//
+// bellperson's readers reject the point at infinity in ic, h, l, a, b_g1 and
+// b_g2 (its generator never puts one there); these readers accept it, so
+// that keys for degenerate circuits survive a round trip.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"golang.org/x/sync/errgroup"
+)
+
+// Encoded sizes in bytes.
+const (
+	g1Size = bls.SizeOfG1AffineUncompressed // 96
+	g2Size = bls.SizeOfG2AffineUncompressed // 192
+
+	// vkFixedSize covers alpha_g1 … delta_g2, before the ic count.
+	vkFixedSize = 3*g1Size + 3*g2Size // 864
+)
+
+// Section names reported in FormatError.Section.
+const (
+	sectionVK      = "vk"
+	sectionH       = "h"
+	sectionL       = "l"
+	sectionA       = "a"
+	sectionBG1     = "b_g1"
+	sectionBG2     = "b_g2"
+	sectionTrailer = "trailer" // bytes past the last section
+)
+
+// Errors wrapped by FormatError.Err; test with errors.Is.
+var (
+	// ErrTruncated: the input ends inside a count word or a point, or a
+	// count claims more points than the input holds.
+	ErrTruncated = errors.New("truncated")
+	// ErrTrailingData: bytes follow the last section.
+	ErrTrailingData = errors.New("trailing data")
+	// ErrInvalidEncoding: bad flag bits, a non-zero byte in an infinity
+	// encoding, a coordinate ≥ p, or the all-zero point without the
+	// infinity flag.
+	ErrInvalidEncoding = errors.New("invalid point encoding")
+	// ErrNotOnCurve: the coordinates do not satisfy the curve equation.
+	ErrNotOnCurve = errors.New("point not on curve")
+	// ErrNotInSubgroup: the point is on the curve but outside the
+	// prime-order subgroup.
+	ErrNotInSubgroup = errors.New("point not in the prime-order subgroup")
+	// ErrTooLarge: a vector has more than 2³²−1 points and cannot be written.
+	ErrTooLarge = errors.New("vector too long for a u32 count")
+)
+
+var (
+	errFlags       = fmt.Errorf("%w: bad flag bits", ErrInvalidEncoding)
+	errInfPadding  = fmt.Errorf("%w: infinity flag with non-zero bytes", ErrInvalidEncoding)
+	errNonCanon    = fmt.Errorf("%w: coordinate not below the field modulus", ErrInvalidEncoding)
+	errZeroNoFlag  = fmt.Errorf("%w: all-zero point without the infinity flag", ErrInvalidEncoding)
+	errFaultAccess = errors.New("memory fault reading the mapped file (changed on disk or I/O error)")
+)
+
+// FormatError reports malformed .params or .vk input.
+type FormatError struct {
+	File    string // path, or "" when decoding bytes
+	Section string // "vk", "h", "l", "a", "b_g1", "b_g2", or "trailer"
+	Offset  int64  // byte offset of the bad count word or point, from the start of the input
+	Err     error  // wraps one of ErrTruncated, ErrTrailingData, ErrInvalidEncoding, ErrNotOnCurve, ErrNotInSubgroup
+}
+
+func (e *FormatError) Error() string {
+	file := e.File
+	if file == "" {
+		file = "input"
+	}
+	return fmt.Sprintf("groth16: %s: section %s at offset %d: %v", file, e.Section, e.Offset, e.Err)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// ReadOption configures ReadParams, DecodeParams, ReadVerifyingKey and
+// DecodeVerifyingKey.
+type ReadOption func(*readConfig)
+
+type readConfig struct {
+	trusted bool
+}
+
+// TrustedFile skips the subgroup checks, as Filecoin does for its
+// published parameters. Encodings, canonical coordinates and the curve
+// equation are still checked for every point.
+func TrustedFile() ReadOption { return func(c *readConfig) { c.trusted = true } }
+
+// Section locates one vector of points in a .params or .vk file.
+type Section struct {
+	Offset    int64 // byte offset of the first point, just past the u32 count
+	Len       int   // number of points
+	PointSize int   // bytes per point: 96 (G1) or 192 (G2)
+}
+
+// End returns the byte offset just past the section's last point.
+func (s Section) End() int64 { return s.Offset + int64(s.Len)*int64(s.PointSize) }
+
+// ParamsLayout is where each vector of a .params file lies. The
+// verifying key's fixed points occupy bytes [0, 864).
+type ParamsLayout struct {
+	IC, H, L, A, BG1, BG2 Section
+	Size                  int64 // total bytes; equals BG2.End()
+}
+
+// ScanParams reads the six count words of a .params file of size bytes
+// and returns its layout. It checks that the counts account for exactly
+// size bytes but decodes no point.
+func ScanParams(r io.ReaderAt, size int64) (*ParamsLayout, error) {
+	var lay ParamsLayout
+	if err := checkVKFixed(size); err != nil {
+		return nil, err
+	}
+	off := int64(vkFixedSize)
+	specs := []struct {
+		name string
+		dst  *Section
+		size int
+	}{
+		{sectionVK, &lay.IC, g1Size},
+		{sectionH, &lay.H, g1Size},
+		{sectionL, &lay.L, g1Size},
+		{sectionA, &lay.A, g1Size},
+		{sectionBG1, &lay.BG1, g1Size},
+		{sectionBG2, &lay.BG2, g2Size},
+	}
+	for _, s := range specs {
+		sec, err := scanSection(r, s.name, off, size, s.size)
+		if err != nil {
+			return nil, err
+		}
+		*s.dst = sec
+		off = sec.End()
+	}
+	if off != size {
+		return nil, &FormatError{Section: sectionTrailer, Offset: off,
+			Err: fmt.Errorf("%w: %d bytes after b_g2", ErrTrailingData, size-off)}
+	}
+	lay.Size = size
+	return &lay, nil
+}
+
+// scanVK returns the ic section of a .vk file of size bytes.
+func scanVK(r io.ReaderAt, size int64) (Section, error) {
+	if err := checkVKFixed(size); err != nil {
+		return Section{}, err
+	}
+	ic, err := scanSection(r, sectionVK, vkFixedSize, size, g1Size)
+	if err != nil {
+		return Section{}, err
+	}
+	if end := ic.End(); end != size {
+		return Section{}, &FormatError{Section: sectionTrailer, Offset: end,
+			Err: fmt.Errorf("%w: %d bytes after ic", ErrTrailingData, size-end)}
+	}
+	return ic, nil
+}
+
+// checkVKFixed reports ErrTruncated, at the offset of the first incomplete
+// point, unless the six fixed points of a verifying key fit in size bytes.
+func checkVKFixed(size int64) error {
+	if size >= vkFixedSize {
+		return nil
+	}
+	bad := int64(0)
+	for _, off := range vkFixedOffsets {
+		if off <= size {
+			bad = off
+		}
+	}
+	return &FormatError{Section: sectionVK, Offset: bad,
+		Err: fmt.Errorf("%w: the verifying key needs %d bytes, input has %d", ErrTruncated, vkFixedSize, size)}
+}
+
+// checkAvail reports ErrTruncated unless [off, off+n) lies within size.
+// The reported offset is that of the first incomplete item of itemSize
+// bytes.
+func checkAvail(section string, off, n, size int64, itemSize int) error {
+	if size-off >= n {
+		return nil
+	}
+	avail := max(size-off, 0)
+	bad := off + avail/int64(itemSize)*int64(itemSize)
+	return &FormatError{Section: section, Offset: bad,
+		Err: fmt.Errorf("%w: needs %d bytes from offset %d, input has %d", ErrTruncated, n, off, size)}
+}
+
+// scanSection reads the count word at off and checks that the points it
+// announces fit in size bytes, before anything is allocated for them.
+func scanSection(r io.ReaderAt, name string, off, size int64, pointSize int) (Section, error) {
+	if err := checkAvail(name, off, 4, size, 4); err != nil {
+		return Section{}, err
+	}
+	var w [4]byte
+	if _, err := r.ReadAt(w[:], off); err != nil {
+		return Section{}, &FormatError{Section: name, Offset: off, Err: err}
+	}
+	n := binary.BigEndian.Uint32(w[:])
+	if uint64(n) > uint64(math.MaxInt) {
+		return Section{}, &FormatError{Section: name, Offset: off,
+			Err: fmt.Errorf("%w: count %d exceeds the address space", ErrTruncated, n)}
+	}
+	sec := Section{Offset: off + 4, Len: int(n), PointSize: pointSize}
+	if err := checkAvail(name, sec.Offset, int64(n)*int64(pointSize), size, pointSize); err != nil {
+		fe := err.(*FormatError)
+		fe.Err = fmt.Errorf("%w: count %d at offset %d needs %d bytes, %d remain",
+			ErrTruncated, n, off, int64(n)*int64(pointSize), max(size-sec.Offset, 0))
+		return Section{}, fe
+	}
+	return sec, nil
+}
+
+// DecodeParams decodes a whole .params file held in b. Unless TrustedFile
+// is given, every point is checked to lie in its prime-order subgroup.
+// The result does not reference b.
+func DecodeParams(b []byte, opts ...ReadOption) (*ProvingKey, error) {
+	cfg := configure(opts)
+	return decodeParams(b, cfg)
+}
+
+// ReadParams reads a .params file. It maps the file read-only and decodes
+// its sections in parallel, so the decoded points are the only copy on
+// the Go heap. Errors about the content are *FormatError naming path.
+func ReadParams(path string, opts ...ReadOption) (*ProvingKey, error) {
+	cfg := configure(opts)
+	m, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
+	pk, err := decodeParams(m.data, cfg)
+	return pk, withFile(err, path)
+}
+
+// DecodeVerifyingKey decodes a .vk file held in b. Unless TrustedFile is
+// given, every point is checked to lie in its prime-order subgroup.
+func DecodeVerifyingKey(b []byte, opts ...ReadOption) (*VerifyingKey, error) {
+	cfg := configure(opts)
+	return decodeVK(b, cfg)
+}
+
+// ReadVerifyingKey reads a .vk file; see DecodeVerifyingKey.
+func ReadVerifyingKey(path string, opts ...ReadOption) (*VerifyingKey, error) {
+	cfg := configure(opts)
+	m, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
+	vk, err := decodeVK(m.data, cfg)
+	return vk, withFile(err, path)
+}
+
+func configure(opts []ReadOption) readConfig {
+	var cfg readConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+func withFile(err error, path string) error {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		fe.File = path
+	}
+	return err
+}
+
+// mapped is a read-only view of a whole file.
+type mapped struct {
+	data  []byte
+	unmap func() error
+}
+
+func (m *mapped) close() {
+	if m.unmap != nil {
+		_ = m.unmap()
+	}
+}
+
+func mapFile(path string) (*mapped, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	if size == 0 {
+		return &mapped{}, nil
+	}
+	if size < 0 || uint64(size) > uint64(math.MaxInt) {
+		return nil, fmt.Errorf("groth16: %s: %d bytes do not fit in memory", path, size)
+	}
+	return mapReadOnly(f, int(size))
+}
+
+// guardFault turns a memory fault on a mapped file (SIGBUS after the file
+// shrank, or an I/O error) into *err. It must be deferred in a goroutine
+// that has called debug.SetPanicOnFault(true).
+func guardFault(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); ok {
+		*err = errFaultAccess
+		return
+	}
+	panic(r)
+}
+
+func decodeVK(b []byte, cfg readConfig) (vk *VerifyingKey, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer guardFault(&err)
+
+	ic, err := scanVK(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	vk = new(VerifyingKey)
+	if err := decodeVKFixed(vk, b); err != nil {
+		return nil, err
+	}
+	vk.IC = make([]bls.G1Affine, ic.Len)
+	if i, err := decodeG1s(vk.IC, b[ic.Offset:ic.End()]); err != nil {
+		return nil, pointError(sectionVK, ic, i, err)
+	}
+	if !cfg.trusted {
+		if err := checkVKSubgroups(vk, ic); err != nil {
+			return nil, err
+		}
+	}
+	return vk, nil
+}
+
+// decodeVKFixed decodes alpha_g1 … delta_g2 from b[:864], which must exist.
+func decodeVKFixed(vk *VerifyingKey, b []byte) error {
+	g1s := []*bls.G1Affine{&vk.AlphaG1, &vk.BetaG1, nil, nil, &vk.DeltaG1, nil}
+	g2s := []*bls.G2Affine{nil, nil, &vk.BetaG2, &vk.GammaG2, nil, &vk.DeltaG2}
+	off := 0
+	for i := range g1s {
+		var err error
+		if g1s[i] != nil {
+			err = decodeG1(g1s[i], (*[g1Size]byte)(b[off:]))
+		} else {
+			err = decodeG2(g2s[i], (*[g2Size]byte)(b[off:]))
+		}
+		if err != nil {
+			return &FormatError{Section: sectionVK, Offset: int64(off), Err: err}
+		}
+		if g1s[i] != nil {
+			off += g1Size
+		} else {
+			off += g2Size
+		}
+	}
+	return nil
+}
+
+// pointError reports point i of sec as bad.
+func pointError(section string, sec Section, i int, err error) *FormatError {
+	return &FormatError{Section: section, Offset: sec.Offset + int64(i)*int64(sec.PointSize), Err: err}
+}
+
+// vkFixedOffsets are the byte offsets of alpha_g1, beta_g1, beta_g2,
+// gamma_g2, delta_g1 and delta_g2.
+var vkFixedOffsets = [6]int64{0, g1Size, 2 * g1Size, 2*g1Size + g2Size, 2*g1Size + 2*g2Size, 3*g1Size + 2*g2Size}
+
+func checkVKSubgroups(vk *VerifyingKey, ic Section) error {
+	g1 := []*bls.G1Affine{&vk.AlphaG1, &vk.BetaG1, nil, nil, &vk.DeltaG1, nil}
+	g2 := []*bls.G2Affine{nil, nil, &vk.BetaG2, &vk.GammaG2, nil, &vk.DeltaG2}
+	for i := range g1 {
+		ok := false
+		if g1[i] != nil {
+			ok = g1[i].IsInSubGroup()
+		} else {
+			ok = g2[i].IsInSubGroup()
+		}
+		if !ok {
+			return &FormatError{Section: sectionVK, Offset: vkFixedOffsets[i], Err: ErrNotInSubgroup}
+		}
+	}
+	return checkSubgroupG1(sectionVK, ic, vk.IC)
+}
+
+// checkSubgroupG1 runs one probabilistic batch check over pts (error
+// probability below 2⁻⁶⁴) and, only if it fails, bisects to name the first
+// bad point. pts must all be on the curve.
+func checkSubgroupG1(section string, sec Section, pts []bls.G1Affine) error {
+	if len(pts) == 0 || bls.IsInSubGroupBatchG1(pts) {
+		return nil
+	}
+	lo := 0
+	for len(pts) > bisectLeaf {
+		half := len(pts) / 2
+		if !bls.IsInSubGroupBatchG1(pts[:half]) {
+			pts = pts[:half]
+		} else {
+			lo, pts = lo+half, pts[half:]
+		}
+	}
+	for i := range pts {
+		if !pts[i].IsInSubGroup() {
+			return pointError(section, sec, lo+i, ErrNotInSubgroup)
+		}
+	}
+	return pointError(section, sec, 0, ErrNotInSubgroup) // the batch check's verdict, unlocated
+}
+
+// checkSubgroupG2 is checkSubgroupG1 for G2.
+func checkSubgroupG2(section string, sec Section, pts []bls.G2Affine) error {
+	if len(pts) == 0 || bls.IsInSubGroupBatchG2(pts) {
+		return nil
+	}
+	lo := 0
+	for len(pts) > bisectLeaf {
+		half := len(pts) / 2
+		if !bls.IsInSubGroupBatchG2(pts[:half]) {
+			pts = pts[:half]
+		} else {
+			lo, pts = lo+half, pts[half:]
+		}
+	}
+	for i := range pts {
+		if !pts[i].IsInSubGroup() {
+			return pointError(section, sec, lo+i, ErrNotInSubgroup)
+		}
+	}
+	return pointError(section, sec, 0, ErrNotInSubgroup)
+}
+
+// bisectLeaf is the slice length below which a failed subgroup check is
+// located point by point.
+const bisectLeaf = 64
+
+// chunkPoints is the number of points one decoding task handles.
+const chunkPoints = 1 << 14
+
+// decodeTask decodes points [lo, hi) of one section.
+type decodeTask struct {
+	name   string
+	sec    Section
+	lo, hi int
+	g1     []bls.G1Affine // the whole section's destination, or nil
+	g2     []bls.G2Affine
+}
+
+func (t *decodeTask) run(b []byte) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if err == errFaultAccess {
+			err = pointError(t.name, t.sec, t.lo, err)
+		}
+	}()
+	defer guardFault(&err)
+	src := b[t.sec.Offset+int64(t.lo)*int64(t.sec.PointSize) : t.sec.Offset+int64(t.hi)*int64(t.sec.PointSize)]
+	var i int
+	if t.g1 != nil {
+		i, err = decodeG1s(t.g1[t.lo:t.hi], src)
+	} else {
+		i, err = decodeG2s(t.g2[t.lo:t.hi], src)
+	}
+	if err != nil {
+		return pointError(t.name, t.sec, t.lo+i, err)
+	}
+	return nil
+}
+
+func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer guardFault(&err)
+
+	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	pk = new(ProvingKey)
+	if err := decodeVKFixed(&pk.VK, b); err != nil {
+		return nil, err
+	}
+	pk.VK.IC = make([]bls.G1Affine, lay.IC.Len)
+	pk.H = make([]bls.G1Affine, lay.H.Len)
+	pk.L = make([]bls.G1Affine, lay.L.Len)
+	pk.A = make([]bls.G1Affine, lay.A.Len)
+	pk.BG1 = make([]bls.G1Affine, lay.BG1.Len)
+	pk.BG2 = make([]bls.G2Affine, lay.BG2.Len)
+
+	g1Secs := []struct {
+		name string
+		sec  Section
+		dst  []bls.G1Affine
+	}{
+		{sectionVK, lay.IC, pk.VK.IC},
+		{sectionH, lay.H, pk.H},
+		{sectionL, lay.L, pk.L},
+		{sectionA, lay.A, pk.A},
+		{sectionBG1, lay.BG1, pk.BG1},
+	}
+	var tasks []decodeTask
+	for _, s := range g1Secs {
+		for lo := 0; lo < s.sec.Len; lo += chunkPoints {
+			tasks = append(tasks, decodeTask{name: s.name, sec: s.sec, lo: lo, hi: min(lo+chunkPoints, s.sec.Len), g1: s.dst})
+		}
+	}
+	for lo := 0; lo < lay.BG2.Len; lo += chunkPoints {
+		tasks = append(tasks, decodeTask{name: sectionBG2, sec: lay.BG2, lo: lo, hi: min(lo+chunkPoints, lay.BG2.Len), g2: pk.BG2})
+	}
+	if err := runTasks(b, tasks); err != nil {
+		return nil, err
+	}
+
+	if !cfg.trusted {
+		if err := checkVKSubgroups(&pk.VK, lay.IC); err != nil {
+			return nil, err
+		}
+		for _, s := range g1Secs[1:] {
+			if err := checkSubgroupG1(s.name, s.sec, s.dst); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkSubgroupG2(sectionBG2, lay.BG2, pk.BG2); err != nil {
+			return nil, err
+		}
+	}
+	return pk, nil
+}
+
+// runTasks runs tasks on GOMAXPROCS goroutines, in order of file offset,
+// and returns the error of lowest offset. After a failure no new task
+// starts; every started task finishes, so the error returned is the first
+// bad item in the file whatever the scheduling.
+func runTasks(b []byte, tasks []decodeTask) error {
+	errs := make([]error, len(tasks))
+	var failed atomic.Bool
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k := range tasks {
+		if failed.Load() {
+			break
+		}
+		g.Go(func() error {
+			if errs[k] = tasks[k].run(b); errs[k] != nil {
+				failed.Store(true)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flag bits in the first byte of an encoded point.
+const (
+	flagMask     = 0b111 << 5
+	flagInfinity = 0b010 << 5
+)
+
+// decodeG1 decodes one uncompressed G1 point. It checks the flags, the
+// infinity encoding, that both coordinates are below p and that the point
+// is on the curve; it does not check the subgroup.
+func decodeG1(p *bls.G1Affine, b *[g1Size]byte) error {
+	switch b[0] & flagMask {
+	case 0:
+	case flagInfinity:
+		if !zeroAfterFlags(b[:]) {
+			return errInfPadding
+		}
+		*p = bls.G1Affine{}
+		return nil
+	default:
+		return errFlags
+	}
+	var err error
+	if p.X, err = fp.BigEndian.Element((*[fp.Bytes]byte)(b[0:])); err != nil {
+		return errNonCanon
+	}
+	if p.Y, err = fp.BigEndian.Element((*[fp.Bytes]byte)(b[fp.Bytes:])); err != nil {
+		return errNonCanon
+	}
+	if p.IsInfinity() { // (0,0) is the in-memory infinity, and off the curve
+		return errZeroNoFlag
+	}
+	if !p.IsOnCurve() {
+		return ErrNotOnCurve
+	}
+	return nil
+}
+
+// decodeG2 is decodeG1 for G2, whose coordinates are stored c1 first.
+func decodeG2(p *bls.G2Affine, b *[g2Size]byte) error {
+	switch b[0] & flagMask {
+	case 0:
+	case flagInfinity:
+		if !zeroAfterFlags(b[:]) {
+			return errInfPadding
+		}
+		*p = bls.G2Affine{}
+		return nil
+	default:
+		return errFlags
+	}
+	coords := [4]*fp.Element{&p.X.A1, &p.X.A0, &p.Y.A1, &p.Y.A0}
+	for i, c := range coords {
+		var err error
+		if *c, err = fp.BigEndian.Element((*[fp.Bytes]byte)(b[i*fp.Bytes:])); err != nil {
+			return errNonCanon
+		}
+	}
+	if p.IsInfinity() {
+		return errZeroNoFlag
+	}
+	if !p.IsOnCurve() {
+		return ErrNotOnCurve
+	}
+	return nil
+}
+
+func zeroAfterFlags(b []byte) bool {
+	if b[0]&^byte(flagMask) != 0 {
+		return false
+	}
+	for _, x := range b[1:] {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeG1s fills dst from len(dst) consecutive points in src and returns
+// the index of the first bad one with its error.
+func decodeG1s(dst []bls.G1Affine, src []byte) (int, error) {
+	for i := range dst {
+		if err := decodeG1(&dst[i], (*[g1Size]byte)(src[i*g1Size:])); err != nil {
+			return i, err
+		}
+	}
+	return 0, nil
+}
+
+func decodeG2s(dst []bls.G2Affine, src []byte) (int, error) {
+	for i := range dst {
+		if err := decodeG2(&dst[i], (*[g2Size]byte)(src[i*g2Size:])); err != nil {
+			return i, err
+		}
+	}
+	return 0, nil
+}
+
+// WriteTo writes vk in bellperson's .vk format. It returns ErrTooLarge,
+// writing nothing, if IC has 2³² or more points.
+func (vk *VerifyingKey) WriteTo(w io.Writer) (int64, error) {
+	if uint64(len(vk.IC)) > math.MaxUint32 {
+		return 0, fmt.Errorf("groth16: ic: %w", ErrTooLarge)
+	}
+	e := encoder{w: w, buf: make([]byte, 0, 64<<10)}
+	e.vk(vk)
+	e.flush()
+	return e.n, e.err
+}
+
+// WriteTo writes pk in bellperson's .params format. It returns
+// ErrTooLarge, writing nothing, if a vector has 2³² or more points.
+func (pk *ProvingKey) WriteTo(w io.Writer) (int64, error) {
+	lens := []struct {
+		name string
+		n    int
+	}{{"ic", len(pk.VK.IC)}, {sectionH, len(pk.H)}, {sectionL, len(pk.L)}, {sectionA, len(pk.A)}, {sectionBG1, len(pk.BG1)}, {sectionBG2, len(pk.BG2)}}
+	for _, l := range lens {
+		if uint64(l.n) > math.MaxUint32 {
+			return 0, fmt.Errorf("groth16: %s: %w", l.name, ErrTooLarge)
+		}
+	}
+	e := encoder{w: w, buf: make([]byte, 0, 1<<20)}
+	e.vk(&pk.VK)
+	for _, v := range [][]bls.G1Affine{pk.H, pk.L, pk.A, pk.BG1} {
+		e.g1s(v)
+	}
+	e.u32(len(pk.BG2))
+	for i := range pk.BG2 {
+		b := pk.BG2[i].RawBytes()
+		e.put(b[:])
+	}
+	e.flush()
+	return e.n, e.err
+}
+
+// encoder buffers writes and keeps the first error.
+type encoder struct {
+	w   io.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+func (e *encoder) put(p []byte) {
+	if len(e.buf)+len(p) > cap(e.buf) {
+		e.flush()
+	}
+	e.buf = append(e.buf, p...)
+}
+
+func (e *encoder) flush() {
+	if e.err == nil && len(e.buf) > 0 {
+		var n int
+		n, e.err = e.w.Write(e.buf)
+		e.n += int64(n)
+	}
+	e.buf = e.buf[:0]
+}
+
+func (e *encoder) u32(n int) {
+	e.put(binary.BigEndian.AppendUint32(nil, uint32(n)))
+}
+
+func (e *encoder) g1(p *bls.G1Affine) {
+	b := p.RawBytes()
+	e.put(b[:])
+}
+
+func (e *encoder) g2(p *bls.G2Affine) {
+	b := p.RawBytes()
+	e.put(b[:])
+}
+
+func (e *encoder) g1s(v []bls.G1Affine) {
+	e.u32(len(v))
+	for i := range v {
+		e.g1(&v[i])
+	}
+}
+
+func (e *encoder) vk(vk *VerifyingKey) {
+	e.g1(&vk.AlphaG1)
+	e.g1(&vk.BetaG1)
+	e.g2(&vk.BetaG2)
+	e.g2(&vk.GammaG2)
+	e.g1(&vk.DeltaG1)
+	e.g2(&vk.DeltaG2)
+	e.g1s(vk.IC)
+}

@@ -1,0 +1,587 @@
+package groth16
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// keyShape gives the number of points in each vector of a test key.
+type keyShape struct{ ic, h, l, a, b int }
+
+func randScalars(r *rand.Rand, n int) []fr.Element {
+	s := make([]fr.Element, n)
+	for i := range s {
+		s[i].SetUint64(r.Uint64())
+		var hi fr.Element
+		hi.SetUint64(r.Uint64())
+		s[i].Mul(&s[i], &hi) // spread over the field, not just below 2⁶⁴
+	}
+	return s
+}
+
+func randG1s(r *rand.Rand, n int) []bls.G1Affine {
+	if n == 0 {
+		return []bls.G1Affine{}
+	}
+	_, _, g1, _ := bls.Generators()
+	return bls.BatchScalarMultiplicationG1(&g1, randScalars(r, n))
+}
+
+func randG2s(r *rand.Rand, n int) []bls.G2Affine {
+	if n == 0 {
+		return []bls.G2Affine{}
+	}
+	_, _, _, g2 := bls.Generators()
+	return bls.BatchScalarMultiplicationG2(&g2, randScalars(r, n))
+}
+
+// randomKey builds a key of random subgroup points (not a key for any
+// circuit). If withInfinity, H and L each hold one point at infinity.
+func randomKey(seed uint64, s keyShape, withInfinity bool) *ProvingKey {
+	r := rand.New(rand.NewPCG(seed, 1))
+	g1 := randG1s(r, 3)
+	g2 := randG2s(r, 3)
+	pk := &ProvingKey{
+		VK: VerifyingKey{
+			AlphaG1: g1[0], BetaG1: g1[1], BetaG2: g2[0], GammaG2: g2[1], DeltaG1: g1[2], DeltaG2: g2[2],
+			IC: randG1s(r, s.ic),
+		},
+		H:   randG1s(r, s.h),
+		L:   randG1s(r, s.l),
+		A:   randG1s(r, s.a),
+		BG1: randG1s(r, s.b),
+		BG2: randG2s(r, s.b),
+	}
+	if withInfinity {
+		pk.H[len(pk.H)/2] = bls.G1Affine{}
+		pk.L[0] = bls.G1Affine{}
+	}
+	return pk
+}
+
+// item is one count word or point of a file, as the format description
+// lays it out (independently of params.go).
+type item struct {
+	section string
+	off     int64
+	size    int64
+}
+
+func fileItems(s keyShape, params bool) []item {
+	var items []item
+	off := int64(0)
+	add := func(sec string, size int64) {
+		items = append(items, item{sec, off, size})
+		off += size
+	}
+	for _, size := range []int64{96, 96, 192, 192, 96, 192} {
+		add("vk", size)
+	}
+	vec := func(sec string, n int, size int64) {
+		add(sec, 4)
+		for range n {
+			add(sec, size)
+		}
+	}
+	vec("vk", s.ic, 96)
+	if params {
+		vec("h", s.h, 96)
+		vec("l", s.l, 96)
+		vec("a", s.a, 96)
+		vec("b_g1", s.b, 96)
+		vec("b_g2", s.b, 192)
+	}
+	return items
+}
+
+func encodeParams(t testing.TB, pk *ProvingKey) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := pk.WriteTo(&buf)
+	require.NoError(t, err)
+	require.Equal(t, int64(buf.Len()), n)
+	return buf.Bytes()
+}
+
+func encodeVK(t testing.TB, vk *VerifyingKey) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := vk.WriteTo(&buf)
+	require.NoError(t, err)
+	require.Equal(t, int64(buf.Len()), n)
+	return buf.Bytes()
+}
+
+func requireFormatError(t *testing.T, err error, section string, off int64, target error) *FormatError {
+	t.Helper()
+	var fe *FormatError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, section, fe.Section, "%v", err)
+	require.Equal(t, off, fe.Offset, "%v", err)
+	require.ErrorIs(t, err, target)
+	return fe
+}
+
+var smallShape = keyShape{ic: 3, h: 7, l: 5, a: 4, b: 3}
+
+// TestParamsLayout checks the writer against the layout of bellperson's
+// Parameters::write, reading the bytes with gnark-crypto's own decoder.
+func TestParamsLayout(t *testing.T) {
+	pk := randomKey(1, smallShape, true)
+	b := encodeParams(t, pk)
+	items := fileItems(smallShape, true)
+	last := items[len(items)-1]
+	require.Equal(t, last.off+last.size, int64(len(b)))
+	require.Equal(t, 868+96*3+5*4+96*(7+5+4+3)+192*3, len(b))
+
+	// Count words hold the vector lengths, big-endian.
+	counts := map[string]uint32{"vk": 3, "h": 7, "l": 5, "a": 4, "b_g1": 3, "b_g2": 3}
+	g1s := map[string][]bls.G1Affine{"vk": pk.VK.IC, "h": pk.H, "l": pk.L, "a": pk.A, "b_g1": pk.BG1}
+	idx := map[string]int{}
+	for i, it := range items {
+		switch {
+		case it.size == 4:
+			assert.Equal(t, counts[it.section], binary.BigEndian.Uint32(b[it.off:]), "count of %s", it.section)
+		case i < 6:
+			// vk fixed points, checked below
+		case it.section == "b_g2":
+			var p bls.G2Affine
+			_, err := p.SetBytes(b[it.off : it.off+it.size])
+			require.NoError(t, err)
+			assert.True(t, p.Equal(&pk.BG2[idx["b_g2"]]))
+			idx["b_g2"]++
+		default:
+			want := g1s[it.section][idx[it.section]]
+			idx[it.section]++
+			if want.IsInfinity() {
+				inf := make([]byte, 96)
+				inf[0] = 0x40
+				assert.Equal(t, inf, b[it.off:it.off+it.size], "infinity encoding")
+				continue
+			}
+			var p bls.G1Affine
+			_, err := p.SetBytes(b[it.off : it.off+it.size])
+			require.NoError(t, err)
+			assert.True(t, p.Equal(&want))
+		}
+	}
+	var a, bb, d bls.G1Affine
+	var beta, gamma, delta bls.G2Affine
+	for _, x := range []struct {
+		off int
+		dst interface{ SetBytes([]byte) (int, error) }
+	}{{0, &a}, {96, &bb}, {192, &beta}, {384, &gamma}, {576, &d}, {672, &delta}} {
+		_, err := x.dst.SetBytes(b[x.off:])
+		require.NoError(t, err)
+	}
+	assert.True(t, a.Equal(&pk.VK.AlphaG1))
+	assert.True(t, bb.Equal(&pk.VK.BetaG1))
+	assert.True(t, beta.Equal(&pk.VK.BetaG2))
+	assert.True(t, gamma.Equal(&pk.VK.GammaG2))
+	assert.True(t, d.Equal(&pk.VK.DeltaG1))
+	assert.True(t, delta.Equal(&pk.VK.DeltaG2))
+
+	// ScanParams reports the same offsets.
+	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	assert.Equal(t, Section{Offset: 868, Len: 3, PointSize: 96}, lay.IC)
+	assert.Equal(t, Section{Offset: lay.IC.End() + 4, Len: 7, PointSize: 96}, lay.H)
+	assert.Equal(t, Section{Offset: lay.H.End() + 4, Len: 5, PointSize: 96}, lay.L)
+	assert.Equal(t, Section{Offset: lay.L.End() + 4, Len: 4, PointSize: 96}, lay.A)
+	assert.Equal(t, Section{Offset: lay.A.End() + 4, Len: 3, PointSize: 96}, lay.BG1)
+	assert.Equal(t, Section{Offset: lay.BG1.End() + 4, Len: 3, PointSize: 192}, lay.BG2)
+	assert.Equal(t, int64(len(b)), lay.Size)
+}
+
+func TestParamsRoundTrip(t *testing.T) {
+	for _, inf := range []bool{false, true} {
+		pk := randomKey(2, smallShape, inf)
+		b := encodeParams(t, pk)
+		for _, opts := range [][]ReadOption{nil, {TrustedFile()}} {
+			got, err := DecodeParams(b, opts...)
+			require.NoError(t, err)
+			require.Equal(t, pk, got)
+			require.Equal(t, b, encodeParams(t, got))
+		}
+		path := filepath.Join(t.TempDir(), "k.params")
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		got, err := ReadParams(path)
+		require.NoError(t, err)
+		require.Equal(t, pk, got)
+		require.Equal(t, b, encodeParams(t, got))
+	}
+}
+
+func TestParamsEmptyVectors(t *testing.T) {
+	pk := randomKey(3, keyShape{}, false)
+	b := encodeParams(t, pk)
+	require.Len(t, b, 868+5*4)
+	got, err := DecodeParams(b)
+	require.NoError(t, err)
+	require.Equal(t, pk, got)
+}
+
+func TestVerifyingKeyRoundTrip(t *testing.T) {
+	vk := randomKey(4, smallShape, false).VK
+	b := encodeVK(t, &vk)
+	require.Len(t, b, 868+96*3)
+	got, err := DecodeVerifyingKey(b)
+	require.NoError(t, err)
+	require.Equal(t, &vk, got)
+	require.Equal(t, b, encodeVK(t, got))
+
+	// A .params file starts with its .vk.
+	pk := randomKey(4, smallShape, false)
+	require.Equal(t, b, encodeParams(t, pk)[:len(b)])
+
+	path := filepath.Join(t.TempDir(), "k.vk")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	got, err = ReadVerifyingKey(path)
+	require.NoError(t, err)
+	require.Equal(t, &vk, got)
+}
+
+// TestParamsTruncated cuts a file at every byte and expects the first
+// item that no longer fits to be reported.
+func TestParamsTruncated(t *testing.T) {
+	for _, params := range []bool{true, false} {
+		pk := randomKey(5, smallShape, false)
+		var b []byte
+		if params {
+			b = encodeParams(t, pk)
+		} else {
+			b = encodeVK(t, &pk.VK)
+		}
+		items := fileItems(smallShape, params)
+		for n := range len(b) {
+			var want item
+			for _, it := range items {
+				if it.off+it.size > int64(n) {
+					want = it
+					break
+				}
+			}
+			var err error
+			if params {
+				_, err = DecodeParams(b[:n])
+			} else {
+				_, err = DecodeVerifyingKey(b[:n])
+			}
+			requireFormatError(t, err, want.section, want.off, ErrTruncated)
+		}
+	}
+}
+
+func TestParamsTrailingData(t *testing.T) {
+	pk := randomKey(6, smallShape, false)
+	for _, extra := range []int{1, 4, 96, 192} {
+		b := encodeParams(t, pk)
+		n := int64(len(b))
+		b = append(b, make([]byte, extra)...)
+		_, err := DecodeParams(b)
+		requireFormatError(t, err, "trailer", n, ErrTrailingData)
+
+		v := encodeVK(t, &pk.VK)
+		n = int64(len(v))
+		v = append(v, make([]byte, extra)...)
+		_, err = DecodeVerifyingKey(v)
+		requireFormatError(t, err, "trailer", n, ErrTrailingData)
+	}
+}
+
+// TestParamsHugeCount: a count that claims more points than the file
+// holds is rejected before anything is allocated for the points.
+func TestParamsHugeCount(t *testing.T) {
+	pk := randomKey(7, smallShape, false)
+	good := encodeParams(t, pk)
+	items := fileItems(smallShape, true)
+	for _, it := range items {
+		if it.size != 4 {
+			continue
+		}
+		for _, count := range []uint32{0xffffffff, 0x7fffffff, 1 << 24} {
+			b := bytes.Clone(good)
+			binary.BigEndian.PutUint32(b[it.off:], count)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := DecodeParams(b)
+			runtime.ReadMemStats(&after)
+			var fe *FormatError
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, it.section, fe.Section)
+			require.ErrorIs(t, err, ErrTruncated)
+			require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "allocated for a bogus count")
+		}
+	}
+}
+
+// notInSubgroupG1 returns a point on the curve outside G1: a random x
+// lifted to the curve without clearing the cofactor.
+func notInSubgroupG1(r *rand.Rand) bls.G1Affine {
+	for {
+		var p bls.G1Affine
+		p.X.SetUint64(r.Uint64())
+		var y2, four fp.Element
+		four.SetUint64(4)
+		y2.Square(&p.X).Mul(&y2, &p.X).Add(&y2, &four)
+		if y2.Legendre() != 1 {
+			continue
+		}
+		p.Y.Sqrt(&y2)
+		if p.IsOnCurve() && !p.IsInSubGroup() {
+			return p
+		}
+	}
+}
+
+func notInSubgroupG2(r *rand.Rand) bls.G2Affine {
+	for {
+		var p bls.G2Affine
+		p.X.A0.SetUint64(r.Uint64())
+		p.X.A1.SetUint64(r.Uint64())
+		var y2, b bls.E2
+		b.A0.SetUint64(4)
+		b.A1.SetUint64(4)
+		y2.Square(&p.X).Mul(&y2, &p.X).Add(&y2, &b)
+		if y2.Legendre() != 1 {
+			continue
+		}
+		p.Y.Sqrt(&y2)
+		if p.IsOnCurve() && !p.IsInSubGroup() {
+			return p
+		}
+	}
+}
+
+// corruption rewrites the point at b[off:off+size].
+type corruption struct {
+	name    string
+	apply   func(r *rand.Rand, p []byte)
+	err     error
+	trusted bool // also rejected by TrustedFile
+}
+
+var corruptions = []corruption{
+	{"compressed flag", func(_ *rand.Rand, p []byte) { p[0] |= 0x80 }, ErrInvalidEncoding, true},
+	{"sort flag", func(_ *rand.Rand, p []byte) { p[0] |= 0x20 }, ErrInvalidEncoding, true},
+	{"all flags", func(_ *rand.Rand, p []byte) { p[0] |= 0xe0 }, ErrInvalidEncoding, true},
+	{"infinity flag with data", func(_ *rand.Rand, p []byte) { p[0] = 0x40 | p[0]&0x1f; p[47] |= 1 }, ErrInvalidEncoding, true},
+	{"infinity flag, last byte set", func(_ *rand.Rand, p []byte) { clear(p); p[0] = 0x40; p[len(p)-1] = 1 }, ErrInvalidEncoding, true},
+	{"zero without flag", func(_ *rand.Rand, p []byte) { clear(p) }, ErrInvalidEncoding, true},
+	{"x not canonical", func(_ *rand.Rand, p []byte) { p[0] = 0x1f }, ErrInvalidEncoding, true},
+	{"y equals p", func(_ *rand.Rand, p []byte) {
+		m := fp.Modulus().FillBytes(make([]byte, 48))
+		copy(p[len(p)-48:], m)
+	}, ErrInvalidEncoding, true},
+	{"off curve", func(_ *rand.Rand, p []byte) { p[len(p)-1] ^= 1 }, ErrNotOnCurve, true},
+	{"not in subgroup", func(r *rand.Rand, p []byte) {
+		if len(p) == 96 {
+			q := notInSubgroupG1(r)
+			b := q.RawBytes()
+			copy(p, b[:])
+		} else {
+			q := notInSubgroupG2(r)
+			b := q.RawBytes()
+			copy(p, b[:])
+		}
+	}, ErrNotInSubgroup, false},
+}
+
+func TestParamsCorruptPoints(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	pk := randomKey(8, smallShape, false)
+	good := encodeParams(t, pk)
+	goodVK := encodeVK(t, &pk.VK)
+	items := fileItems(smallShape, true)
+	for _, c := range corruptions {
+		t.Run(c.name, func(t *testing.T) {
+			for _, it := range items {
+				if it.size == 4 {
+					continue
+				}
+				b := bytes.Clone(good)
+				c.apply(r, b[it.off:it.off+it.size])
+				_, err := DecodeParams(b)
+				requireFormatError(t, err, it.section, it.off, c.err)
+				_, err = DecodeParams(b, TrustedFile())
+				if c.trusted {
+					requireFormatError(t, err, it.section, it.off, c.err)
+				} else {
+					require.NoError(t, err)
+				}
+				if it.off+it.size <= int64(len(goodVK)) {
+					v := bytes.Clone(goodVK)
+					c.apply(r, v[it.off:it.off+it.size])
+					_, err := DecodeVerifyingKey(v)
+					requireFormatError(t, err, it.section, it.off, c.err)
+				}
+			}
+		})
+	}
+}
+
+// TestParamsSubgroupLocated: in sections large enough for gnark's
+// probabilistic batch check, the bad point is still located.
+func TestParamsSubgroupLocated(t *testing.T) {
+	shape := keyShape{ic: 2, h: 150, l: 2, a: 2, b: 170}
+	r := rand.New(rand.NewPCG(9, 9))
+	pk := randomKey(9, shape, false)
+	good := encodeParams(t, pk)
+	lay, err := ScanParams(bytes.NewReader(good), int64(len(good)))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		section string
+		sec     Section
+		i       int
+	}{{"h", lay.H, 0}, {"h", lay.H, 97}, {"h", lay.H, 149}, {"b_g1", lay.BG1, 123}, {"b_g2", lay.BG2, 0}, {"b_g2", lay.BG2, 161}} {
+		b := bytes.Clone(good)
+		off := tc.sec.Offset + int64(tc.i*tc.sec.PointSize)
+		corruptions[len(corruptions)-1].apply(r, b[off:off+int64(tc.sec.PointSize)])
+		_, err := DecodeParams(b)
+		requireFormatError(t, err, tc.section, off, ErrNotInSubgroup)
+		_, err = DecodeParams(b, TrustedFile())
+		require.NoError(t, err)
+	}
+}
+
+func TestReadParamsErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ReadParams(filepath.Join(dir, "missing.params"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = ReadVerifyingKey(filepath.Join(dir, "missing.vk"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	empty := filepath.Join(dir, "empty.params")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	_, err = ReadParams(empty)
+	fe := requireFormatError(t, err, "vk", 0, ErrTruncated)
+	require.Equal(t, empty, fe.File)
+	require.Contains(t, err.Error(), empty)
+
+	pk := randomKey(10, smallShape, false)
+	b := encodeParams(t, pk)
+	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	b[lay.L.Offset+96] |= 0x80
+	bad := filepath.Join(dir, "bad.params")
+	require.NoError(t, os.WriteFile(bad, b, 0o600))
+	_, err = ReadParams(bad, TrustedFile())
+	fe = requireFormatError(t, err, "l", lay.L.Offset+96, ErrInvalidEncoding)
+	require.Equal(t, bad, fe.File)
+	require.Contains(t, err.Error(), "section l at offset")
+}
+
+type failWriter struct{ n, limit int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.n+len(p) > w.limit {
+		k := w.limit - w.n
+		w.n = w.limit
+		return k, errors.New("disk full")
+	}
+	w.n += len(p)
+	return len(p), nil
+}
+
+func TestWriteToError(t *testing.T) {
+	pk := randomKey(11, smallShape, false)
+	n, err := pk.WriteTo(&failWriter{limit: 100})
+	require.EqualError(t, err, "disk full")
+	require.Equal(t, int64(100), n)
+	n, err = pk.VK.WriteTo(&failWriter{limit: 7})
+	require.EqualError(t, err, "disk full")
+	require.Equal(t, int64(7), n)
+}
+
+// TestParamsBellperson reads the parameter and verifying-key files that
+// bellperson wrote (testdata/refgen, issue 3) and writes them back.
+func TestParamsBellperson(t *testing.T) {
+	var files []string
+	root := filepath.Join("..", "testdata", "refgen")
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == "target" {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, ".params") || strings.HasSuffix(path, ".vk") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Skip("no bellperson .params/.vk files under testdata/refgen yet")
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			if strings.HasSuffix(path, ".params") {
+				pk, err := ReadParams(path)
+				require.NoError(t, err)
+				_, err = pk.WriteTo(&buf)
+				require.NoError(t, err)
+			} else {
+				vk, err := ReadVerifyingKey(path)
+				require.NoError(t, err)
+				_, err = vk.WriteTo(&buf)
+				require.NoError(t, err)
+			}
+			require.Equal(t, want, buf.Bytes())
+		})
+	}
+}
+
+func BenchmarkReadParams(b *testing.B) {
+	const n = 1 << 16
+	pk := randomKey(12, keyShape{ic: 8, h: n, l: n, a: n, b: n}, false)
+	var buf bytes.Buffer
+	_, err := pk.WriteTo(&buf)
+	require.NoError(b, err)
+	path := filepath.Join(b.TempDir(), "bench.params")
+	require.NoError(b, os.WriteFile(path, buf.Bytes(), 0o600))
+	for _, bc := range []struct {
+		name string
+		opts []ReadOption
+	}{{"checked", nil}, {"trusted", []ReadOption{TrustedFile()}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(buf.Len()))
+			for b.Loop() {
+				if _, err := ReadParams(path, bc.opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkWriteParams(b *testing.B) {
+	const n = 1 << 16
+	pk := randomKey(12, keyShape{ic: 8, h: n, l: n, a: n, b: n}, false)
+	var buf bytes.Buffer
+	_, err := pk.WriteTo(&buf)
+	require.NoError(b, err)
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		buf.Reset()
+		if _, err := pk.WriteTo(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
