@@ -1,0 +1,62 @@
+// Command c2 produces and checks Filecoin PoRep C2 (Groth16, BLS12-381)
+// proofs.
+//
+//	c2 demo     prove and verify a built-in circuit with development parameters
+//	c2 verify   verify a proof file against a .vk/.params file and public inputs
+//
+// Run `c2 <command> -h` for a command's flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+)
+
+type command struct {
+	summary string
+	run     func(args []string) error
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each command's file registers itself.
+func register(name, summary string, run func(args []string) error) {
+	commands[name] = command{summary, run}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: c2 <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		if os.Args[1] != "-h" && os.Args[1] != "help" && os.Args[1] != "--help" {
+			fmt.Fprintf(os.Stderr, "c2: unknown command %q\n", os.Args[1])
+		}
+		usage()
+		os.Exit(2)
+	}
+	if err := cmd.run(os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintf(os.Stderr, "c2 %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
