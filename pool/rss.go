@@ -63,3 +63,16 @@ func parseStatus(data []byte, key string) (int64, error) {
 	}
 	return 0, fmt.Errorf("pool: /proc/self/status has no %s line", key)
 }
+
+// PhysicalMemory returns the machine's physical memory in bytes (MemTotal in
+// /proc/meminfo).
+func PhysicalMemory() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, ErrNoRSS
+	}
+	if err != nil {
+		return 0, err
+	}
+	return parseStatus(data, "MemTotal:")
+}

@@ -44,3 +44,15 @@ func TestPeakRSS(t *testing.T) {
 	assert.GreaterOrEqual(t, peak, before)
 	assert.Greater(t, rss, int64(48<<20))
 }
+
+func TestPhysicalMemory(t *testing.T) {
+	m, err := PhysicalMemory()
+	if runtime.GOOS != "linux" {
+		require.ErrorIs(t, err, ErrNoRSS)
+		return
+	}
+	require.NoError(t, err)
+	rss, err := RSS()
+	require.NoError(t, err)
+	assert.Greater(t, m, rss)
+}

@@ -1,0 +1,84 @@
+package c2
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/pool"
+)
+
+// Backend selects what runs the device stages.
+type Backend string
+
+const (
+	// BackendAuto uses every CUDA device when the CUDA library loads and
+	// finds one, else the CPU.
+	BackendAuto Backend = ""
+	// BackendCPU runs everything on the CPU (the reference).
+	BackendCPU Backend = "cpu"
+	// BackendCUDA requires CUDA devices; New fails without them.
+	BackendCUDA Backend = "cuda"
+)
+
+// ErrNoCUDA is returned by New for BackendCUDA when no CUDA device is usable
+// (no library, no driver or no device).
+var ErrNoCUDA = errors.New("c2: no usable CUDA device")
+
+// Config configures a Prover. The zero value works: all devices, CPU when
+// there are none, budgets derived from the machine.
+type Config struct {
+	Backend Backend
+	// Devices lists the CUDA ordinals to use; nil means all.
+	Devices []int
+	// VRAMMargin is device memory left outside the budget on each GPU, for
+	// the CUDA context and fragmentation; 0 means 2 GiB.
+	VRAMMargin int64
+	// HostMemory bounds the host buffers of partitions in flight (a, b, c
+	// and the classified witness); 0 means half of physical memory.
+	HostMemory int64
+	// Threads bounds the goroutines of one CPU MSM; 0 means GOMAXPROCS.
+	Threads int
+	// PrepWorkers is the number of partitions prepared on the CPU at once;
+	// 0 means 2.
+	PrepWorkers int
+	// DisableOverlap runs partitions one at a time and their stages in
+	// sequence (b_g2 after the device stages), to measure what overlap buys.
+	DisableOverlap bool
+	// CPUFallback proves on the CPU once every device has failed, instead of
+	// returning ErrNoDevice.
+	CPUFallback bool
+	// TestDevices, when not nil, replaces Backend and Devices: the prover
+	// uses exactly these devices (fakes in tests) and closes them on Close.
+	TestDevices []gpu.Device
+}
+
+func (c *Config) withDefaults() (Config, error) {
+	o := *c
+	if o.Threads <= 0 {
+		o.Threads = runtime.GOMAXPROCS(0)
+	}
+	if o.PrepWorkers <= 0 {
+		o.PrepWorkers = 2
+	}
+	if o.DisableOverlap {
+		o.PrepWorkers = 1
+	}
+	if o.VRAMMargin <= 0 {
+		o.VRAMMargin = 2 << 30
+	}
+	if o.HostMemory <= 0 {
+		m, err := pool.PhysicalMemory()
+		if err != nil {
+			m = 8 << 30
+		}
+		o.HostMemory = m / 2
+	}
+	switch o.Backend {
+	case BackendAuto, BackendCPU, BackendCUDA:
+	default:
+		return o, fmt.Errorf("c2: unknown backend %q", o.Backend)
+	}
+	return o, nil
+}

@@ -1,0 +1,726 @@
+// Package c2 proves Filecoin PoRep commit phase 2 (C2): Groth16 proofs over
+// BLS12-381, bit-compatible with bellperson, on GPUs when present and on the
+// CPU otherwise.
+//
+// A [Prover] owns the devices and the memory budgets. Every partition goes
+// through the same stages: preparation on the CPU (evaluate a, b, c and
+// classify the witness into zeros, ones and a tail), the device stages (H,
+// batch additions of the unit-scalar bases, tail MSMs), the B_G2 tail MSM on
+// the CPU beside the device when the device leaves G2 to the CPU, and the
+// epilogue. Partitions of one call and of concurrent calls share the
+// devices: each partition is routed to the least-loaded live device, which
+// admits as many partitions at once as its memory budget holds, while the
+// CPU prepares the next ones and finishes the previous ones. Every proof is
+// verified before it is returned.
+package c2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/msm"
+	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// NotSupportedError reports a feature that does not exist yet.
+type NotSupportedError struct{ What string }
+
+func (e *NotSupportedError) Error() string { return "c2: not yet supported: " + e.What }
+
+// ErrNoDevice is returned (wrapped in a *PartitionError) when every device
+// has failed and Config.CPUFallback is off.
+var ErrNoDevice = errors.New("c2: no usable device left")
+
+// ErrClosed is returned by calls on a closed Prover.
+var ErrClosed = errors.New("c2: prover closed")
+
+// PartitionError reports the failure of one partition.
+type PartitionError struct {
+	Index  int    // partition index within the call
+	Device string // device it last ran on, "" if none
+	Err    error
+}
+
+func (e *PartitionError) Error() string {
+	if e.Device == "" {
+		return fmt.Sprintf("c2: partition %d: %v", e.Index, e.Err)
+	}
+	return fmt.Sprintf("c2: partition %d on %s: %v", e.Index, e.Device, e.Err)
+}
+
+func (e *PartitionError) Unwrap() error { return e.Err }
+
+// Prover proves partitions on a set of devices. It is safe for concurrent
+// use; Close it when done.
+type Prover struct {
+	cfg  Config
+	cpu  *gpu.CPU // b_g2 beside devices, and the fallback device
+	devs []*device
+	fall *device // the CPU as a device, used after every device failed
+	host *pool.Pool
+	prep chan struct{} // prep semaphore
+	// serial is held through a whole partition when overlap is disabled.
+	serial sync.Mutex
+
+	pickMu sync.Mutex
+	mu     sync.Mutex
+	keys   map[keyID]gpu.Key
+	closed bool
+	calls  sync.WaitGroup
+
+	st stats
+}
+
+type keyID struct {
+	pk  *groth16.ProvingKey
+	dev *device
+}
+
+type device struct {
+	gpu.Device
+	name string
+	dead atomic.Bool
+	load atomic.Int32 // partitions routed here and not finished
+	busy busyClock
+	done atomic.Int32 // partitions completed here
+	mu   sync.Mutex
+	err  error // why it was taken out of rotation
+}
+
+// New returns a Prover for cfg.
+func New(cfg Config) (*Prover, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &Prover{
+		cfg:  c,
+		cpu:  gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
+		host: pool.New(pool.NewBudget("host", c.HostMemory), nil),
+		prep: make(chan struct{}, c.PrepWorkers),
+		keys: make(map[keyID]gpu.Key),
+	}
+	var devs []gpu.Device
+	switch {
+	case c.TestDevices != nil:
+		devs = c.TestDevices
+	case c.Backend == BackendCPU:
+		devs = []gpu.Device{p.cpu}
+	default:
+		devs, err = openCUDA(c)
+		if err != nil && c.Backend == BackendCUDA {
+			p.host.Close()
+			return nil, err
+		}
+		if len(devs) == 0 {
+			if c.Backend == BackendCUDA {
+				p.host.Close()
+				return nil, ErrNoCUDA
+			}
+			devs = []gpu.Device{p.cpu}
+		}
+	}
+	if len(devs) == 0 {
+		p.host.Close()
+		return nil, errors.New("c2: no devices configured")
+	}
+	for _, d := range devs {
+		p.devs = append(p.devs, &device{Device: d, name: d.Info().Name})
+	}
+	p.fall = &device{Device: p.cpu, name: "cpu"}
+	return p, nil
+}
+
+// openCUDA opens the CUDA devices of c. There is no CUDA-backed Device yet,
+// so it finds none.
+func openCUDA(c Config) ([]gpu.Device, error) { return nil, ErrNoCUDA }
+
+// Devices returns the names of the devices in rotation order.
+func (p *Prover) Devices() []string {
+	var out []string
+	for _, d := range p.devs {
+		out = append(out, d.name)
+	}
+	return out
+}
+
+// Close releases keys and devices, after the calls in progress return.
+func (p *Prover) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	p.calls.Wait()
+	for id, k := range p.keys {
+		k.Release()
+		delete(p.keys, id)
+	}
+	var errs []error
+	for _, d := range p.devs {
+		if d.Device != gpu.Device(p.cpu) {
+			errs = append(errs, d.Close())
+		}
+	}
+	errs = append(errs, p.cpu.Close())
+	p.host.Close()
+	return errors.Join(errs...)
+}
+
+// Prove computes the C2 proof of a PoRep commit-phase-1 output.
+//
+// Not yet supported: it needs the PoRep circuit (issue 7) and returns a
+// *NotSupportedError until then. ProvePartitions runs the same engine on
+// constraint systems built by the caller.
+func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
+	return nil, &NotSupportedError{What: "PoRep circuit (C1 input)"}
+}
+
+// ProvePartitions proves each finalized, satisfied system under pk and
+// returns the proofs in order, verified as a batch. The systems must fit pk
+// (same shape); they are only read. On error it returns nil and a
+// *PartitionError naming the first partition that failed, or ctx's error.
+func (p *Prover) ProvePartitions(ctx context.Context, pk *groth16.ProvingKey, parts []*r1cs.System) ([]groth16.Proof, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	p.calls.Add(1)
+	p.mu.Unlock()
+	defer p.calls.Done()
+
+	for i, sys := range parts {
+		if !sys.Finalized() {
+			return nil, &PartitionError{Index: i, Err: errors.New("system is not finalized")}
+		}
+		if err := groth16.CheckShape(pk, sys); err != nil {
+			return nil, &PartitionError{Index: i, Err: err}
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	proofs := make([]groth16.Proof, len(parts))
+	origin := make([]*device, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	run := func(i int, exclude map[*device]bool) {
+		defer wg.Done()
+		var err error
+		proofs[i], origin[i], err = p.provePartition(ctx, pk, parts[i], exclude)
+		if err != nil {
+			name := ""
+			if origin[i] != nil {
+				name = origin[i].name
+			}
+			errs[i] = &PartitionError{Index: i, Device: name, Err: err}
+			cancel()
+		}
+	}
+	for i := range parts {
+		wg.Add(1)
+		go run(i, nil)
+	}
+	wg.Wait()
+	if err := firstError(ctx, errs); err != nil {
+		return nil, err
+	}
+
+	inputs := make([][]fr.Element, len(parts))
+	for i, sys := range parts {
+		inputs[i] = sys.Inputs()[1:]
+	}
+	// A proof that does not verify came from a faulty device (the witness
+	// was checked during preparation): take the device out of rotation and
+	// prove the partition again elsewhere, as long as devices remain.
+	for attempt := 0; ; attempt++ {
+		t0 := time.Now()
+		err := groth16.VerifyBatch(&pk.VK, proofs, inputs)
+		p.st.add(&p.st.verify, time.Since(t0))
+		if err == nil {
+			return proofs, nil
+		}
+		var ve *groth16.VerifyError
+		if !errors.As(err, &ve) || !errors.Is(err, groth16.ErrInvalidProof) || attempt > len(p.devs) {
+			return nil, &PartitionError{Index: indexOf(ve), Err: err}
+		}
+		bad := origin[ve.Index]
+		p.retire(bad, fmt.Errorf("partition %d: proof failed verification", ve.Index))
+		wg.Add(1)
+		run(ve.Index, map[*device]bool{bad: true})
+		if err := firstError(ctx, errs); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func indexOf(ve *groth16.VerifyError) int {
+	if ve == nil {
+		return -1
+	}
+	return ve.Index
+}
+
+// firstError returns the error of the lowest failed partition, preferring a
+// real failure over the cancellations it caused, or ctx's error.
+func firstError(ctx context.Context, errs []error) error {
+	var cancelled error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if cancelled == nil {
+				cancelled = err
+			}
+			continue
+		}
+		return err
+	}
+	if cancelled != nil {
+		return cancelled
+	}
+	return ctx.Err()
+}
+
+// retire takes d out of rotation for good.
+func (p *Prover) retire(d *device, why error) {
+	if d == nil || d == p.fall {
+		return
+	}
+	d.mu.Lock()
+	if d.err == nil {
+		d.err = why
+	}
+	d.mu.Unlock()
+	d.dead.Store(true)
+}
+
+// pick routes a partition: to the live device with the fewest partitions
+// routed to it (lowest index on ties), to the CPU fallback when none is left
+// and the config allows it, or nowhere (nil). The caller calls d.load.Add(-1)
+// when the partition leaves the device.
+func (p *Prover) pick(exclude map[*device]bool) *device {
+	p.pickMu.Lock()
+	defer p.pickMu.Unlock()
+	var best *device
+	for _, d := range p.devs {
+		if d.dead.Load() || exclude[d] {
+			continue
+		}
+		if best == nil || d.load.Load() < best.load.Load() {
+			best = d
+		}
+	}
+	if best == nil && p.cfg.CPUFallback {
+		best = p.fall
+	}
+	if best != nil {
+		best.load.Add(1)
+	}
+	return best
+}
+
+// key returns pk loaded on d, loading it on first use.
+func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey) (gpu.Key, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id := keyID{pk, d}
+	if k, ok := p.keys[id]; ok {
+		return k, nil
+	}
+	k, err := d.LoadKey(ctx, pk)
+	if err != nil {
+		return nil, err
+	}
+	p.keys[id] = k
+	return k, nil
+}
+
+// prepared is one partition after the CPU preparation stage.
+type prepared struct {
+	buf     *pool.Buffer
+	a, b, c []fr.Element
+	l, A, B *split
+}
+
+func (pr *prepared) release() { pr.buf.Release() }
+
+// split is the classification of one MSM's scalars, or, when too few of
+// them are 0 or 1 for splitting to pay, the dense scalar vector.
+type split struct {
+	*msm.Split
+	full []fr.Element // non-nil: run one full MSM over these
+}
+
+// provePartition runs one partition to its (unverified) proof, retrying on
+// another device when a device fails. It returns the device that computed it.
+func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, exclude map[*device]bool) (groth16.Proof, *device, error) {
+	if exclude == nil {
+		exclude = make(map[*device]bool)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return groth16.Proof{}, nil, err
+		}
+		d := p.pick(exclude)
+		if d == nil {
+			return groth16.Proof{}, nil, ErrNoDevice
+		}
+		proof, err := p.proveOn(ctx, d, pk, sys)
+		d.load.Add(-1)
+		if err == nil {
+			return proof, d, nil
+		}
+		var de *gpu.Error
+		if !errors.As(err, &de) || errors.Is(err, gpu.ErrBadArgument) || d == p.fall {
+			return groth16.Proof{}, d, err
+		}
+		// The device failed: out of rotation, and this partition goes
+		// elsewhere.
+		p.retire(d, err)
+		exclude[d] = true
+	}
+}
+
+// proveOn runs the stages of one partition with d as its device.
+func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey, sys *r1cs.System) (groth16.Proof, error) {
+	if p.cfg.DisableOverlap {
+		p.serial.Lock()
+		defer p.serial.Unlock()
+	}
+	key, err := p.key(ctx, d, pk)
+	if err != nil {
+		return groth16.Proof{}, err
+	}
+
+	select {
+	case p.prep <- struct{}{}:
+	case <-ctx.Done():
+		return groth16.Proof{}, ctx.Err()
+	}
+	t0 := time.Now()
+	pr, err := p.prepare(ctx, pk, sys)
+	<-p.prep
+	if err != nil {
+		return groth16.Proof{}, err
+	}
+	defer pr.release()
+	p.st.add(&p.st.prep, time.Since(t0))
+
+	sums, err := p.deviceStages(ctx, d, key, pk, pr)
+	if err != nil {
+		return groth16.Proof{}, err
+	}
+
+	t0 = time.Now()
+	var r, s fr.Element
+	if err := randomNonZero(&r); err != nil {
+		return groth16.Proof{}, err
+	}
+	if err := randomNonZero(&s); err != nil {
+		return groth16.Proof{}, err
+	}
+	proof := groth16.Assemble(&pk.VK, sums, r, s)
+	p.st.add(&p.st.epilogue, time.Since(t0))
+	d.done.Add(1)
+	return proof, nil
+}
+
+func randomNonZero(e *fr.Element) error {
+	for {
+		if _, err := e.SetRandom(); err != nil {
+			return fmt.Errorf("c2: randomness: %w", err)
+		}
+		if !e.IsZero() {
+			return nil
+		}
+	}
+}
+
+// prepare evaluates a, b, c into one host buffer (zero-padded to the domain),
+// checks that the constraints hold, and classifies the scalars of L, A and B.
+func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (*prepared, error) {
+	n := pk.DomainSize()
+	// One reservation for the three vectors: no hold-and-wait between them.
+	buf, v, err := pool.GetSlice[fr.Element](ctx, p.host, 3*n)
+	if err != nil {
+		return nil, err
+	}
+	pr := &prepared{buf: buf, a: v[:n:n], b: v[n : 2*n : 2*n], c: v[2*n:]}
+	m := sys.NumConstraints()
+	sys.Evaluate(pr.a, pr.b, pr.c)
+	for _, x := range [][]fr.Element{pr.a, pr.b, pr.c} {
+		clear(x[m:])
+	}
+	var ab fr.Element
+	for j := 0; j < m; j++ {
+		ab.Mul(&pr.a[j], &pr.b[j])
+		if ab != pr.c[j] {
+			pr.release()
+			return nil, sys.IsSatisfied() // names the failing constraint
+		}
+	}
+	if sys.Inputs()[0] != fr.One() {
+		pr.release()
+		return nil, errors.New("input 0 (ONE) is not 1")
+	}
+
+	segL := []msm.Segment{{Scalars: sys.Aux()}}
+	segA := []msm.Segment{{Scalars: sys.Inputs()}, {Scalars: sys.Aux(), Density: sys.ADensity()}}
+	segB := []msm.Segment{{Scalars: sys.Inputs(), Density: sys.BInputDensity()}, {Scalars: sys.Aux(), Density: sys.BAuxDensity()}}
+	var wg sync.WaitGroup
+	var errs [3]error
+	for i, x := range []struct {
+		dst  **split
+		segs []msm.Segment
+	}{{&pr.l, segL}, {&pr.A, segA}, {&pr.B, segB}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			*x.dst, errs[i] = classify(x.segs)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		pr.release()
+		return nil, err
+	}
+	return pr, nil
+}
+
+// classify splits one MSM's scalars, or keeps them dense when more than half
+// of the bases would go to the tail (SupraSeal's rule: splitting then saves
+// less than the gathering costs).
+func classify(segs []msm.Segment) (*split, error) {
+	sp, err := msm.NewSplit(segs...)
+	if err != nil {
+		return nil, err
+	}
+	if 2*len(sp.Tail) <= sp.N {
+		return &split{Split: sp}, nil
+	}
+	full := make([]fr.Element, 0, sp.N)
+	for _, s := range segs {
+		if s.Density == nil {
+			full = append(full, s.Scalars...)
+			continue
+		}
+		for i := range s.Scalars {
+			if s.Density.Get(i) {
+				full = append(full, s.Scalars[i])
+			}
+		}
+	}
+	return &split{Split: sp, full: full}, nil
+}
+
+// deviceStages acquires a slot on d and runs H, the batch additions and the
+// tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2.
+func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, pr *prepared) (*groth16.Sums, error) {
+	slot, err := d.Acquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer slot.Release()
+
+	var sums groth16.Sums
+	// b_g2 on the CPU, beside the device (after it without overlap).
+	g2idx, g2scalars := pr.B.TailIdx, pr.B.Tail
+	if pr.B.full != nil {
+		g2idx, g2scalars = nil, pr.B.full
+	}
+	var g2sum bls.G2Jac
+	var g2err error
+	g2cpu := !d.Info().G2
+	g2done := make(chan struct{})
+	g2started := false
+	runG2 := func() {
+		defer close(g2done)
+		t0 := time.Now()
+		g2sum, g2err = gpu.TailG2CPU(pk.BG2, g2idx, g2scalars, p.cfg.Threads)
+		p.st.add(&p.st.bg2, time.Since(t0))
+	}
+	if g2cpu && !p.cfg.DisableOverlap {
+		g2started = true
+		go runG2()
+	}
+	// Whatever happens, the goroutine is joined before returning.
+	defer func() {
+		if g2started {
+			<-g2done
+		}
+	}()
+
+	stage := func(acc *atomic.Int64, f func() error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d.busy.start()
+		t0 := time.Now()
+		err := f()
+		p.st.add(acc, time.Since(t0))
+		d.busy.stop()
+		return err
+	}
+	if err := stage(&p.st.h, func() (err error) { sums.H, err = slot.ComputeH(ctx, pr.a, pr.b, pr.c); return }); err != nil {
+		return nil, err
+	}
+	g1 := []struct {
+		sec gpu.Section
+		sp  *split
+		dst *bls.G1Jac
+	}{{gpu.SectionL, pr.l, &sums.L}, {gpu.SectionA, pr.A, &sums.A}, {gpu.SectionBG1, pr.B, &sums.BG1}}
+	ones := make([]bls.G1Jac, len(g1))
+	var ones2 bls.G2Jac
+	for i, q := range g1 {
+		if q.sp.full != nil {
+			continue
+		}
+		if err := stage(&p.st.batch, func() (err error) { ones[i], err = slot.BatchAddG1(ctx, q.sec, q.sp.Ones); return }); err != nil {
+			return nil, err
+		}
+	}
+	if pr.B.full == nil {
+		if err := stage(&p.st.batch, func() (err error) { ones2, err = slot.BatchAddG2(ctx, pr.B.Ones); return }); err != nil {
+			return nil, err
+		}
+	}
+	for i, q := range g1 {
+		var idx []uint32
+		scalars := q.sp.full
+		if scalars == nil {
+			idx, scalars = q.sp.TailIdx, q.sp.Tail
+		}
+		if err := stage(&p.st.tail, func() (err error) { *q.dst, err = slot.TailG1(ctx, q.sec, idx, scalars); return }); err != nil {
+			return nil, err
+		}
+		q.dst.AddAssign(&ones[i])
+	}
+	if g2cpu {
+		if !g2started {
+			g2started = true
+			runG2()
+		}
+		<-g2done
+		if g2err != nil {
+			return nil, g2err
+		}
+		sums.BG2 = g2sum
+	} else if err := stage(&p.st.tail, func() (err error) { sums.BG2, err = slot.TailG2(ctx, g2idx, g2scalars); return }); err != nil {
+		return nil, err
+	}
+	sums.BG2.AddAssign(&ones2)
+	return &sums, nil
+}
+
+// stats accumulates stage times over all partitions, in nanoseconds.
+type stats struct {
+	prep, h, batch, tail, bg2, epilogue, verify atomic.Int64
+}
+
+func (s *stats) add(acc *atomic.Int64, d time.Duration) { acc.Add(int64(d)) }
+
+// busyClock measures the time during which at least one stage runs on a
+// device.
+type busyClock struct {
+	mu     sync.Mutex
+	active int
+	since  time.Time
+	total  time.Duration
+}
+
+func (b *busyClock) start() {
+	b.mu.Lock()
+	if b.active == 0 {
+		b.since = time.Now()
+	}
+	b.active++
+	b.mu.Unlock()
+}
+
+func (b *busyClock) stop() {
+	b.mu.Lock()
+	b.active--
+	if b.active == 0 {
+		b.total += time.Since(b.since)
+	}
+	b.mu.Unlock()
+}
+
+func (b *busyClock) read() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.total
+	if b.active > 0 {
+		t += time.Since(b.since)
+	}
+	return t
+}
+
+// StageTimes are stage durations summed over partitions. Stages of
+// different partitions overlap, so the sum may exceed the wall time.
+type StageTimes struct {
+	Prep     time.Duration // evaluate a, b, c; check; classify (CPU)
+	H        time.Duration // NTTs and the H MSM (device)
+	BatchAdd time.Duration // sums of unit-scalar bases (device)
+	Tail     time.Duration // tail or full MSMs (device)
+	BG2      time.Duration // B_G2 tail MSM on the CPU
+	Epilogue time.Duration // randomization and assembly (CPU)
+	Verify   time.Duration // batch verification (CPU)
+}
+
+// DeviceStats describes one device's share of the work.
+type DeviceStats struct {
+	Name       string
+	Partitions int           // partitions completed
+	Busy       time.Duration // time with at least one stage running
+	PeakMemory int64         // peak bytes reserved from its budget
+	Budget     int64         // the budget's total
+	Failed     error         // why it left the rotation, nil if it did not
+}
+
+// Stats is a snapshot of a Prover's counters since New or ResetStats.
+type Stats struct {
+	Stages   StageTimes
+	Devices  []DeviceStats
+	HostPeak int64 // peak bytes of partition buffers on the host
+}
+
+// Stats returns the counters so far.
+func (p *Prover) Stats() Stats {
+	var s Stats
+	s.Stages = StageTimes{
+		Prep: time.Duration(p.st.prep.Load()), H: time.Duration(p.st.h.Load()),
+		BatchAdd: time.Duration(p.st.batch.Load()), Tail: time.Duration(p.st.tail.Load()),
+		BG2: time.Duration(p.st.bg2.Load()), Epilogue: time.Duration(p.st.epilogue.Load()),
+		Verify: time.Duration(p.st.verify.Load()),
+	}
+	for _, d := range append(p.devs, p.fall) {
+		if d == p.fall && d.done.Load() == 0 {
+			continue
+		}
+		d.mu.Lock()
+		failed := d.err
+		d.mu.Unlock()
+		s.Devices = append(s.Devices, DeviceStats{
+			Name: d.name, Partitions: int(d.done.Load()), Busy: d.busy.read(),
+			PeakMemory: d.Budget().Peak(), Budget: d.Budget().Total(), Failed: failed,
+		})
+	}
+	s.HostPeak = p.host.Stats().Peak
+	return s
+}

@@ -1,0 +1,353 @@
+package c2
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	mrand "math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/msm"
+	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/r1cs"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// circuit builds a system of fixed shape whose witness depends on seed:
+// m boolean bits b_j, values v_j, products p_j = b_j·v_j, squares
+// w_j = v_j², and the public input out = Σ p_j. With wide false the v_j are small (mostly 0 and 1), as
+// in PoRep; with wide true they are random field elements, so most scalars
+// are significant and the prover keeps its MSMs dense.
+func circuit(t testing.TB, m int, seed uint64, wide bool) *r1cs.System {
+	t.Helper()
+	rng := mrand.New(mrand.NewPCG(seed, 99))
+	s := r1cs.NewSystem()
+	bits := make([]fr.Element, m)
+	vals := make([]fr.Element, m)
+	var out fr.Element
+	for j := range m {
+		bits[j].SetUint64(uint64(rng.IntN(2)))
+		if wide {
+			vals[j].SetUint64(rng.Uint64())
+			vals[j].Square(&vals[j])
+		} else if rng.IntN(50) == 0 {
+			vals[j].SetUint64(rng.Uint64())
+		} else {
+			vals[j].SetUint64(uint64(rng.IntN(2)))
+		}
+		var p fr.Element
+		p.Mul(&bits[j], &vals[j])
+		out.Add(&out, &p)
+	}
+	outVar := s.AllocInput(out)
+	sum := r1cs.LC{}
+	for j := range m {
+		b := s.Alloc(bits[j])
+		v := s.Alloc(vals[j])
+		var pv fr.Element
+		pv.Mul(&bits[j], &vals[j])
+		p := s.Alloc(pv)
+		// b·(1 − b) = 0
+		s.Enforce(r1cs.LC{}.AddVar(b), r1cs.LC{}.AddVar(r1cs.One).SubVar(b), r1cs.LC{})
+		s.Enforce(r1cs.LC{}.AddVar(b), r1cs.LC{}.AddVar(v), r1cs.LC{}.AddVar(p))
+		var wv fr.Element
+		wv.Square(&vals[j])
+		w := s.Alloc(wv)
+		s.Enforce(r1cs.LC{}.AddVar(v), r1cs.LC{}.AddVar(v), r1cs.LC{}.AddVar(w))
+		sum = sum.AddVar(p)
+	}
+	s.Enforce(sum, r1cs.LC{}.AddVar(r1cs.One), r1cs.LC{}.AddVar(outVar))
+	s.Finalize()
+	require.NoError(t, s.IsSatisfied())
+	return s
+}
+
+// fixture is a key and partitions of the same shape.
+type fixture struct {
+	pk    *groth16.ProvingKey
+	parts []*r1cs.System
+}
+
+var (
+	fixMu    sync.Mutex
+	fixCache = map[[3]int]*fixture{}
+)
+
+func newFixture(t testing.TB, m, parts int, wide bool) *fixture {
+	t.Helper()
+	w := 0
+	if wide {
+		w = 1
+	}
+	fixMu.Lock()
+	defer fixMu.Unlock()
+	if f, ok := fixCache[[3]int{m, parts, w}]; ok {
+		return f
+	}
+	f := &fixture{}
+	for i := range parts {
+		f.parts = append(f.parts, circuit(t, m, uint64(i+1), wide))
+	}
+	pk, err := groth16.Setup(f.parts[0], rand.Reader)
+	require.NoError(t, err)
+	f.pk = pk
+	fixCache[[3]int{m, parts, w}] = f
+	return f
+}
+
+func verifyAll(t *testing.T, f *fixture, proofs []groth16.Proof) {
+	t.Helper()
+	require.Len(t, proofs, len(f.parts))
+	for i, sys := range f.parts {
+		require.NoError(t, groth16.Verify(&f.pk.VK, &proofs[i], sys.Inputs()[1:]), "partition %d", i)
+	}
+}
+
+func TestProveNotSupportedYet(t *testing.T) {
+	p, err := New(Config{})
+	require.NoError(t, err)
+	defer p.Close()
+	_, err = p.Prove(context.Background(), []byte("{}"))
+	var ns *NotSupportedError
+	require.ErrorAs(t, err, &ns)
+	assert.Contains(t, err.Error(), "PoRep circuit")
+}
+
+func TestZeroConfigUsesCPU(t *testing.T) {
+	p, err := New(Config{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cpu"}, p.Devices())
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close())
+	_, err = p.ProvePartitions(context.Background(), nil, nil)
+	require.ErrorIs(t, err, ErrClosed)
+
+	_, err = New(Config{Backend: "tpu"})
+	require.Error(t, err)
+	_, err = New(Config{Backend: BackendCUDA})
+	require.ErrorIs(t, err, ErrNoCUDA)
+}
+
+func TestProvePartitionsCPU(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		f := newFixture(t, 60, 3, wide)
+		for _, overlap := range []bool{true, false} {
+			p, err := New(Config{Backend: BackendCPU, DisableOverlap: !overlap, Threads: 2})
+			require.NoError(t, err)
+			proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
+			require.NoError(t, err)
+			verifyAll(t, f, proofs)
+			st := p.Stats()
+			require.Len(t, st.Devices, 1)
+			assert.Equal(t, 3, st.Devices[0].Partitions)
+			assert.Positive(t, st.Stages.Prep)
+			assert.Positive(t, st.Stages.H)
+			assert.Positive(t, st.Stages.Verify)
+			assert.Positive(t, st.HostPeak)
+			require.NoError(t, p.Close())
+		}
+	}
+}
+
+// The classification matches the circuit: PoRep-like witnesses split, wide
+// ones stay dense.
+func TestClassify(t *testing.T) {
+	narrow := newFixture(t, 60, 3, false).parts[0]
+	sp, err := classify([]msm.Segment{{Scalars: narrow.Aux()}})
+	require.NoError(t, err)
+	assert.Nil(t, sp.full)
+	wide := newFixture(t, 60, 3, true).parts[0]
+	sp, err = classify([]msm.Segment{{Scalars: wide.Aux()}})
+	require.NoError(t, err)
+	require.NotNil(t, sp.full)
+	assert.Equal(t, wide.Aux(), sp.full)
+	assert.Greater(t, 2*len(sp.Tail), sp.N)
+}
+
+// Two fakes, one leaving G2 to the CPU, two concurrent calls: every proof
+// verifies and both devices take work.
+func TestProveConcurrentCallsManyDevices(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	d0 := gpu.NewFake(gpu.FakeOptions{Name: "fake:0", Delay: time.Millisecond})
+	d1 := gpu.NewFake(gpu.FakeOptions{Name: "fake:1", G2: true, Delay: time.Millisecond})
+	p, err := New(Config{TestDevices: []gpu.Device{d0, d1}, Threads: 2})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
+			if assert.NoError(t, err) {
+				verifyAll(t, f, proofs)
+			}
+		}()
+	}
+	wg.Wait()
+	st := p.Stats()
+	require.Len(t, st.Devices, 2)
+	assert.Equal(t, 6, st.Devices[0].Partitions+st.Devices[1].Partitions)
+	assert.Positive(t, st.Devices[0].Partitions)
+	assert.Positive(t, st.Devices[1].Partitions)
+	assert.Positive(t, st.Stages.BG2, "fake:0 leaves B_G2 to the CPU")
+	require.NoError(t, p.Close())
+	for _, d := range []*gpu.Fake{d0, d1} {
+		slots, keys := d.Live()
+		assert.Zero(t, slots, d.Info().Name)
+		assert.Zero(t, keys, d.Info().Name)
+		_, _, over := d.Memory()
+		assert.Zero(t, over)
+	}
+}
+
+// A slot budget of one partition serializes a device without deadlock.
+func TestProveBudgetOfOneSlot(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	d := gpu.NewFake(gpu.FakeOptions{Memory: 1000, SlotBytes: 600})
+	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, PrepWorkers: 3})
+	require.NoError(t, err)
+	defer p.Close()
+	proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	_, peak, over := d.Memory()
+	assert.Equal(t, int64(600), peak)
+	assert.Zero(t, over)
+}
+
+func TestProveFaults(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	ctx := context.Background()
+
+	cases := []struct {
+		name     string
+		fault    gpu.Fault
+		fallback bool
+	}{
+		{"kernel error in a tail MSM", gpu.Fault{Stage: gpu.StageTail, Section: gpu.SectionA, Err: gpu.ErrKernel}, false},
+		{"out of memory on acquire", gpu.Fault{Stage: gpu.StageAcquire, Err: gpu.ErrOutOfMemory}, false},
+		{"device lost in H", gpu.Fault{Stage: gpu.StageH, Skip: 1, Err: gpu.ErrDeviceLost}, false},
+		{"wrong batch-add result", gpu.Fault{Stage: gpu.StageBatchAdd, Section: gpu.SectionL, Corrupt: true}, false},
+		{"wrong H result", gpu.Fault{Stage: gpu.StageH, Corrupt: true}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := gpu.NewFake(gpu.FakeOptions{Name: "bad", Faults: []gpu.Fault{tc.fault}})
+			good := gpu.NewFake(gpu.FakeOptions{Name: "good"})
+			p, err := New(Config{TestDevices: []gpu.Device{bad, good}, Threads: 2})
+			require.NoError(t, err)
+			proofs, err := p.ProvePartitions(ctx, f.pk, f.parts)
+			require.NoError(t, err)
+			verifyAll(t, f, proofs)
+			st := p.Stats()
+			assert.Error(t, st.Devices[0].Failed, "the faulty device left the rotation")
+			assert.NoError(t, st.Devices[1].Failed)
+			// Later calls avoid it.
+			before := st.Devices[0].Partitions
+			proofs, err = p.ProvePartitions(ctx, f.pk, f.parts)
+			require.NoError(t, err)
+			verifyAll(t, f, proofs)
+			assert.Equal(t, before, p.Stats().Devices[0].Partitions)
+			require.NoError(t, p.Close())
+			for _, d := range []*gpu.Fake{bad, good} {
+				slots, keys := d.Live()
+				assert.Zero(t, slots)
+				assert.Zero(t, keys)
+			}
+		})
+	}
+
+	t.Run("only device lost, no fallback", func(t *testing.T) {
+		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageBatchAdd, Err: gpu.ErrDeviceLost}}})
+		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+		require.NoError(t, err)
+		defer p.Close()
+		_, err = p.ProvePartitions(ctx, f.pk, f.parts)
+		var pe *PartitionError
+		require.ErrorAs(t, err, &pe)
+		require.ErrorIs(t, err, ErrNoDevice)
+	})
+
+	t.Run("only device lost, CPU fallback", func(t *testing.T) {
+		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageBatchAdd, Err: gpu.ErrDeviceLost}}})
+		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, CPUFallback: true})
+		require.NoError(t, err)
+		defer p.Close()
+		proofs, err := p.ProvePartitions(ctx, f.pk, f.parts)
+		require.NoError(t, err)
+		verifyAll(t, f, proofs)
+		st := p.Stats()
+		require.Len(t, st.Devices, 2)
+		assert.Equal(t, "cpu", st.Devices[1].Name)
+		assert.Equal(t, 3, st.Devices[1].Partitions)
+	})
+
+	t.Run("every result wrong, no fallback", func(t *testing.T) {
+		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageTail, Corrupt: true, Times: -1}}})
+		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+		require.NoError(t, err)
+		defer p.Close()
+		_, err = p.ProvePartitions(ctx, f.pk, f.parts)
+		require.ErrorIs(t, err, ErrNoDevice, "a wrong proof is never returned")
+	})
+
+	t.Run("hang ends with the deadline", func(t *testing.T) {
+		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageTail, Hang: true, Times: -1}}})
+		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+		require.NoError(t, err)
+		defer p.Close()
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		_, err = p.ProvePartitions(cctx, f.pk, f.parts)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.False(t, d.Lost())
+		slots, _ := d.Live()
+		assert.Zero(t, slots)
+	})
+}
+
+func TestProveBadInput(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	ctx := context.Background()
+	d := gpu.NewFake(gpu.FakeOptions{})
+	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+	require.NoError(t, err)
+	defer p.Close()
+
+	// An unsatisfied witness is the caller's fault, not the device's.
+	bad := circuit(t, 60, 1, false)
+	bad.Aux()[2].SetUint64(12345) // p_0 ≠ b_0·v_0
+	_, err = p.ProvePartitions(ctx, f.pk, []*r1cs.System{f.parts[0], bad})
+	var pe *PartitionError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 1, pe.Index)
+	var ue *r1cs.UnsatisfiedError
+	require.ErrorAs(t, err, &ue)
+	assert.False(t, d.Lost())
+	assert.NoError(t, p.Stats().Devices[0].Failed)
+
+	// A key of another shape.
+	other := newFixture(t, 30, 1, false)
+	_, err = p.ProvePartitions(ctx, other.pk, f.parts)
+	var se *groth16.ShapeError
+	require.ErrorAs(t, err, &se)
+
+	// Host memory too small for one partition fails at once.
+	small, err := New(Config{TestDevices: []gpu.Device{gpu.NewFake(gpu.FakeOptions{})}, HostMemory: 1024})
+	require.NoError(t, err)
+	defer small.Close()
+	_, err = small.ProvePartitions(ctx, f.pk, f.parts)
+	var ob *pool.OverBudgetError
+	require.ErrorAs(t, err, &ob)
+	assert.False(t, errors.Is(err, ErrNoDevice))
+}
