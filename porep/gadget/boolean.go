@@ -82,7 +82,7 @@ func subBit1(lc r1cs.LC, x Bit) r1cs.LC { return addBit(lc, x, &feMinusOne, &feO
 // AllocBit allocates a bit holding val and enforces (1 − v)·v = 0
 // (AllocatedBit::alloc).
 func (cs *CS) AllocBit(val bool) Bit {
-	v := cs.b.Alloc(feBool(val))
+	v := cs.alloc(feBool(val))
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne}, r1cs.Term{Var: v, Coeff: feMinusOne})
 		cs.lb = append(cs.lb[:0], r1cs.Term{Var: v, Coeff: feOne})
@@ -95,7 +95,7 @@ func (cs *CS) AllocBit(val bool) Bit {
 // mustBeFalse is set: (1 − mustBeFalse − v)·v = 0
 // (AllocatedBit::alloc_conditionally).
 func (cs *CS) AllocBitConditionally(val bool, mustBeFalse Bit) Bit {
-	v := cs.b.Alloc(feBool(val))
+	v := cs.alloc(feBool(val))
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne},
 			r1cs.Term{Var: mustBeFalse.v, Coeff: feMinusOne}, r1cs.Term{Var: v, Coeff: feMinusOne})
@@ -111,7 +111,7 @@ func (cs *CS) AllocBitConditionally(val bool, mustBeFalse Bit) Bit {
 // bitXor: (2a)·b = a + b − r.
 func (cs *CS) bitXor(a, b Bit) Bit {
 	av, bv := a.varVal(), b.varVal()
-	r := cs.b.Alloc(feBool(av != bv))
+	r := cs.alloc(feBool(av != bv))
 	if cs.record {
 		var two fr.Element
 		two.Double(&feOne)
@@ -127,7 +127,7 @@ func (cs *CS) bitXor(a, b Bit) Bit {
 // bitAnd: a·b = r.
 func (cs *CS) bitAnd(a, b Bit) Bit {
 	val := a.varVal() && b.varVal()
-	r := cs.b.Alloc(feBool(val))
+	r := cs.alloc(feBool(val))
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: a.v, Coeff: feOne})
 		cs.lb = append(cs.lb[:0], r1cs.Term{Var: b.v, Coeff: feOne})
@@ -140,7 +140,7 @@ func (cs *CS) bitAnd(a, b Bit) Bit {
 // bitAndNot: a·(1 − b) = r.
 func (cs *CS) bitAndNot(a, b Bit) Bit {
 	val := a.varVal() && !b.varVal()
-	r := cs.b.Alloc(feBool(val))
+	r := cs.alloc(feBool(val))
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: a.v, Coeff: feOne})
 		cs.lb = append(cs.lb[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne}, r1cs.Term{Var: b.v, Coeff: feMinusOne})
@@ -153,7 +153,7 @@ func (cs *CS) bitAndNot(a, b Bit) Bit {
 // bitNor: (1 − a)·(1 − b) = r.
 func (cs *CS) bitNor(a, b Bit) Bit {
 	val := !a.varVal() && !b.varVal()
-	r := cs.b.Alloc(feBool(val))
+	r := cs.alloc(feBool(val))
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne}, r1cs.Term{Var: a.v, Coeff: feMinusOne})
 		cs.lb = append(cs.lb[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne}, r1cs.Term{Var: b.v, Coeff: feMinusOne})
@@ -229,7 +229,7 @@ func (cs *CS) Sha256Ch(a, b, c Bit) Bit {
 		return cs.And(a.Not(), c.Not()).Not()
 	}
 	// a is allocated or the constant true: a·(b − c) = ch − c.
-	ch := cs.b.Alloc(feBool(val))
+	ch := cs.alloc(feBool(val))
 	if cs.record {
 		cs.la = subBit1(addBit1(cs.la[:0], b), c)
 		cs.lb = addBit1(cs.lb[:0], a)
@@ -258,7 +258,7 @@ func (cs *CS) Sha256Maj(a, b, c Bit) Bit {
 	case a.kind == kindConst:
 		return cs.And(b.Not(), c.Not()).Not()
 	}
-	maj := cs.b.Alloc(feBool(val))
+	maj := cs.alloc(feBool(val))
 	bc := cs.And(b, c)
 	if cs.record {
 		// (2bc − b − c)·a = bc − maj

@@ -29,7 +29,8 @@ const NumBits = 255
 // used by SHA-256. A CS is not safe for concurrent use.
 type CS struct {
 	b      r1cs.Builder
-	record bool // false when b keeps only the witness: no LC is built
+	w      *r1cs.Witness // b, when it keeps only the witness
+	record bool          // false when b keeps only the witness: no LC is built
 
 	// scratch linear combinations; gadgets fill them and hand them to Enforce,
 	// which copies (System, Counter) or ignores (Witness) them.
@@ -45,8 +46,17 @@ type CS struct {
 
 // New returns a CS over b.
 func New(b r1cs.Builder) *CS {
-	_, witnessOnly := b.(*r1cs.Witness)
-	return &CS{b: b, record: !witnessOnly}
+	w, witnessOnly := b.(*r1cs.Witness)
+	return &CS{b: b, w: w, record: !witnessOnly}
+}
+
+// alloc allocates an aux variable, appending directly to a witness.
+func (cs *CS) alloc(v fr.Element) r1cs.Variable {
+	if cs.w != nil {
+		cs.w.Aux = append(cs.w.Aux, v)
+		return r1cs.AuxVariable(len(cs.w.Aux) - 1)
+	}
+	return cs.b.Alloc(v)
 }
 
 // Builder returns the builder cs drives.

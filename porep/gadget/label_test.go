@@ -61,3 +61,21 @@ func TestLabelLayer1(t *testing.T) {
 	_, err = LabelNative(rid, 2, 77, parents)
 	require.ErrorAs(t, err, new(*ParentCountError))
 }
+
+// BenchmarkLabelWitness is one 14-parent label (20 compressions and the
+// packing) in witness-only mode, the dominant cost of the PoRep circuit.
+func BenchmarkLabelWitness(b *testing.B) {
+	w := r1cs.NewWitness(1, 530000)
+	cs := New(w)
+	rid := ReverseBitNumbering(nil, cs.ToBitsLE(nil, cs.AllocNum(randElements(1, 1)[0])))
+	var parents [][]Bit
+	for _, p := range randElements(14, 2) {
+		parents = append(parents, ReverseBitNumbering(nil, cs.ToBitsLE(nil, cs.AllocNum(p))))
+	}
+	node := cs.AllocUInt64(12345)
+	n := len(w.Aux)
+	measureCPU(b, func() {
+		w.Aux = w.Aux[:n]
+		cs.Label(rid, 2, &node, parents)
+	})
+}

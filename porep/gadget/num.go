@@ -13,7 +13,7 @@ type Num struct {
 }
 
 // AllocNum allocates an aux variable holding v (AllocatedNum::alloc).
-func (cs *CS) AllocNum(v fr.Element) Num { return Num{cs.b.Alloc(v), v} }
+func (cs *CS) AllocNum(v fr.Element) Num { return Num{cs.alloc(v), v} }
 
 // Inputize allocates a public input equal to n and enforces input·1 = n
 // (AllocatedNum::inputize).

@@ -67,7 +67,7 @@ func (cs *CS) ensureAllocated(e *pelt) r1cs.Variable {
 	if e.alloc {
 		return e.v
 	}
-	v := cs.b.Alloc(e.val)
+	v := cs.alloc(e.val)
 	if cs.record {
 		cs.lb = append(cs.lb[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne})
 		cs.lc = append(cs.lc[:0], r1cs.Term{Var: v, Coeff: feOne})
@@ -94,7 +94,7 @@ func (cs *CS) sboxCircuit(e *pelt, pre, post *fr.Element) {
 	if post != nil {
 		x5.Add(&x5, post)
 	}
-	v2 := cs.b.Alloc(x2)
+	v2 := cs.alloc(x2)
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: l, Coeff: feOne})
 		if pre != nil {
@@ -103,13 +103,13 @@ func (cs *CS) sboxCircuit(e *pelt, pre, post *fr.Element) {
 		cs.lc = append(cs.lc[:0], r1cs.Term{Var: v2, Coeff: feOne})
 		cs.enforce(cs.la, cs.la, cs.lc)
 	}
-	v4 := cs.b.Alloc(x4)
+	v4 := cs.alloc(x4)
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: v2, Coeff: feOne})
 		cs.lc = append(cs.lc[:0], r1cs.Term{Var: v4, Coeff: feOne})
 		cs.enforce(cs.la, cs.la, cs.lc)
 	}
-	v5 := cs.b.Alloc(x5)
+	v5 := cs.alloc(x5)
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: l, Coeff: feOne})
 		if pre != nil {
