@@ -22,6 +22,10 @@ type CPUOptions struct {
 	Threads int
 	// Memory is the budget for slot scratch in bytes (≤ 0: 1 GiB).
 	Memory int64
+	// Slots bounds the partitions in flight (≤ 0: 1): every stage already
+	// uses all Threads, so more would only contend. A slot reserves at
+	// least Memory/Slots.
+	Slots int
 }
 
 // CPU is the reference Device: every stage runs on the host with
@@ -29,6 +33,7 @@ type CPUOptions struct {
 // devices must equal. Keys stay where they are (host memory).
 type CPU struct {
 	threads int
+	slots   int
 	budget  *pool.Budget
 
 	mu     sync.Mutex
@@ -43,7 +48,10 @@ func NewCPU(o CPUOptions) *CPU {
 	if o.Memory <= 0 {
 		o.Memory = 1 << 30
 	}
-	return &CPU{threads: o.Threads, budget: pool.NewBudget("cpu", o.Memory)}
+	if o.Slots <= 0 {
+		o.Slots = 1
+	}
+	return &CPU{threads: o.Threads, slots: o.Slots, budget: pool.NewBudget("cpu", o.Memory)}
 }
 
 // Info implements [Device]. The CPU device runs G2 MSMs itself.
@@ -83,9 +91,9 @@ func (d *CPU) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) 
 
 // SlotBytes implements [Device]: the scratch of the largest MSM (gathered
 // tail bases, 96 bytes each, and signed digits, about 52 bytes per scalar)
-// for a domain of n.
+// for a domain of n, and at least Memory/Slots.
 func (d *CPU) SlotBytes(key Key) int64 {
-	return int64(key.ProvingKey().DomainSize()) * (96 + 52)
+	return max(int64(key.ProvingKey().DomainSize())*(96+52), d.budget.Total()/int64(d.slots))
 }
 
 // Acquire implements [Device].

@@ -71,7 +71,7 @@ func NewFake(o FakeOptions) *Fake {
 		o.Name = "fake"
 	}
 	if o.Inner == nil {
-		o.Inner = NewCPU(CPUOptions{Memory: 1 << 40})
+		o.Inner = NewCPU(CPUOptions{Memory: 1 << 40, Slots: 1 << 20})
 	}
 	if o.Memory <= 0 {
 		o.Memory = 1 << 30

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	c2 "github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
+	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/r1cs"
+)
+
+func init() {
+	register("bench", "benchmark the proving pipeline on synthetic PoRep-shaped partitions", runBench)
+}
+
+// benchResult is what `c2 bench -json` prints.
+type benchResult struct {
+	LogSize        int     `json:"log_size"`
+	Constraints    int     `json:"constraints"`
+	Aux            int     `json:"aux"`
+	UnitFraction   float64 `json:"aux_0_or_1_fraction"`
+	BDensity       float64 `json:"b_aux_density"`
+	Partitions     int     `json:"partitions"`
+	Concurrency    int     `json:"concurrency"`
+	Overlap        bool    `json:"overlap"`
+	Threads        int     `json:"threads"`
+	Devices        []benchDevice
+	WallSeconds    float64            `json:"wall_s"`
+	PerPartitionMS float64            `json:"per_partition_ms"`
+	Throughput     float64            `json:"partitions_per_s"`
+	StagesMS       map[string]float64 `json:"stages_ms"` // summed over partitions
+	PeakRSS        int64              `json:"peak_rss_bytes"`
+	HostPeak       int64              `json:"host_buffers_peak_bytes"`
+	SetupSeconds   float64            `json:"setup_s"`
+}
+
+type benchDevice struct {
+	Name       string  `json:"name"`
+	Partitions int     `json:"partitions"`
+	BusyPct    float64 `json:"busy_pct"`
+	PeakMemory int64   `json:"peak_memory_bytes"`
+	Failed     string  `json:"failed,omitempty"`
+}
+
+// runBench implements `c2 bench`.
+func runBench(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	logSize := fs.Int("log", 16, "partition size: 2^log constraints")
+	parts := fs.Int("partitions", 10, "partitions per call")
+	conc := fs.Int("concurrency", 1, "concurrent calls, each proving -partitions partitions")
+	devices := fs.String("devices", "", `devices: "" all, "cpu", or CUDA ordinals such as "0,1"`)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	noOverlap := fs.Bool("no-overlap", false, "run partitions and their stages one at a time")
+	threads := fs.Int("threads", 0, "CPU goroutines per MSM (0: all CPUs)")
+	seed := fs.Uint64("seed", 1, "seed of the synthetic circuit")
+	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *parts < 1 || *conc < 1 {
+		return errors.New("-partitions and -concurrency must be at least 1")
+	}
+	cfg := c2.Config{Threads: *threads, DisableOverlap: *noOverlap}
+	switch *devices {
+	case "":
+	case "cpu":
+		cfg.Backend = c2.BackendCPU
+	default:
+		cfg.Backend = c2.BackendCUDA
+		for _, f := range strings.Split(*devices, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 {
+				return fmt.Errorf("-devices: %q is not a device ordinal", f)
+			}
+			cfg.Devices = append(cfg.Devices, n)
+		}
+	}
+	prover, err := c2.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer prover.Close()
+
+	if *c1 != "" {
+		data, err := os.ReadFile(*c1)
+		if err != nil {
+			return err
+		}
+		_, err = prover.Prove(context.Background(), data)
+		return err
+	}
+
+	log := io.Writer(os.Stderr)
+	fmt.Fprintf(log, "c2 bench: 2^%d constraints × %d partitions × %d calls on %s (%d CPUs)\n",
+		*logSize, *parts, *conc, strings.Join(prover.Devices(), ","), runtime.GOMAXPROCS(0))
+	t0 := time.Now()
+	sys := r1cs.NewSystem()
+	if _, err := synth.Build(sys, synth.Shape{LogSize: *logSize, InputsB: true, Seed: *seed}); err != nil {
+		return err
+	}
+	sys.Finalize()
+	pk, err := groth16.Setup(sys, rand.Reader)
+	if err != nil {
+		return err
+	}
+	setup := time.Since(t0)
+	fmt.Fprintf(log, "synthesis and development setup: %.1f s\n", setup.Seconds())
+
+	// All partitions share one witness: their shape must match the key's,
+	// and the synthetic generator ties the witness to the shape's seed.
+	partitions := make([]*r1cs.System, *parts)
+	for i := range partitions {
+		partitions[i] = sys
+	}
+	res := benchResult{
+		LogSize: *logSize, Partitions: *parts * *conc, Concurrency: *conc,
+		Overlap: !*noOverlap, Threads: *threads, SetupSeconds: setup.Seconds(),
+	}
+	res.Constraints, res.Aux = sys.NumConstraints(), sys.NumAux()
+	units := 0
+	for _, v := range sys.Aux() {
+		if v.IsZero() || v.IsOne() {
+			units++
+		}
+	}
+	res.UnitFraction = float64(units) / float64(max(1, res.Aux))
+	res.BDensity = float64(sys.BAuxDensity().Count()) / float64(max(1, res.Aux))
+	if res.Threads == 0 {
+		res.Threads = runtime.GOMAXPROCS(0)
+	}
+
+	_ = pool.ResetPeakRSS() // measure the proving run, not the setup
+	before := prover.Stats()
+	stop := make(chan struct{})
+	var bar sync.WaitGroup
+	bar.Add(1)
+	go func() {
+		defer bar.Done()
+		progress(log, prover, before, res.Partitions, stop)
+	}()
+	t0 = time.Now()
+	errs := make([]error, *conc)
+	var wg sync.WaitGroup
+	for c := range *conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[c] = prover.ProvePartitions(context.Background(), pk, partitions)
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(t0)
+	close(stop)
+	bar.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+
+	st := prover.Stats()
+	res.WallSeconds = wall.Seconds()
+	res.PerPartitionMS = float64(wall.Milliseconds()) / float64(res.Partitions)
+	res.Throughput = float64(res.Partitions) / wall.Seconds()
+	ms := func(a, b time.Duration) float64 { return float64((a - b).Microseconds()) / 1000 }
+	s, b := st.Stages, before.Stages
+	res.StagesMS = map[string]float64{
+		"prep_msm": ms(s.Prep, b.Prep), "ntt_h": ms(s.H, b.H), "batch_add": ms(s.BatchAdd, b.BatchAdd),
+		"tail_msm": ms(s.Tail, b.Tail), "b_g2": ms(s.BG2, b.BG2), "epilogue": ms(s.Epilogue, b.Epilogue),
+		"verify": ms(s.Verify, b.Verify),
+	}
+	for i, d := range st.Devices {
+		bd := benchDevice{Name: d.Name, Partitions: d.Partitions, PeakMemory: d.PeakMemory}
+		busy := d.Busy
+		if i < len(before.Devices) && before.Devices[i].Name == d.Name {
+			busy -= before.Devices[i].Busy
+			bd.Partitions -= before.Devices[i].Partitions
+		}
+		bd.BusyPct = 100 * busy.Seconds() / wall.Seconds()
+		if d.Failed != nil {
+			bd.Failed = d.Failed.Error()
+		}
+		res.Devices = append(res.Devices, bd)
+	}
+	res.PeakRSS, _ = pool.PeakRSS()
+	res.HostPeak = st.HostPeak
+
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printBench(os.Stdout, &res)
+	return nil
+}
+
+// progress draws a bar from the prover's completed-partition count until
+// stop is closed.
+func progress(w io.Writer, p *c2.Prover, before c2.Stats, total int, stop <-chan struct{}) {
+	done := func() int {
+		n := 0
+		for _, d := range p.Stats().Devices {
+			n += d.Partitions
+		}
+		for _, d := range before.Devices {
+			n -= d.Partitions
+		}
+		return n
+	}
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	draw := func() {
+		n := min(done(), total)
+		const width = 30
+		fill := width * n / total
+		fmt.Fprintf(w, "\r[%s%s] %d/%d partitions", strings.Repeat("#", fill), strings.Repeat(".", width-fill), n, total)
+	}
+	for {
+		select {
+		case <-stop:
+			draw()
+			fmt.Fprintln(w)
+			return
+		case <-t.C:
+			draw()
+		}
+	}
+}
+
+func printBench(w io.Writer, r *benchResult) {
+	fmt.Fprintf(w, "circuit    2^%d: %d constraints, %d aux (%.1f %% are 0 or 1), B density %.1f %%\n",
+		r.LogSize, r.Constraints, r.Aux, 100*r.UnitFraction, 100*r.BDensity)
+	fmt.Fprintf(w, "run        %d partitions (%d calls), overlap %v, %d threads\n", r.Partitions, r.Concurrency, r.Overlap, r.Threads)
+	fmt.Fprintf(w, "stages (summed over partitions; they overlap):\n")
+	for _, k := range []string{"prep_msm", "ntt_h", "batch_add", "tail_msm", "b_g2", "epilogue", "verify"} {
+		fmt.Fprintf(w, "  %-10s %10.1f ms  %8.1f ms/partition\n", k, r.StagesMS[k], r.StagesMS[k]/float64(r.Partitions))
+	}
+	fmt.Fprintf(w, "wall       %.3f s, %.1f ms/partition, %.2f partitions/s\n", r.WallSeconds, r.PerPartitionMS, r.Throughput)
+	for _, d := range r.Devices {
+		fmt.Fprintf(w, "device     %-8s %d partitions, busy %.1f %%, peak reserved %.1f MiB", d.Name, d.Partitions, d.BusyPct, float64(d.PeakMemory)/(1<<20))
+		if d.Failed != "" {
+			fmt.Fprintf(w, ", FAILED: %s", d.Failed)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "host       peak RSS %.1f MiB, partition buffers peak %.1f MiB\n", float64(r.PeakRSS)/(1<<20), float64(r.HostPeak)/(1<<20))
+}
