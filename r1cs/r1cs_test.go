@@ -1,6 +1,9 @@
 package r1cs
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -93,4 +96,47 @@ func TestModesAgree(t *testing.T) {
 		p.Mul(&a[j], &bb[j])
 		require.Equal(t, cc[j], p, "constraint %d", j)
 	}
+}
+
+func TestCanonicalSerialization(t *testing.T) {
+	s := NewSystem()
+	x := s.Alloc(elt(3))
+	in := s.AllocInput(elt(9))
+	// x·x = in, written with a repeated and a cancelling term.
+	s.Enforce(LC{}.AddVar(x).AddVar(in).SubVar(in), LC{}.AddVar(x), LC{}.AddVar(in))
+	_, err := s.CanonicalDigest()
+	require.Error(t, err, "not finalized")
+	s.Finalize()
+
+	var buf bytes.Buffer
+	require.NoError(t, s.WriteCanonical(&buf))
+	le := func(v int64) []byte {
+		var b [32]byte
+		fr.LittleEndian.PutElement(&b, elt(v))
+		return b[:]
+	}
+	u32 := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	u64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+	var want []byte
+	want = append(append(append(want, u64(2)...), u64(1)...), u64(3)...)
+	// constraint 0: A = {aux0 → var 2}, B = {var 2}, C = {input 1}
+	want = append(append(append(want, u32(1)...), u32(2)...), le(1)...)
+	want = append(append(append(want, u32(1)...), u32(2)...), le(1)...)
+	want = append(append(append(want, u32(1)...), u32(1)...), le(1)...)
+	// per-input constraints: A = {i: 1}, B = C = {}
+	for i := uint32(0); i < 2; i++ {
+		want = append(append(append(want, u32(1)...), u32(i)...), le(1)...)
+		want = append(append(want, u32(0)...), u32(0)...)
+	}
+	require.Equal(t, want, buf.Bytes())
+
+	d, err := s.CanonicalDigest()
+	require.NoError(t, err)
+	require.Equal(t, sha256.Sum256(want), d)
+
+	var wb []byte
+	for _, v := range []int64{1, 9, 3} {
+		wb = append(wb, le(v)...)
+	}
+	require.Equal(t, sha256.Sum256(wb), WitnessDigest(s.Inputs(), s.Aux()))
 }
