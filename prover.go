@@ -106,7 +106,6 @@ func New(cfg Config) (*Prover, error) {
 	p := &Prover{
 		cfg:  c,
 		cpu:  gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
-		host: pool.New(pool.NewBudget("host", c.HostMemory), nil),
 		prep: make(chan struct{}, c.PrepWorkers),
 		keys: make(map[keyID]gpu.Key),
 	}
@@ -119,21 +118,27 @@ func New(cfg Config) (*Prover, error) {
 	default:
 		devs, err = openCUDA(c)
 		if err != nil && c.Backend == BackendCUDA {
-			p.host.Close()
 			return nil, err
 		}
 		if len(devs) == 0 {
 			if c.Backend == BackendCUDA {
-				p.host.Close()
 				return nil, ErrNoCUDA
 			}
 			devs = []gpu.Device{p.cpu}
 		}
 	}
 	if len(devs) == 0 {
-		p.host.Close()
 		return nil, errors.New("c2: no devices configured")
 	}
+	// Partition buffers in pinned memory when a device offers it.
+	var alloc pool.Allocator
+	for _, d := range devs {
+		if h, ok := d.(gpu.HostAllocator); ok {
+			alloc = h.HostAllocator()
+			break
+		}
+	}
+	p.host = pool.New(pool.NewBudget("host", c.HostMemory), alloc)
 	for _, d := range devs {
 		p.devs = append(p.devs, &device{Device: d, name: d.Info().Name})
 	}

@@ -210,6 +210,43 @@ func TestProveConcurrentCallsManyDevices(t *testing.T) {
 	}
 }
 
+// countingAlloc stands for a device's pinned-memory allocator.
+type countingAlloc struct {
+	mu            sync.Mutex
+	allocs, frees int
+}
+
+func (a *countingAlloc) Alloc(n int) ([]byte, error) {
+	a.mu.Lock()
+	a.allocs++
+	a.mu.Unlock()
+	return pool.HeapAllocator{}.Alloc(n)
+}
+
+func (a *countingAlloc) Free([]byte) {
+	a.mu.Lock()
+	a.frees++
+	a.mu.Unlock()
+}
+
+// Partition buffers come from the device's host allocator, are reused
+// across partitions, and are all freed by Close.
+func TestProveUsesDeviceHostMemory(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	a := &countingAlloc{}
+	d := gpu.NewFake(gpu.FakeOptions{HostAlloc: a})
+	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, PrepWorkers: 1, DisableOverlap: true})
+	require.NoError(t, err)
+	for range 2 {
+		proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
+		require.NoError(t, err)
+		verifyAll(t, f, proofs)
+	}
+	require.NoError(t, p.Close())
+	assert.Equal(t, 1, a.allocs, "one buffer, reused by all six partitions")
+	assert.Equal(t, a.allocs, a.frees)
+}
+
 // A slot budget of one partition serializes a device without deadlock.
 func TestProveBudgetOfOneSlot(t *testing.T) {
 	f := newFixture(t, 60, 3, false)

@@ -140,6 +140,13 @@ type Device interface {
 	Close() error
 }
 
+// HostAllocator is implemented by devices that can provide page-locked
+// ("pinned") host memory, which the pipeline then uses for its partition
+// buffers so that uploads run at full bus speed.
+type HostAllocator interface {
+	HostAllocator() pool.Allocator
+}
+
 // Slot is one partition's workspace on a device. Its methods may be called
 // one at a time; the inputs are host slices that are only read, except by
 // ComputeH. Results are Jacobian sums the epilogue adds up.

@@ -38,6 +38,9 @@ type FakeOptions struct {
 	G2                  bool          // Info().G2
 	Delay               time.Duration // added to every stage call, honouring its context
 	Faults              []Fault
+	// HostAlloc is returned by HostAllocator (nil: the Go heap), to stand
+	// for a device's pinned host memory.
+	HostAlloc pool.Allocator
 }
 
 // Fake wraps a device to simulate device memory and inject faults at chosen
@@ -90,6 +93,9 @@ func (f *Fake) Info() Info {
 
 // Budget implements [Device].
 func (f *Fake) Budget() *pool.Budget { return f.budget }
+
+// HostAllocator implements [HostAllocator].
+func (f *Fake) HostAllocator() pool.Allocator { return f.o.HostAlloc }
 
 // Calls returns how many calls of stage were made (injected or not).
 func (f *Fake) Calls(stage Stage) int {
