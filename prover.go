@@ -355,14 +355,22 @@ func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey) (gp
 	return k, nil
 }
 
-// prepared is one partition after the CPU preparation stage.
+// prepared is one partition after the CPU preparation stage. The
+// classification (l, A, B) may still be running: it is valid once
+// classified is closed, and classErr is nil.
 type prepared struct {
-	buf     *pool.Buffer
-	a, b, c []fr.Element
-	l, A, B *split
+	buf        *pool.Buffer
+	a, b, c    []fr.Element
+	l, A, B    *split
+	classified chan struct{}
+	classErr   error
 }
 
-func (pr *prepared) release() { pr.buf.Release() }
+// release waits for the classification and returns the host buffer.
+func (pr *prepared) release() {
+	<-pr.classified
+	pr.buf.Release()
+}
 
 // split is the classification of one MSM's scalars, or, when too few of
 // them are 0 or 1 for splitting to pay, the dense scalar vector.
@@ -417,21 +425,18 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 	case <-ctx.Done():
 		return groth16.Proof{}, ctx.Err()
 	}
-	t0 := time.Now()
-	pr, err := p.prepare(ctx, pk, sys)
-	<-p.prep
+	pr, err := p.prepare(ctx, pk, sys, func() { <-p.prep })
 	if err != nil {
 		return groth16.Proof{}, err
 	}
 	defer pr.release()
-	p.st.add(&p.st.prep, time.Since(t0))
 
 	sums, err := p.deviceStages(ctx, d, key, pk, pr)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
 
-	t0 = time.Now()
+	t0 := time.Now()
 	var r, s fr.Element
 	if err := randomNonZero(&r); err != nil {
 		return groth16.Proof{}, err
@@ -456,16 +461,26 @@ func randomNonZero(e *fr.Element) error {
 	}
 }
 
-// prepare evaluates a, b, c into one host buffer (zero-padded to the domain),
-// checks that the constraints hold, and classifies the scalars of L, A and B.
-func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (*prepared, error) {
+// prepare evaluates a, b, c into one host buffer (zero-padded to the domain)
+// and checks that the constraints hold; then it classifies the scalars of L,
+// A and B in the background (so that H can start on the device meanwhile)
+// and calls done when everything is finished or failed.
+func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, done func()) (*prepared, error) {
+	t0 := time.Now()
 	n := pk.DomainSize()
 	// One reservation for the three vectors: no hold-and-wait between them.
 	buf, v, err := pool.GetSlice[fr.Element](ctx, p.host, 3*n)
 	if err != nil {
+		done()
 		return nil, err
 	}
-	pr := &prepared{buf: buf, a: v[:n:n], b: v[n : 2*n : 2*n], c: v[2*n:]}
+	pr := &prepared{buf: buf, a: v[:n:n], b: v[n : 2*n : 2*n], c: v[2*n:], classified: make(chan struct{})}
+	fail := func(err error) (*prepared, error) {
+		close(pr.classified)
+		pr.release()
+		done()
+		return nil, err
+	}
 	m := sys.NumConstraints()
 	sys.Evaluate(pr.a, pr.b, pr.c)
 	for _, x := range [][]fr.Element{pr.a, pr.b, pr.c} {
@@ -475,34 +490,37 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 	for j := 0; j < m; j++ {
 		ab.Mul(&pr.a[j], &pr.b[j])
 		if ab != pr.c[j] {
-			pr.release()
-			return nil, sys.IsSatisfied() // names the failing constraint
+			return fail(sys.IsSatisfied()) // names the failing constraint
 		}
 	}
 	if sys.Inputs()[0] != fr.One() {
-		pr.release()
-		return nil, errors.New("input 0 (ONE) is not 1")
+		return fail(errors.New("input 0 (ONE) is not 1"))
 	}
 
 	segL := []msm.Segment{{Scalars: sys.Aux()}}
 	segA := []msm.Segment{{Scalars: sys.Inputs()}, {Scalars: sys.Aux(), Density: sys.ADensity()}}
 	segB := []msm.Segment{{Scalars: sys.Inputs(), Density: sys.BInputDensity()}, {Scalars: sys.Aux(), Density: sys.BAuxDensity()}}
-	var wg sync.WaitGroup
-	var errs [3]error
-	for i, x := range []struct {
-		dst  **split
-		segs []msm.Segment
-	}{{&pr.l, segL}, {&pr.A, segA}, {&pr.B, segB}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			*x.dst, errs[i] = classify(x.segs)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs[:]...); err != nil {
-		pr.release()
-		return nil, err
+	go func() {
+		defer done()
+		defer close(pr.classified)
+		var wg sync.WaitGroup
+		var errs [3]error
+		for i, x := range []struct {
+			dst  **split
+			segs []msm.Segment
+		}{{&pr.l, segL}, {&pr.A, segA}, {&pr.B, segB}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				*x.dst, errs[i] = classify(x.segs)
+			}()
+		}
+		wg.Wait()
+		pr.classErr = errors.Join(errs[:]...)
+		p.st.add(&p.st.prep, time.Since(t0))
+	}()
+	if p.cfg.DisableOverlap {
+		<-pr.classified
 	}
 	return pr, nil
 }
@@ -543,6 +561,29 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 	defer slot.Release()
 
 	var sums groth16.Sums
+	stage := func(acc *atomic.Int64, f func() error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d.busy.start()
+		t0 := time.Now()
+		err := f()
+		p.st.add(acc, time.Since(t0))
+		d.busy.stop()
+		return err
+	}
+	if err := stage(&p.st.h, func() (err error) { sums.H, err = slot.ComputeH(ctx, pr.a, pr.b, pr.c); return }); err != nil {
+		return nil, err
+	}
+	// H needs only a, b, c; the rest waits for the classification.
+	select {
+	case <-pr.classified:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if pr.classErr != nil {
+		return nil, pr.classErr
+	}
 	// b_g2 on the CPU, beside the device (after it without overlap).
 	g2idx, g2scalars := pr.B.TailIdx, pr.B.Tail
 	if pr.B.full != nil {
@@ -570,20 +611,6 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 		}
 	}()
 
-	stage := func(acc *atomic.Int64, f func() error) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d.busy.start()
-		t0 := time.Now()
-		err := f()
-		p.st.add(acc, time.Since(t0))
-		d.busy.stop()
-		return err
-	}
-	if err := stage(&p.st.h, func() (err error) { sums.H, err = slot.ComputeH(ctx, pr.a, pr.b, pr.c); return }); err != nil {
-		return nil, err
-	}
 	g1 := []struct {
 		sec gpu.Section
 		sp  *split
@@ -616,6 +643,9 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 		q.dst.AddAssign(&ones[i])
 	}
 	if g2cpu {
+		// The device is done: free its slot for the next partition before
+		// joining the CPU's B_G2 work.
+		slot.Release()
 		if !g2started {
 			g2started = true
 			runG2()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
@@ -387,4 +388,32 @@ func TestProveBadInput(t *testing.T) {
 	var ob *pool.OverBudgetError
 	require.ErrorAs(t, err, &ob)
 	assert.False(t, errors.Is(err, ErrNoDevice))
+}
+
+// BenchmarkProvePartitions proves 4 PoRep-shaped partitions of 2^12
+// constraints on the CPU backend, with and without overlap.
+func BenchmarkProvePartitions(b *testing.B) {
+	sys := r1cs.NewSystem()
+	_, err := synth.Build(sys, synth.Shape{LogSize: 12, InputsB: true, Seed: 1})
+	require.NoError(b, err)
+	sys.Finalize()
+	pk, err := groth16.Setup(sys, rand.Reader)
+	require.NoError(b, err)
+	parts := []*r1cs.System{sys, sys, sys, sys}
+	for _, overlap := range []bool{true, false} {
+		name := "overlap"
+		if !overlap {
+			name = "serial"
+		}
+		b.Run(name, func(b *testing.B) {
+			p, err := New(Config{Backend: BackendCPU, DisableOverlap: !overlap})
+			require.NoError(b, err)
+			defer p.Close()
+			for b.Loop() {
+				_, err := p.ProvePartitions(context.Background(), pk, parts)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(parts)), "ms/partition")
+		})
+	}
 }
