@@ -1,0 +1,299 @@
+package r1cs
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Compact on-disk form of a finalized system's constraints (no assignment),
+// so that a sector shape's R1CS is recorded once and reused:
+//
+//	magic "c2r1cs\x00\x01"
+//	uvarint inputs, aux, constraints, synthesized constraints, coefficients
+//	coefficient table: 32-byte little-endian canonical values, most used first
+//	for each matrix A, B, C, for each row:
+//	  uvarint term count
+//	  first variable: zigzag varint delta from the previous row's first
+//	  variable in this matrix (unified numbering), later ones: uvarint delta
+//	  from the previous term (≥ 1); each followed by the uvarint index of its
+//	  coefficient in the table
+//	trailer: SHA-256 of everything before it
+//
+// Rows reference nearby variables and few distinct coefficients, so a term
+// takes 2–4 bytes instead of the 36 of a CSR entry with a full coefficient.
+
+var compactMagic = [8]byte{'c', '2', 'r', '1', 'c', 's', 0, 1}
+
+// CompactError reports a compact R1CS stream that cannot be decoded.
+type CompactError struct {
+	Offset int64 // byte offset where decoding failed
+	Field  string
+	Err    error
+}
+
+func (e *CompactError) Error() string {
+	return fmt.Sprintf("r1cs: compact R1CS: %s at byte %d: %v", e.Field, e.Offset, e.Err)
+}
+
+func (e *CompactError) Unwrap() error { return e.Err }
+
+// WriteCompact writes the finalized system's constraints in compact form.
+// Values are not written.
+func (s *System) WriteCompact(w io.Writer) error {
+	if !s.finalized {
+		return errors.New("r1cs: WriteCompact needs a finalized system")
+	}
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<20)
+	bw.Write(compactMagic[:])
+	var tmp [binary.MaxVarintLen64]byte
+	uv := func(v uint64) { bw.Write(tmp[:binary.PutUvarint(tmp[:], v)]) }
+	sv := func(v int64) { bw.Write(tmp[:binary.PutVarint(tmp[:], v)]) }
+
+	// Order the table by use so that common coefficients get 1-byte indices.
+	uses := make([]int, len(s.coeffs))
+	for k := range s.m {
+		for _, c := range s.m[k].CoeffIdx {
+			uses[c]++
+		}
+	}
+	order := make([]int, len(s.coeffs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return uses[order[i]] > uses[order[j]] })
+	rank := make([]uint64, len(s.coeffs))
+	for r, i := range order {
+		rank[i] = uint64(r)
+	}
+
+	for _, v := range []int{len(s.inputs), len(s.aux), s.NumConstraints(), s.synthesized, len(s.coeffs)} {
+		uv(uint64(v))
+	}
+	var le [32]byte
+	for _, i := range order {
+		fr.LittleEndian.PutElement(&le, s.coeffs[i])
+		bw.Write(le[:])
+	}
+	ni := uint64(len(s.inputs))
+	col := func(v Variable) uint64 {
+		if v.IsAux() {
+			return ni + uint64(v.Index())
+		}
+		return uint64(v.Index())
+	}
+	for k := range s.m {
+		m := &s.m[k]
+		var prevFirst uint64
+		for j := 0; j < s.NumConstraints(); j++ {
+			lo, hi := m.RowStart[j], m.RowStart[j+1]
+			uv(uint64(hi - lo))
+			var prev uint64
+			for t := lo; t < hi; t++ {
+				c := col(m.Vars[t])
+				if t == lo {
+					sv(int64(c) - int64(prevFirst))
+					prevFirst = c
+				} else {
+					uv(c - prev)
+				}
+				prev = c
+				uv(rank[m.CoeffIdx[t]])
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(h.Sum(nil))
+	return err
+}
+
+// countingReader tracks the offset for errors and feeds the checksum.
+type countingReader struct {
+	r   *bufio.Reader
+	off int64
+	h   io.Writer
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.off++
+		c.h.Write([]byte{b})
+	}
+	return b, err
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := io.ReadFull(c.r, p)
+	c.off += int64(n)
+	c.h.Write(p[:n])
+	return n, err
+}
+
+// ReadCompact reads a system written by WriteCompact. The result is
+// finalized and its assignment is all zero (inputs[0] = 1); set one with
+// SetAssignment. A corrupt stream fails with a *CompactError naming the
+// field and byte offset; the assignment is allocated only after the
+// checksum matched.
+func ReadCompact(r io.Reader) (*System, error) {
+	h := sha256.New()
+	cr := &countingReader{r: bufio.NewReaderSize(r, 1<<20), h: h}
+	fail := func(field string, err error) error {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return &CompactError{Offset: cr.off, Field: field, Err: err}
+	}
+	var magic [8]byte
+	if _, err := cr.Read(magic[:]); err != nil {
+		return nil, fail("magic", err)
+	}
+	if magic != compactMagic {
+		return nil, fail("magic", errors.New("not a c2 compact R1CS (or another version)"))
+	}
+	var hdr [5]uint64
+	names := [5]string{"inputs", "aux", "constraints", "synthesized", "coefficients"}
+	for i := range hdr {
+		v, err := binary.ReadUvarint(cr)
+		if err != nil {
+			return nil, fail(names[i], err)
+		}
+		if v > uint64(MaxVariables) {
+			return nil, fail(names[i], fmt.Errorf("%d is too large", v))
+		}
+		hdr[i] = v
+	}
+	ni, na, nc, nsyn, ncoef := int(hdr[0]), int(hdr[1]), int(hdr[2]), int(hdr[3]), int(hdr[4])
+	if ni < 1 || nsyn+ni != nc {
+		return nil, fail("header", fmt.Errorf("inconsistent counts: %d inputs, %d constraints, %d synthesized", ni, nc, nsyn))
+	}
+	s := &System{
+		coeffs:      make([]fr.Element, 0, min(ncoef, 1<<16)),
+		coeffIndex:  make(map[fr.Element]uint32),
+		aAux:        Density{bits: make([]uint64, (na+63)/64), n: na},
+		bAux:        Density{bits: make([]uint64, (na+63)/64), n: na},
+		bInputs:     Density{bits: make([]uint64, (ni+63)/64), n: ni},
+		synthesized: nsyn,
+		finalized:   true,
+	}
+	var le [32]byte
+	for i := 0; i < ncoef; i++ {
+		if _, err := cr.Read(le[:]); err != nil {
+			return nil, fail("coefficient table", err)
+		}
+		c, err := fr.LittleEndian.Element(&le)
+		if err != nil {
+			return nil, fail("coefficient table", err)
+		}
+		if _, dup := s.coeffIndex[c]; dup {
+			return nil, fail("coefficient table", errors.New("duplicate coefficient"))
+		}
+		s.coeffIndex[c] = uint32(len(s.coeffs))
+		s.coeffs = append(s.coeffs, c)
+	}
+	total := uint64(ni + na)
+	for k := range s.m {
+		field := [3]string{"A", "B", "C"}[k]
+		m := &s.m[k]
+		m.RowStart = make([]int, 1, nc+1)
+		var prevFirst uint64
+		for j := 0; j < nc; j++ {
+			cnt, err := binary.ReadUvarint(cr)
+			if err != nil {
+				return nil, fail(field, err)
+			}
+			if cnt > total {
+				return nil, fail(field, fmt.Errorf("row %d has %d terms for %d variables", j, cnt, total))
+			}
+			var prev uint64
+			for t := uint64(0); t < cnt; t++ {
+				var c uint64
+				if t == 0 {
+					d, err := binary.ReadVarint(cr)
+					if err != nil {
+						return nil, fail(field, err)
+					}
+					c = uint64(int64(prevFirst) + d)
+					prevFirst = c
+				} else {
+					d, err := binary.ReadUvarint(cr)
+					if err != nil {
+						return nil, fail(field, err)
+					}
+					if d == 0 {
+						return nil, fail(field, fmt.Errorf("row %d repeats a variable", j))
+					}
+					c = prev + d
+				}
+				if c >= total || (t > 0 && c <= prev) {
+					return nil, fail(field, fmt.Errorf("row %d: variable %d out of range", j, c))
+				}
+				prev = c
+				ci, err := binary.ReadUvarint(cr)
+				if err != nil {
+					return nil, fail(field, err)
+				}
+				if ci >= uint64(len(s.coeffs)) {
+					return nil, fail(field, fmt.Errorf("row %d: coefficient %d not in the table", j, ci))
+				}
+				var v Variable
+				if c < uint64(ni) {
+					v = InputVariable(int(c))
+				} else {
+					v = AuxVariable(int(c) - ni)
+				}
+				m.Vars = append(m.Vars, v)
+				m.CoeffIdx = append(m.CoeffIdx, uint32(ci))
+				switch {
+				case k == 0 && v.IsAux():
+					s.aAux.set(v.Index())
+				case k == 1 && v.IsAux():
+					s.bAux.set(v.Index())
+				case k == 1:
+					s.bInputs.set(v.Index())
+				}
+			}
+			m.RowStart = append(m.RowStart, len(m.Vars))
+		}
+	}
+	want := h.Sum(nil)
+	got := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(cr.r, got); err != nil {
+		return nil, fail("checksum", err)
+	}
+	if string(got) != string(want) {
+		return nil, fail("checksum", errors.New("mismatch: the file is corrupt"))
+	}
+	if _, err := cr.r.ReadByte(); err != io.EOF {
+		return nil, &CompactError{Offset: cr.off + sha256.Size, Field: "trailer", Err: errors.New("trailing bytes")}
+	}
+	// Allocate the assignment only once the stream is known to be intact.
+	s.inputs = make([]fr.Element, ni)
+	s.aux = make([]fr.Element, na)
+	s.inputs[0] = oneElement
+	return s, nil
+}
+
+// SetAssignment replaces the system's assignment, for example with a
+// [Witness] synthesized for this shape. Lengths must match and inputs[0]
+// must be 1. The slices are shared, not copied.
+func (s *System) SetAssignment(inputs, aux []fr.Element) error {
+	if len(inputs) != len(s.inputs) || len(aux) != len(s.aux) {
+		return fmt.Errorf("r1cs: assignment has %d inputs and %d aux, the system %d and %d",
+			len(inputs), len(aux), len(s.inputs), len(s.aux))
+	}
+	if inputs[0] != oneElement {
+		return errors.New("r1cs: input 0 (ONE) is not 1")
+	}
+	s.inputs, s.aux = inputs, aux
+	return nil
+}
