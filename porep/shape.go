@@ -1,0 +1,139 @@
+package porep
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Shape fixes everything about a StackedDRG PoRep circuit that does not
+// depend on the sector's data: the sector size, the number of SDR layers,
+// the partition and challenge counts, and the arities of trees C and R_last
+// (storage-proofs-porep's StackedCircuit generics plus filecoin-proofs'
+// constants). Two partitions of the same Shape have identical R1CS.
+type Shape struct {
+	// Name is the vanilla-proof key in the C1 JSON, e.g. "StackedDrg32GiBV1".
+	Name string
+	// SectorSize is the sector size in bytes (a power of two, ≥ 2 KiB).
+	SectorSize uint64
+	// Layers is the number of SDR layers (columns have this many rows).
+	Layers int
+	// Partitions is the number of circuits (Groth16 proofs) per sector.
+	Partitions int
+	// Challenges is the number of challenges proved in one partition.
+	Challenges int
+	// SubArity and TopArity are the arities of the levels above the octal
+	// base trees of C and R_last; 0 when the level is absent.
+	SubArity, TopArity int
+}
+
+// Parameters of the stacked graph that every shape shares.
+const (
+	// BaseArity is the arity of the base levels of trees C and R_last.
+	BaseArity = 8
+	// DRGParents and ExpParents are the base and expander degrees.
+	DRGParents = 6
+	ExpParents = 8
+	// NodeSize is the size of a node in bytes.
+	NodeSize = 32
+)
+
+// The shapes of the production sector sizes (filecoin-proofs constants.rs:
+// POREP_PARTITIONS, LAYERS, interactive minimum challenges, SectorShape*).
+var (
+	Shape2KiB   = Shape{Name: "StackedDrg2KiBV1", SectorSize: 2 << 10, Layers: 2, Partitions: 1, Challenges: 2}
+	Shape8MiB   = Shape{Name: "StackedDrg8MiBV1", SectorSize: 8 << 20, Layers: 2, Partitions: 1, Challenges: 2}
+	Shape512MiB = Shape{Name: "StackedDrg512MiBV1", SectorSize: 512 << 20, Layers: 2, Partitions: 1, Challenges: 2}
+	Shape32GiB  = Shape{Name: "StackedDrg32GiBV1", SectorSize: 32 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8}
+	Shape64GiB  = Shape{Name: "StackedDrg64GiBV1", SectorSize: 64 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8, TopArity: 2}
+)
+
+// Shapes lists the production shapes, smallest first.
+var Shapes = []Shape{Shape2KiB, Shape8MiB, Shape512MiB, Shape32GiB, Shape64GiB}
+
+// ShapeByName returns the production shape whose Name (the C1 vanilla-proof
+// key) is name.
+func ShapeByName(name string) (Shape, bool) {
+	for _, s := range Shapes {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Shape{}, false
+}
+
+// ShapeBySize returns the production shape for a sector size in bytes.
+func ShapeBySize(size uint64) (Shape, bool) {
+	for _, s := range Shapes {
+		if s.SectorSize == size {
+			return s, true
+		}
+	}
+	return Shape{}, false
+}
+
+// Nodes returns the number of 32-byte nodes in the sector.
+func (s Shape) Nodes() uint64 { return s.SectorSize / NodeSize }
+
+// DataPathLen returns the number of levels of a tree-D (binary) path.
+func (s Shape) DataPathLen() int { return bits.Len64(s.Nodes()) - 1 }
+
+// TreeArities returns the arity of each level of a tree C or R_last path,
+// from the leaf up: the octal base levels, then the sub and top levels.
+func (s Shape) TreeArities() []int {
+	n := s.Nodes()
+	if s.SubArity > 0 {
+		n /= uint64(s.SubArity)
+	}
+	if s.TopArity > 0 {
+		n /= uint64(s.TopArity)
+	}
+	var a []int
+	for ; n > 1; n /= BaseArity {
+		a = append(a, BaseArity)
+	}
+	if s.SubArity > 0 {
+		a = append(a, s.SubArity)
+	}
+	if s.TopArity > 0 {
+		a = append(a, s.TopArity)
+	}
+	return a
+}
+
+// NumInputs returns the number of public inputs of a partition, including
+// the constant ONE: replica_id, comm_d, comm_r and 18 per challenge.
+func (s Shape) NumInputs() int { return 4 + s.Challenges*(4+DRGParents+ExpParents) }
+
+// Validate checks that s describes a circuit this package can synthesize.
+func (s Shape) Validate() error {
+	pow2 := func(x uint64) bool { return x != 0 && x&(x-1) == 0 }
+	switch {
+	case s.SectorSize < 2<<10 || !pow2(s.SectorSize):
+		return &ShapeError{s.Name, fmt.Sprintf("sector size %d is not a power of two ≥ 2048", s.SectorSize)}
+	case s.Layers < 1 || s.Layers > 16:
+		return &ShapeError{s.Name, fmt.Sprintf("%d layers", s.Layers)}
+	case s.Partitions < 1 || s.Challenges < 1:
+		return &ShapeError{s.Name, fmt.Sprintf("%d partitions of %d challenges", s.Partitions, s.Challenges)}
+	case s.SubArity != 0 && !pow2(uint64(s.SubArity)), s.TopArity != 0 && !pow2(uint64(s.TopArity)),
+		s.TopArity != 0 && s.SubArity == 0:
+		return &ShapeError{s.Name, fmt.Sprintf("tree arities %d-%d-%d", BaseArity, s.SubArity, s.TopArity)}
+	}
+	base := s.Nodes() / uint64(max(s.SubArity, 1)) / uint64(max(s.TopArity, 1))
+	if base < BaseArity || bits.TrailingZeros64(base)%3 != 0 {
+		return &ShapeError{s.Name, fmt.Sprintf("%d nodes per base tree is not a power of 8", base)}
+	}
+	return nil
+}
+
+func (s Shape) String() string {
+	return fmt.Sprintf("%s (%d bytes, %d layers, %d×%d challenges, tree %d-%d-%d)",
+		s.Name, s.SectorSize, s.Layers, s.Partitions, s.Challenges, BaseArity, s.SubArity, s.TopArity)
+}
+
+// ShapeError reports a Shape this package cannot synthesize.
+type ShapeError struct {
+	Name string
+	Msg  string
+}
+
+func (e *ShapeError) Error() string { return fmt.Sprintf("porep: shape %q: %s", e.Name, e.Msg) }

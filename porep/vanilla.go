@@ -1,0 +1,223 @@
+package porep
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/porep/gadget"
+)
+
+// Partition is what the circuit of one partition reads from a C1 output
+// (storage-proofs-porep stacked/circuit/params.rs, From<VanillaProof>): the
+// public commitments, the private roots of trees C and R_last, and per
+// challenge the tree-D leaf and the Merkle paths and parent columns. Columns
+// of the challenged node and the labeling and encoding proofs are not read:
+// the circuit recomputes the labels.
+type Partition struct {
+	ReplicaID fr.Element // public input 1
+	CommD     fr.Element // public input 2: root of tree D
+	CommR     fr.Element // public input 3: Poseidon(CommC, CommRLast)
+	CommC     fr.Element // root of tree C (private)
+	CommRLast fr.Element // root of tree R_last (private)
+
+	Challenges []Challenge
+}
+
+// Challenge is the part of one challenge's vanilla proof the circuit reads.
+// Paths run from the leaf up; their level indices spell the leaf position
+// (which the circuit exposes as public inputs), and their siblings are
+// private.
+type Challenge struct {
+	// Node is the challenged node (labeling_proofs[0].node).
+	Node uint64
+	// DataLeaf is the tree-D leaf of Node (comm_d_proofs' leaf); DataPath its
+	// binary SHA-254 path to CommD.
+	DataLeaf fr.Element
+	DataPath []gadget.PathLevel
+	// ReplicaPath is the tree-R_last path of Node (comm_r_last_proof); its
+	// leaf, the encoded node, is recomputed by the circuit.
+	ReplicaPath []gadget.PathLevel
+	// ColumnPath is the tree-C path of Node (c_x's inclusion proof); its leaf,
+	// the hash of Node's column of labels, is recomputed by the circuit.
+	ColumnPath []gadget.PathLevel
+	// Parents holds the DRGParents base parents then the ExpParents expander
+	// parents: each column's Layers rows and its tree-C path.
+	Parents []Column
+}
+
+// Column is a column of labels (one per layer) and its tree-C path.
+type Column struct {
+	Rows []fr.Element
+	Path []gadget.PathLevel
+}
+
+// InputError reports a vanilla proof that does not fit the shape it is
+// proved under. Challenge is −1 for partition-level fields.
+type InputError struct {
+	Partition int
+	Challenge int
+	Field     string
+	Msg       string
+}
+
+func (e *InputError) Error() string {
+	if e.Challenge < 0 {
+		return fmt.Sprintf("porep: partition %d: %s: %s", e.Partition, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("porep: partition %d challenge %d: %s: %s", e.Partition, e.Challenge, e.Field, e.Msg)
+}
+
+// Check reports whether p has the structure the circuit of shape s expects:
+// the challenge count, path lengths and arities, level indices in range,
+// the column count and row counts. It does not check that the proof is
+// valid (that roots, labels and encodings agree); an invalid but
+// well-formed proof synthesizes into an unsatisfied circuit. part only
+// labels errors.
+func (s Shape) Check(p *Partition, part int) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if p == nil {
+		return &InputError{part, -1, "partition", "missing"}
+	}
+	if len(p.Challenges) != s.Challenges {
+		return &InputError{part, -1, "challenges", fmt.Sprintf("%d, want %d", len(p.Challenges), s.Challenges)}
+	}
+	arities := s.TreeArities()
+	dataLen := s.DataPathLen()
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		if c.Node >= s.Nodes() {
+			return &InputError{part, i, "node", fmt.Sprintf("%d out of range (%d nodes)", c.Node, s.Nodes())}
+		}
+		if err := checkPath(c.DataPath, nil, dataLen); err != nil {
+			return &InputError{part, i, "comm_d_proofs", err.Error()}
+		}
+		if err := checkPath(c.ReplicaPath, arities, 0); err != nil {
+			return &InputError{part, i, "comm_r_last_proof", err.Error()}
+		}
+		if err := checkPath(c.ColumnPath, arities, 0); err != nil {
+			return &InputError{part, i, "c_x", err.Error()}
+		}
+		if len(c.Parents) != DRGParents+ExpParents {
+			return &InputError{part, i, "parents", fmt.Sprintf("%d columns, want %d", len(c.Parents), DRGParents+ExpParents)}
+		}
+		for j := range c.Parents {
+			field := fmt.Sprintf("drg_parents[%d]", j)
+			if j >= DRGParents {
+				field = fmt.Sprintf("exp_parents[%d]", j-DRGParents)
+			}
+			if len(c.Parents[j].Rows) != s.Layers {
+				return &InputError{part, i, field, fmt.Sprintf("%d rows, want %d", len(c.Parents[j].Rows), s.Layers)}
+			}
+			if err := checkPath(c.Parents[j].Path, arities, 0); err != nil {
+				return &InputError{part, i, field, err.Error()}
+			}
+		}
+	}
+	return nil
+}
+
+// checkPath checks a path against per-level arities, or against n binary
+// levels when arities is nil.
+func checkPath(path []gadget.PathLevel, arities []int, n int) error {
+	if arities == nil {
+		if len(path) != n {
+			return fmt.Errorf("%d levels, want %d", len(path), n)
+		}
+	} else if len(path) != len(arities) {
+		return fmt.Errorf("%d levels, want %d", len(path), len(arities))
+	}
+	for i := range path {
+		want := 2
+		if arities != nil {
+			want = arities[i]
+		}
+		l := &path[i]
+		if l.Arity() != want {
+			return fmt.Errorf("level %d: %d siblings, want %d", i, len(l.Siblings), want-1)
+		}
+		if l.Index < 0 || l.Index >= want {
+			return fmt.Errorf("level %d: index %d out of range for arity %d", i, l.Index, want)
+		}
+	}
+	return nil
+}
+
+// SyntheticPartition returns a partition of shape s that is structurally
+// valid (it passes [Shape.Check] and synthesizes into exactly the R1CS of
+// the shape) but is not a proof of anything: challenges, parent positions,
+// leaves, siblings and rows are pseudo-random field elements derived from
+// seed, so the circuit is not satisfied. It serves shape checks, key
+// generation and benchmarks of sector sizes without sealing a sector.
+func SyntheticPartition(s Shape, seed uint64) (*Partition, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	r := splitMix{seed}
+	arities := s.TreeArities()
+	p := &Partition{
+		ReplicaID: r.element(), CommD: r.element(), CommR: r.element(),
+		CommC: r.element(), CommRLast: r.element(),
+		Challenges: make([]Challenge, s.Challenges),
+	}
+	path := func(node uint64, arities []int) []gadget.PathLevel {
+		out := make([]gadget.PathLevel, len(arities))
+		for i, a := range arities {
+			out[i].Index = int(node % uint64(a))
+			node /= uint64(a)
+			out[i].Siblings = make([]fr.Element, a-1)
+			for j := range out[i].Siblings {
+				out[i].Siblings[j] = r.element()
+			}
+		}
+		return out
+	}
+	dataArities := make([]int, s.DataPathLen())
+	for i := range dataArities {
+		dataArities[i] = 2
+	}
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		c.Node = 1 + r.next()%(s.Nodes()-1)
+		c.DataLeaf = r.element()
+		c.DataPath = path(c.Node, dataArities)
+		c.ReplicaPath = path(c.Node, arities)
+		c.ColumnPath = path(c.Node, arities)
+		c.Parents = make([]Column, DRGParents+ExpParents)
+		for j := range c.Parents {
+			rows := make([]fr.Element, s.Layers)
+			for k := range rows {
+				rows[k] = r.element()
+			}
+			c.Parents[j] = Column{Rows: rows, Path: path(r.next()%s.Nodes(), arities)}
+		}
+	}
+	return p, nil
+}
+
+// splitMix is SplitMix64, a small deterministic generator for synthetic
+// proofs (not for anything secret).
+type splitMix struct{ s uint64 }
+
+func (r *splitMix) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// element returns a field element from 256 pseudo-random bits with the top
+// two cleared (below the modulus, like a SHA-254 digest).
+func (r *splitMix) element() fr.Element {
+	var b [32]byte
+	for i := 0; i < 4; i++ {
+		binary.LittleEndian.PutUint64(b[8*i:], r.next())
+	}
+	b[31] &= 0x3f
+	e, _ := fr.LittleEndian.Element(&b) // below 2^254 < r: never fails
+	return e
+}
