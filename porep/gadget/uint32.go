@@ -70,6 +70,21 @@ func (u *UInt32) Shr(n int) UInt32 {
 // XorUInt32 returns a ⊕ b bit by bit, least significant bit first.
 func (cs *CS) XorUInt32(a, b *UInt32) UInt32 {
 	var r UInt32
+	if w := cs.w; w != nil {
+		// Witness-only fast path for the common case of two allocated bits.
+		for i := range r.Bits {
+			x, y := a.Bits[i], b.Bits[i]
+			if x.kind == kindIs && y.kind == kindIs {
+				v := x.val != y.val
+				w.Aux = append(w.Aux, feBool(v))
+				r.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 1), kind: kindIs, val: v}
+				continue
+			}
+			r.Bits[i] = cs.Xor(x, y)
+		}
+		r.Value = a.Value ^ b.Value
+		return r
+	}
 	for i := range r.Bits {
 		r.Bits[i] = cs.Xor(a.Bits[i], b.Bits[i])
 	}
@@ -80,8 +95,17 @@ func (cs *CS) XorUInt32(a, b *UInt32) UInt32 {
 // Sha256ChUInt32 applies [CS.Sha256Ch] bitwise.
 func (cs *CS) Sha256ChUInt32(a, b, c *UInt32) UInt32 {
 	var r UInt32
+	w := cs.w
 	for i := range r.Bits {
-		r.Bits[i] = cs.Sha256Ch(a.Bits[i], b.Bits[i], c.Bits[i])
+		x, y, z := a.Bits[i], b.Bits[i], c.Bits[i]
+		if w != nil && x.kind == kindIs && y.kind == kindIs && z.kind == kindIs {
+			// Witness-only fast path of the general case: one allocation.
+			v := (x.val && y.val) != (!x.val && z.val)
+			w.Aux = append(w.Aux, feBool(v))
+			r.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 1), kind: kindIs, val: v}
+			continue
+		}
+		r.Bits[i] = cs.Sha256Ch(x, y, z)
 	}
 	r.Value = a.Value&b.Value ^ ^a.Value&c.Value
 	return r
@@ -90,8 +114,17 @@ func (cs *CS) Sha256ChUInt32(a, b, c *UInt32) UInt32 {
 // Sha256MajUInt32 applies [CS.Sha256Maj] bitwise.
 func (cs *CS) Sha256MajUInt32(a, b, c *UInt32) UInt32 {
 	var r UInt32
+	w := cs.w
 	for i := range r.Bits {
-		r.Bits[i] = cs.Sha256Maj(a.Bits[i], b.Bits[i], c.Bits[i])
+		x, y, z := a.Bits[i], b.Bits[i], c.Bits[i]
+		if w != nil && x.kind == kindIs && y.kind == kindIs && z.kind == kindIs {
+			// Witness-only fast path of the general case: maj, then b ∧ c.
+			v := (x.val && y.val) != (x.val && z.val) != (y.val && z.val)
+			w.Aux = append(w.Aux, feBool(v), feBool(y.val && z.val))
+			r.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 2), kind: kindIs, val: v}
+			continue
+		}
+		r.Bits[i] = cs.Sha256Maj(x, y, z)
 	}
 	r.Value = a.Value&b.Value ^ a.Value&c.Value ^ b.Value&c.Value
 	return r
@@ -110,8 +143,8 @@ func (cs *CS) AddMany(ops ...*UInt32) UInt32 {
 	allConst := true
 	for _, op := range ops {
 		sum += uint64(op.Value)
-		for i := range op.Bits {
-			allConst = allConst && op.Bits[i].kind == kindConst
+		for i := 0; allConst && i < len(op.Bits); i++ {
+			allConst = op.Bits[i].kind == kindConst
 		}
 	}
 	if allConst {
@@ -128,6 +161,18 @@ func (cs *CS) AddMany(ops ...*UInt32) UInt32 {
 			}
 		}
 		cs.t2 = cs.t2[:0]
+	}
+	if w := cs.w; w != nil {
+		// Witness-only: the result bits are all the work.
+		for i := 0; i < n; i++ {
+			v := sum>>i&1 == 1
+			w.Aux = append(w.Aux, feBool(v))
+			if i < 32 {
+				res.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 1), kind: kindIs, val: v}
+			}
+		}
+		res.Value = uint32(sum)
+		return res
 	}
 	for i := 0; i < n; i++ {
 		b := cs.AllocBit(sum>>i&1 == 1)
