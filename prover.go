@@ -93,6 +93,10 @@ type device struct {
 	load atomic.Int32 // partitions routed here and not finished
 	busy busyClock
 	done atomic.Int32 // partitions completed here
+	// ahead bounds the partitions prepared (or being prepared) for this
+	// device and not yet admitted to it, so that host buffers are not
+	// filled far ahead of what the device can take.
+	ahead chan struct{}
 	mu   sync.Mutex
 	err  error // why it was taken out of rotation
 }
@@ -140,9 +144,9 @@ func New(cfg Config) (*Prover, error) {
 	}
 	p.host = pool.New(pool.NewBudget("host", c.HostMemory), alloc)
 	for _, d := range devs {
-		p.devs = append(p.devs, &device{Device: d, name: d.Info().Name})
+		p.devs = append(p.devs, &device{Device: d, name: d.Info().Name, ahead: make(chan struct{}, c.PrepWorkers)})
 	}
-	p.fall = &device{Device: p.cpu, name: "cpu"}
+	p.fall = &device{Device: p.cpu, name: "cpu", ahead: make(chan struct{}, c.PrepWorkers)}
 	return p, nil
 }
 
@@ -420,6 +424,16 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 		return groth16.Proof{}, err
 	}
 
+	// Look ahead by at most PrepWorkers partitions per device.
+	select {
+	case d.ahead <- struct{}{}:
+	case <-ctx.Done():
+		return groth16.Proof{}, ctx.Err()
+	}
+	var once sync.Once
+	admitted := func() { once.Do(func() { <-d.ahead }) }
+	defer admitted()
+
 	select {
 	case p.prep <- struct{}{}:
 	case <-ctx.Done():
@@ -431,7 +445,7 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 	}
 	defer pr.release()
 
-	sums, err := p.deviceStages(ctx, d, key, pk, pr)
+	sums, err := p.deviceStages(ctx, d, key, pk, pr, admitted)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
@@ -553,12 +567,13 @@ func classify(segs []msm.Segment) (*split, error) {
 
 // deviceStages acquires a slot on d and runs H, the batch additions and the
 // tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2.
-func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, pr *prepared) (*groth16.Sums, error) {
+func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, pr *prepared, admitted func()) (*groth16.Sums, error) {
 	slot, err := d.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer slot.Release()
+	admitted()
 
 	var sums groth16.Sums
 	stage := func(acc *atomic.Int64, f func() error) error {
@@ -575,6 +590,7 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 	if err := stage(&p.st.h, func() (err error) { sums.H, err = slot.ComputeH(ctx, pr.a, pr.b, pr.c); return }); err != nil {
 		return nil, err
 	}
+	pr.buf.Release() // a, b, c are spent: let the next partition have them
 	// H needs only a, b, c; the rest waits for the classification.
 	select {
 	case <-pr.classified:

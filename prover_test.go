@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"math/bits"
 	mrand "math/rand/v2"
 	"sync"
 	"testing"
@@ -246,6 +247,26 @@ func TestProveUsesDeviceHostMemory(t *testing.T) {
 	require.NoError(t, p.Close())
 	assert.Equal(t, 1, a.allocs, "one buffer, reused by all six partitions")
 	assert.Equal(t, a.allocs, a.frees)
+}
+
+// Host buffers are not filled far ahead of the device: with one slot and
+// one prep worker at most two partitions hold a, b, c at once.
+func TestProveBoundedLookahead(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	d := gpu.NewFake(gpu.FakeOptions{Memory: 1000, SlotBytes: 1000, Delay: 2 * time.Millisecond})
+	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, PrepWorkers: 1})
+	require.NoError(t, err)
+	defer p.Close()
+	parts := append(append(append([]*r1cs.System{}, f.parts...), f.parts...), f.parts...)
+	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
+	require.NoError(t, err)
+	require.Len(t, proofs, 9)
+	one := 3 * f.pk.DomainSize() * fr.Bytes
+	require.Less(t, one, 64<<10)
+	class := int64(1) << bits.Len(uint(one-1)) // the pool's size class below 64 KiB
+	peak := p.Stats().HostPeak
+	assert.GreaterOrEqual(t, peak, class)
+	assert.LessOrEqual(t, peak, 2*class, "at most two buffers of the nine partitions")
 }
 
 // A slot budget of one partition serializes a device without deadlock.
