@@ -97,8 +97,8 @@ type device struct {
 	// device and not yet admitted to it, so that host buffers are not
 	// filled far ahead of what the device can take.
 	ahead chan struct{}
-	mu   sync.Mutex
-	err  error // why it was taken out of rotation
+	mu    sync.Mutex
+	err   error // why it was taken out of rotation
 }
 
 // New returns a Prover for cfg.
