@@ -1,0 +1,179 @@
+// Device, stream and memory entry points of libc2cuda.
+#include <stdarg.h>
+#include <mutex>
+#include "common.cuh"
+
+namespace c2 {
+
+int set_status(c2_status* st, int code, int cuda_err, const char* fmt, ...) {
+    if (st) {
+        st->code = code;
+        st->cuda_error = cuda_err;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int cuda_fail(c2_status* st, cudaError_t e, const char* what, const char* file, int line) {
+    int code = C2_ERR_CUDA;
+    switch (e) {
+    case cudaErrorMemoryAllocation:
+        code = C2_ERR_OOM;
+        break;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+    case cudaErrorDevicesUnavailable:
+        code = C2_ERR_NO_DEVICE;
+        break;
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorUnknown:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorContextIsDestroyed:
+        code = C2_ERR_LOST;
+        break;
+    default:
+        break;
+    }
+    const char* base = strrchr(file, '/');
+    return set_status(st, code, (int)e, "%s: %s (%s:%d)", cudaGetErrorString(e), what,
+                      base ? base + 1 : file, line);
+}
+
+static std::once_flag pool_once[64];
+
+}  // namespace c2
+
+using namespace c2;
+
+extern "C" {
+
+int c2_abi_version(void) { return C2_ABI_VERSION; }
+
+int c2_device_count(c2_status* st, int* count) {
+    *count = 0;
+    C2_CHECK(cudaGetDeviceCount(count));
+    return ok(st);
+}
+
+int c2_device_info(c2_status* st, int ordinal, char* name, int name_len, uint64_t* total_mem,
+                   int* sm_count, int* cc_major, int* cc_minor) {
+    cudaDeviceProp p;
+    C2_CHECK(cudaGetDeviceProperties(&p, ordinal));
+    if (name && name_len > 0) {
+        strncpy(name, p.name, name_len - 1);
+        name[name_len - 1] = 0;
+    }
+    *total_mem = p.totalGlobalMem;
+    *sm_count = p.multiProcessorCount;
+    *cc_major = p.major;
+    *cc_minor = p.minor;
+    return ok(st);
+}
+
+int c2_mem_info(c2_status* st, int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) {
+    C2_CHECK(cudaSetDevice(ordinal));
+    size_t f = 0, t = 0;
+    C2_CHECK(cudaMemGetInfo(&f, &t));
+    *free_bytes = f;
+    *total_bytes = t;
+    return ok(st);
+}
+
+int c2_stream_create(c2_status* st, int ordinal, c2_stream** out) {
+    *out = nullptr;
+    int n = 0;
+    C2_CHECK(cudaGetDeviceCount(&n));
+    if (ordinal < 0 || ordinal >= n || ordinal >= 64)
+        return set_status(st, C2_ERR_NO_DEVICE, 0, "no CUDA device %d (have %d)", ordinal, n);
+    C2_CHECK(cudaSetDevice(ordinal));
+    // Keep freed stream-ordered memory in the pool: the hot paths then never
+    // return memory to the driver (no implicit device synchronization).
+    cudaError_t perr = cudaSuccess;
+    std::call_once(pool_once[ordinal], [&] {
+        cudaMemPool_t pool;
+        perr = cudaDeviceGetDefaultMemPool(&pool, ordinal);
+        if (perr == cudaSuccess) {
+            uint64_t thr = UINT64_MAX;
+            perr = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr);
+        }
+    });
+    C2_CHECK(perr);
+    stream_ctx* s = new stream_ctx();
+    s->ordinal = ordinal;
+    cudaError_t e = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&s->sm_count, cudaDevAttrMultiProcessorCount, ordinal);
+    if (e != cudaSuccess) {
+        delete s;
+        return cuda_fail(st, e, "stream create", __FILE__, __LINE__);
+    }
+    *out = (c2_stream*)s;
+    return ok(st);
+}
+
+int c2_stream_destroy(c2_status* st, c2_stream* h) {
+    stream_ctx* s = (stream_ctx*)h;
+    if (!s) return ok(st);
+    C2_CHECK(cudaSetDevice(s->ordinal));
+    cudaError_t e1 = cudaStreamSynchronize(s->s);
+    cudaError_t e2 = cudaStreamSynchronize(s->copy);
+    cudaStreamDestroy(s->s);
+    cudaStreamDestroy(s->copy);
+    delete s;
+    C2_CHECK(e1);
+    C2_CHECK(e2);
+    return ok(st);
+}
+
+int c2_mem_alloc(c2_status* st, int ordinal, uint64_t bytes, void** dptr) {
+    *dptr = nullptr;
+    C2_CHECK(cudaSetDevice(ordinal));
+    C2_CHECK(cudaMalloc(dptr, bytes ? bytes : 1));
+    return ok(st);
+}
+
+int c2_mem_free(c2_status* st, int ordinal, void* dptr) {
+    C2_CHECK(cudaSetDevice(ordinal));
+    C2_CHECK(cudaFree(dptr));
+    return ok(st);
+}
+
+int c2_host_alloc(c2_status* st, uint64_t bytes, void** hptr) {
+    *hptr = nullptr;
+    C2_CHECK(cudaHostAlloc(hptr, bytes ? bytes : 1, cudaHostAllocPortable));
+    return ok(st);
+}
+
+int c2_host_free(c2_status* st, void* hptr) {
+    C2_CHECK(cudaFreeHost(hptr));
+    return ok(st);
+}
+
+int c2_copy(c2_status* st, c2_stream* h, void* dst, const void* src, uint64_t bytes, int kind) {
+    stream_ctx* s = (stream_ctx*)h;
+    cudaMemcpyKind k;
+    switch (kind) {
+    case 1: k = cudaMemcpyHostToDevice; break;
+    case 2: k = cudaMemcpyDeviceToHost; break;
+    case 3: k = cudaMemcpyDeviceToDevice; break;
+    default: return set_status(st, C2_ERR_INVALID, 0, "copy kind %d", kind);
+    }
+    C2_CHECK(cudaSetDevice(s->ordinal));
+    C2_CHECK(cudaMemcpyAsync(dst, src, bytes, k, s->s));
+    C2_CHECK(cudaStreamSynchronize(s->s));
+    return ok(st);
+}
+
+}  // extern "C"

@@ -1,0 +1,180 @@
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+)
+
+// Benchmarks follow the sppark anchors' method: bases resident on the device
+// (valid random points: sums of random seeds, computed on the device),
+// scalars random and copied each call from pinned host memory.
+// C2_BENCH_MAXLOG caps the sizes (default 26).
+
+func benchMaxLog() int {
+	if s := os.Getenv("C2_BENCH_MAXLOG"); s != "" {
+		if v, err := strconv.Atoi(s); err == nil {
+			return v
+		}
+	}
+	return 26
+}
+
+type benchData struct {
+	once    sync.Once
+	bases   *Buffer
+	scalars *HostBuffer
+	n       int
+}
+
+var benchG1, benchG2 benchData
+
+func (bd *benchData) get(b *testing.B, d *Device, group, n int) (*Buffer, []fr.Element) {
+	bd.once.Do(func() {
+		maxN := 1 << benchMaxLog()
+		if group == 2 {
+			maxN = 1 << min(benchMaxLog(), 24)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		k := 1
+		for k*k < maxN {
+			k *= 2
+		}
+		var err error
+		if group == 1 {
+			seeds := randG1(rng, 2*k)
+			bd.bases, err = d.Alloc(uint64(maxN) * g1Bytes)
+			require.NoError(b, err)
+			require.NoError(b, d.FillG1(bd.bases, maxN, seeds))
+		} else {
+			seeds := randG2(rng, 2*k)
+			bd.bases, err = d.Alloc(uint64(maxN) * g2Bytes)
+			require.NoError(b, err)
+			require.NoError(b, d.FillG2(bd.bases, maxN, seeds))
+		}
+		bd.scalars, err = AllocPinned(uint64(maxN) * frBytes)
+		require.NoError(b, err)
+		sc := unsafe.Slice((*fr.Element)(unsafe.Pointer(&bd.scalars.Bytes()[0])), maxN)
+		for i := range sc {
+			sc[i] = fr.Element{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64() >> 2}
+		}
+		bd.n = maxN
+	})
+	if n > bd.n {
+		b.Skipf("size %d above C2_BENCH_MAXLOG", n)
+	}
+	sc := unsafe.Slice((*fr.Element)(unsafe.Pointer(&bd.scalars.Bytes()[0])), n)
+	return bd.bases, sc
+}
+
+func BenchmarkMSMG1(b *testing.B) {
+	d := testDevice(b)
+	for _, lg := range []int{16, 20, 22, 24, 26, 27} {
+		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
+			bases, sc := benchG1.get(b, d, 1, 1<<lg)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := d.MSMG1Resident(bases, sc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkMSMG2(b *testing.B) {
+	d := testDevice(b)
+	for _, lg := range []int{16, 20, 22, 24} {
+		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
+			bases, sc := benchG2.get(b, d, 2, 1<<lg)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := d.MSMG2Resident(bases, sc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkBatchAddG1(b *testing.B) {
+	d := testDevice(b)
+	for _, lg := range []int{20, 24} {
+		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
+			bases, _ := benchG1.get(b, d, 1, 1<<lg)
+			bm := randBitmap(rand.New(rand.NewPCG(3, 4)), 1<<lg, 0.5)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := d.BatchAddG1Resident(bases, 1<<lg, bm); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func deviceRandFr(b *testing.B, d *Device, n int, seed uint64) *Buffer {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	v := make([]fr.Element, n)
+	for i := range v {
+		v[i] = fr.Element{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64() >> 2}
+	}
+	buf, err := d.UploadFr(v)
+	require.NoError(b, err)
+	return buf
+}
+
+// BenchmarkNTT: device-resident data. "NR" is the bare transform (natural in,
+// bit-reversed out), comparable with sppark's NR numbers; the others include
+// our natural-order permutation.
+func BenchmarkNTT(b *testing.B) {
+	d := testDevice(b)
+	for _, lg := range []int{20, 24, 26, 27} {
+		if lg > benchMaxLog()+1 {
+			continue
+		}
+		buf := deviceRandFr(b, d, 1<<lg, uint64(lg))
+		for _, k := range []struct {
+			name string
+			kind NTTKind
+		}{{"NR", kindForwardNR}, {"NN", Forward}, {"coset-NN", CosetForward}} {
+			b.Run(fmt.Sprintf("%s/2^%d", k.name, lg), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if err := d.NTTResident(buf, lg, k.kind); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		require.NoError(b, buf.Free())
+	}
+}
+
+// BenchmarkComputeH: the 7-NTT quotient pipeline on device-resident a, b, c.
+func BenchmarkComputeH(b *testing.B) {
+	d := testDevice(b)
+	for _, lg := range []int{20, 24, 27} {
+		if lg > benchMaxLog()+1 {
+			continue
+		}
+		bufs := []*Buffer{deviceRandFr(b, d, 1<<lg, 1), deviceRandFr(b, d, 1<<lg, 2), deviceRandFr(b, d, 1<<lg, 3)}
+		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if err := d.ComputeHResident(bufs[0], bufs[1], bufs[2], lg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, x := range bufs {
+			require.NoError(b, x.Free())
+		}
+	}
+}
+

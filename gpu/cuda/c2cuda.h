@@ -1,0 +1,106 @@
+/*
+ * C ABI of libc2cuda.so, the CUDA backend of c2. Plain C, no CUDA headers:
+ * the Go package resolves these symbols with dlsym.
+ *
+ * Conventions:
+ *  - Every function returns a C2_* code and, when st is not NULL, fills *st
+ *    with the code, the CUDA error number (0 if none) and a message.
+ *  - Field elements are gnark-crypto's Montgomery form: Fr = 32 bytes
+ *    (4 little-endian uint64), Fp = 48 bytes (6 uint64). G1 affine = 96
+ *    bytes, G2 affine = 192 bytes, infinity = all zero.
+ *  - Pointers flagged *_on_device point to device memory from c2_mem_alloc;
+ *    otherwise they point to host memory (pinned or pageable).
+ *  - Calls are synchronous: when a call returns, its stream is idle and no
+ *    host pointer it was given is used any more.
+ */
+#ifndef C2CUDA_H
+#define C2CUDA_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define C2_ABI_VERSION 1
+
+enum {
+    C2_OK = 0,
+    C2_ERR_INVALID = 1,   /* bad argument */
+    C2_ERR_OOM = 2,       /* device (or pinned host) memory exhausted */
+    C2_ERR_LOST = 3,      /* sticky device error: the context is unusable */
+    C2_ERR_NO_DEVICE = 4, /* no CUDA device or no usable driver */
+    C2_ERR_CUDA = 5       /* any other CUDA error */
+};
+
+typedef struct {
+    int code;
+    int cuda_error;
+    char msg[256];
+} c2_status;
+
+typedef struct c2_stream c2_stream;
+
+/* Constants of one NTT domain of size n = 2^log_n, Montgomery form. */
+typedef struct {
+    uint64_t omega[4];     /* primitive n-th root of unity */
+    uint64_t omega_inv[4]; /* its inverse */
+    uint64_t g[4];         /* coset shift */
+    uint64_t g_inv[4];     /* its inverse */
+    uint64_t n_inv[4];     /* 1/n */
+    uint64_t z_inv[4];     /* 1/(g^n - 1), used by c2_compute_h only */
+} c2_ntt_consts;
+
+enum {
+    C2_NTT_FORWARD = 0,
+    C2_NTT_INVERSE = 1,
+    C2_NTT_COSET_FORWARD = 2,
+    C2_NTT_COSET_INVERSE = 3,
+    C2_NTT_FORWARD_NR = 4 /* forward, output left in bit-reversed order */
+};
+
+/* MSM output: per-window sums, window w weighing 2^(w*window_bits). Each sum is
+ * an XYZZ point (X, Y, ZZ, ZZZ; infinity when ZZ = 0). */
+#define C2_MAX_WINDOWS 64
+
+int c2_abi_version(void);
+int c2_device_count(c2_status* st, int* count);
+int c2_device_info(c2_status* st, int ordinal, char* name, int name_len, uint64_t* total_mem,
+                   int* sm_count, int* cc_major, int* cc_minor);
+int c2_mem_info(c2_status* st, int ordinal, uint64_t* free_bytes, uint64_t* total_bytes);
+
+int c2_stream_create(c2_status* st, int ordinal, c2_stream** out);
+int c2_stream_destroy(c2_status* st, c2_stream* s);
+
+int c2_mem_alloc(c2_status* st, int ordinal, uint64_t bytes, void** dptr);
+int c2_mem_free(c2_status* st, int ordinal, void* dptr);
+int c2_host_alloc(c2_status* st, uint64_t bytes, void** hptr);
+int c2_host_free(c2_status* st, void* hptr);
+/* kind: 1 host->device, 2 device->host, 3 device->device */
+int c2_copy(c2_status* st, c2_stream* s, void* dst, const void* src, uint64_t bytes, int kind);
+
+/* In-place NTT of n = 2^log_n Fr elements, natural order in and out. */
+int c2_ntt(c2_status* st, c2_stream* s, void* data, int on_device, int log_n, int kind,
+           const c2_ntt_consts* k);
+/* Groth16 quotient: a <- coset_iNTT((coset(a)*coset(b) - coset(c)) * z_inv), natural
+ * order. b and c are clobbered. */
+int c2_compute_h(c2_status* st, c2_stream* s, void* a, void* b, void* c, int on_device, int log_n,
+                 const c2_ntt_consts* k);
+
+/* group: 1 = G1, 2 = G2. window_bits = 0 picks one. out receives *nwindows XYZZ
+ * window sums (room for C2_MAX_WINDOWS). */
+int c2_msm(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,
+           const void* scalars, int scalars_on_device, uint64_t n, int window_bits, void* out,
+           int* nwindows, int* used_window_bits);
+/* Sum of bases[i] over the i < n whose bit i is set in bitmap (64-bit words,
+ * little-endian bit order, host memory). out receives one XYZZ point. */
+int c2_batch_add(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,
+                 const uint64_t* bitmap, uint64_t n, void* out);
+/* Test/benchmark support: dst[i] = seeds[i % k] + seeds[k + (i / k) % k] as
+ * affine points, for i < n (dst on device; seeds host, 2k points). */
+int c2_fill_points(c2_status* st, c2_stream* s, int group, void* dst, uint64_t n,
+                   const void* seeds, uint64_t k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,183 @@
+package cuda
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	testDevOnce sync.Once
+	testDev     *Device
+	testDevErr  error
+)
+
+// testDevice returns device 0, or skips the test when there is no library
+// or no GPU (the CPU-only CI case).
+func testDevice(tb testing.TB) *Device {
+	tb.Helper()
+	testDevOnce.Do(func() { testDev, testDevErr = Open(0) })
+	if errors.Is(testDevErr, ErrNoLibrary) || errors.Is(testDevErr, ErrNoDevice) {
+		tb.Skipf("no GPU: %v", testDevErr)
+	}
+	require.NoError(tb, testDevErr)
+	return testDev
+}
+
+// testRand returns a generator with a fresh seed, logged for reproduction.
+func testRand(tb testing.TB) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("C2_TEST_SEED"); s != "" {
+		var err error
+		seed, err = parseUint(s)
+		require.NoError(tb, err)
+	}
+	tb.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+func parseUint(s string) (uint64, error) {
+	var v uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, errors.New("not a number: " + s)
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, nil
+}
+
+// randFr returns n uniformly distributed elements below 2^254 (< r), taken
+// directly as Montgomery representations, so they are valid random elements.
+func randFr(rng *rand.Rand, n int) []fr.Element {
+	v := make([]fr.Element, n)
+	for i := range v {
+		v[i] = fr.Element{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64() >> 2}
+	}
+	return v
+}
+
+func randScalars(rng *rand.Rand, n int) []fr.Element { return randFr(rng, n) }
+
+// randG1 returns n random points k_i·G with random k_i.
+func randG1(rng *rand.Rand, n int) []bls12381.G1Affine {
+	_, _, g, _ := bls12381.Generators()
+	return bls12381.BatchScalarMultiplicationG1(&g, randFr(rng, n))
+}
+
+func randG2(rng *rand.Rand, n int) []bls12381.G2Affine {
+	_, _, _, g := bls12381.Generators()
+	return bls12381.BatchScalarMultiplicationG2(&g, randFr(rng, n))
+}
+
+func TestLoadMissingLibrary(t *testing.T) {
+	err := loadPath("/nonexistent/libc2cuda.so")
+	require.Error(t, err)
+	require.ErrorIs(t, err, ErrNoLibrary)
+}
+
+func TestOpenErrorIsTyped(t *testing.T) {
+	d, err := Open(0)
+	if err != nil {
+		require.True(t, errors.Is(err, ErrNoLibrary) || errors.Is(err, ErrNoDevice), "untyped error %v", err)
+		return
+	}
+	require.NoError(t, d.Close())
+	_, err = d.Alloc(1)
+	// Alloc does not need a stream; use a stream-bound call to see ErrClosed.
+	require.NoError(t, err)
+	err = d.NTT(make([]fr.Element, 2), Forward)
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+func TestStatusErrorMapping(t *testing.T) {
+	cases := map[int]error{
+		codeInvalid: ErrInvalidArgument, codeOOM: ErrDeviceOutOfMemory, codeLost: ErrDeviceLost,
+		codeNoDevice: ErrNoDevice, codeCUDA: ErrCUDA,
+	}
+	for code, want := range cases {
+		err := statusError("op", code, 2, "msg")
+		require.ErrorIs(t, err, want)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "op", e.Op)
+	}
+	require.NoError(t, statusError("op", codeOK, 0, ""))
+}
+
+func TestDeviceInfo(t *testing.T) {
+	d := testDevice(t)
+	info := d.Info()
+	require.NotEmpty(t, info.Name)
+	require.Positive(t, info.SMCount)
+	require.Positive(t, info.TotalMemory)
+	free, total, err := d.MemInfo()
+	require.NoError(t, err)
+	require.LessOrEqual(t, free, total)
+	t.Logf("%s: %d SMs, %d MiB, sm_%d%d", info.Name, info.SMCount, info.TotalMemory>>20, info.Major, info.Minor)
+}
+
+func TestInvalidArguments(t *testing.T) {
+	d := testDevice(t)
+	require.ErrorIs(t, d.NTT(make([]fr.Element, 3), Forward), ErrInvalidArgument)
+	require.ErrorIs(t, d.NTT(nil, Forward), ErrInvalidArgument)
+	require.ErrorIs(t, d.ComputeH(make([]fr.Element, 4), make([]fr.Element, 4), make([]fr.Element, 2)), ErrInvalidArgument)
+	_, err := d.MSMG1(make([]bls12381.G1Affine, 1), make([]fr.Element, 2))
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	_, err = d.BatchAddG1(make([]bls12381.G1Affine, 65), make([]uint64, 1))
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	buf, err := d.Alloc(64)
+	require.NoError(t, err)
+	_, err = d.MSMG1Resident(buf, make([]fr.Element, 1))
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.NoError(t, buf.Free())
+	_, err = d.MSMG1Resident(buf, make([]fr.Element, 1))
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+func TestOutOfMemoryIsTyped(t *testing.T) {
+	d := testDevice(t)
+	_, err := d.Alloc(1 << 50)
+	require.ErrorIs(t, err, ErrDeviceOutOfMemory)
+	// the device stays usable
+	v := []fr.Element{{1}, {2}}
+	require.NoError(t, d.NTT(v, Forward))
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	d := testDevice(t)
+	rng := testRand(t)
+	const workers = 4
+	in := make([][]fr.Element, workers)
+	want := make([][]fr.Element, workers)
+	for i := range in {
+		in[i] = randFr(rng, 1<<12)
+		want[i] = append([]fr.Element(nil), in[i]...)
+		refNTT(want[i], Forward)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for r := 0; r < 4 && errs[i] == nil; r++ {
+				v := append([]fr.Element(nil), in[i]...)
+				if errs[i] = d.NTT(v, Forward); errs[i] == nil && !frEqual(v, want[i]) {
+					errs[i] = errors.New("wrong result")
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+}

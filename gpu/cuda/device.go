@@ -1,0 +1,241 @@
+// Package cuda is c2's CUDA backend: NTTs, the Groth16 quotient pipeline,
+// G1/G2 multi-scalar multiplication and bitmap batch addition on NVIDIA
+// GPUs, computed by our own kernels in libc2cuda.so.
+//
+// The library is loaded at run time (dlopen): from $C2_CUDA_LIB if set, else
+// libc2cuda.so beside the executable, else the dynamic loader's search path.
+// Binaries therefore build with a plain `go build` (CGO_ENABLED=0 too) and
+// need neither CUDA headers nor CUDA libraries; without the library or a GPU,
+// Open returns an error wrapping ErrNoLibrary or ErrNoDevice and callers stay
+// on the CPU. Build the library with `make -C gpu/cuda`.
+//
+// All values use gnark-crypto's in-memory layouts (Montgomery-form field
+// elements; affine points with infinity as (0, 0)), so slices cross the
+// boundary without conversion. Every call is synchronous and safe for
+// concurrent use: each call takes its own CUDA stream from the Device, so
+// calls from several goroutines overlap on the GPU.
+package cuda
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// Info describes a device.
+type Info struct {
+	Name        string
+	TotalMemory uint64 // bytes
+	SMCount     int
+	Major       int // compute capability
+	Minor       int
+}
+
+type stream struct{ h uintptr }
+
+// ptr is a call argument in host memory (Go or pinned) or in device memory.
+type ptr struct {
+	p   unsafe.Pointer
+	dev bool
+}
+
+// DeviceCount returns the number of CUDA devices, or an error wrapping
+// ErrNoLibrary or ErrNoDevice.
+func DeviceCount() (int, error) {
+	n, err := rawDeviceCount()
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Device is one opened GPU. Methods are safe for concurrent use.
+type Device struct {
+	ordinal int
+	info    Info
+
+	mu     sync.Mutex
+	idle   []stream
+	closed bool
+}
+
+// Open opens GPU number ordinal (0-based).
+func Open(ordinal int) (*Device, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= n {
+		return nil, &Error{Op: "Open", Kind: ErrNoDevice, Msg: fmt.Sprintf("device %d requested, %d present", ordinal, n)}
+	}
+	info, err := rawDeviceInfo(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{ordinal: ordinal, info: info}
+	// Create one stream now so that a broken driver shows up at Open.
+	s, err := rawStreamCreate(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	d.idle = append(d.idle, s)
+	return d, nil
+}
+
+// Info returns the device's description.
+func (d *Device) Info() Info { return d.info }
+
+// Ordinal returns the device number given to Open.
+func (d *Device) Ordinal() int { return d.ordinal }
+
+// MemInfo returns the free and total device memory in bytes.
+func (d *Device) MemInfo() (free, total uint64, err error) { return rawMemInfo(d.ordinal) }
+
+// Close releases the device's streams. Buffers must be freed separately.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var first error
+	for _, s := range d.idle {
+		if err := rawStreamDestroy(s); err != nil && first == nil {
+			first = err
+		}
+	}
+	d.idle = nil
+	return first
+}
+
+func (d *Device) acquire(op string) (stream, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return stream{}, &Error{Op: op, Kind: ErrClosed, Msg: "device closed"}
+	}
+	if n := len(d.idle); n > 0 {
+		s := d.idle[n-1]
+		d.idle = d.idle[:n-1]
+		d.mu.Unlock()
+		return s, nil
+	}
+	d.mu.Unlock()
+	return rawStreamCreate(d.ordinal)
+}
+
+func (d *Device) release(s stream) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		_ = rawStreamDestroy(s)
+		return
+	}
+	d.idle = append(d.idle, s)
+}
+
+// Buffer is device memory owned by the caller (for example bases kept
+// resident across MSMs). Free it with Free.
+type Buffer struct {
+	d     *Device
+	p     unsafe.Pointer
+	bytes uint64
+}
+
+// Alloc allocates bytes of device memory (cudaMalloc).
+func (d *Device) Alloc(bytes uint64) (*Buffer, error) {
+	p, err := rawMemAlloc(d.ordinal, bytes)
+	if err != nil {
+		return nil, err
+	}
+	return &Buffer{d: d, p: p, bytes: bytes}, nil
+}
+
+// Len returns the buffer's size in bytes.
+func (b *Buffer) Len() uint64 { return b.bytes }
+
+// Free releases the buffer. It synchronizes the device (cudaFree).
+func (b *Buffer) Free() error {
+	if b.p == nil {
+		return nil
+	}
+	err := rawMemFree(b.d.ordinal, b.p)
+	b.p = nil
+	return err
+}
+
+func (b *Buffer) check(op string, need uint64) error {
+	if b == nil || b.p == nil {
+		return &Error{Op: op, Kind: ErrClosed, Msg: "buffer freed"}
+	}
+	if need > b.bytes {
+		return argError(op, "buffer of %d bytes, need %d", b.bytes, need)
+	}
+	return nil
+}
+
+func (b *Buffer) arg() ptr { return ptr{p: b.p, dev: true} }
+
+// copyIn copies bytes from host memory at src into b at offset off.
+func (d *Device) copyIn(op string, b *Buffer, off uint64, src unsafe.Pointer, bytes uint64) error {
+	if err := b.check(op, off+bytes); err != nil {
+		return err
+	}
+	if bytes == 0 {
+		return nil
+	}
+	s, err := d.acquire(op)
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawCopy(s, unsafe.Add(b.p, off), src, bytes, 1)
+}
+
+func (d *Device) copyOut(op string, dst unsafe.Pointer, b *Buffer, off uint64, bytes uint64) error {
+	if err := b.check(op, off+bytes); err != nil {
+		return err
+	}
+	if bytes == 0 {
+		return nil
+	}
+	s, err := d.acquire(op)
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawCopy(s, dst, unsafe.Add(b.p, off), bytes, 2)
+}
+
+// HostBuffer is pinned (page-locked) host memory: copies from it run at full
+// bus speed and overlap with compute. Free it with Free.
+type HostBuffer struct {
+	p     unsafe.Pointer
+	bytes uint64
+}
+
+// AllocPinned allocates bytes of pinned host memory (cudaHostAlloc).
+func AllocPinned(bytes uint64) (*HostBuffer, error) {
+	if err := libLoad(); err != nil {
+		return nil, err
+	}
+	p, err := rawHostAlloc(bytes)
+	if err != nil {
+		return nil, err
+	}
+	return &HostBuffer{p: p, bytes: bytes}, nil
+}
+
+// Bytes returns the buffer's memory; it is valid until Free.
+func (h *HostBuffer) Bytes() []byte { return unsafe.Slice((*byte)(h.p), h.bytes) }
+
+// Free releases the buffer.
+func (h *HostBuffer) Free() error {
+	if h.p == nil {
+		return nil
+	}
+	err := rawHostFree(h.p)
+	h.p = nil
+	return err
+}

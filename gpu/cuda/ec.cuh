@@ -1,0 +1,133 @@
+// Short Weierstrass (a = 0) point arithmetic for BLS12-381 G1 (over Fp) and
+// G2 (over Fp2). Affine points use gnark-crypto's layout (X then Y) with the
+// point at infinity stored as (0, 0). Accumulators use XYZZ coordinates
+// (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2), infinity being ZZ = 0; formulas follow
+// the Explicit-Formulas Database (add-2008-s, madd-2008-s, dbl-2008-s-1).
+#pragma once
+#include "field.cuh"
+
+namespace c2 {
+
+template <class F>
+struct affine_t {
+    F x, y;
+    C2_HD bool is_inf() const { return x.is_zero() && y.is_zero(); }
+};
+
+template <class F>
+struct xyzz_t {
+    F x, y, zz, zzz;
+
+    C2_HD static xyzz_t inf() { return {F::zero(), F::zero(), F::zero(), F::zero()}; }
+    C2_HD bool is_inf() const { return zz.is_zero(); }
+    C2_HD static xyzz_t from_affine(const affine_t<F>& p) {
+        if (p.is_inf()) return inf();
+        return {p.x, p.y, F::one(), F::one()};
+    }
+
+    C2_NOINLINE xyzz_t dbl() const {
+        if (is_inf()) return *this;
+        F u = y.dbl();
+        F v = u.sqr();
+        F w = u * v;
+        F s = x * v;
+        F x2 = x.sqr();
+        F m = x2.dbl() + x2;
+        xyzz_t r;
+        r.x = m.sqr() - s.dbl();
+        r.y = m * (s - r.x) - w * y;
+        r.zz = v * zz;
+        r.zzz = w * zzz;
+        return r;
+    }
+
+    // Doubling of an affine point (ZZ = ZZZ = 1).
+    C2_NOINLINE static xyzz_t dbl_affine(const affine_t<F>& p) {
+        F u = p.y.dbl();
+        F v = u.sqr();
+        F w = u * v;
+        F s = p.x * v;
+        F x2 = p.x.sqr();
+        F m = x2.dbl() + x2;
+        xyzz_t r;
+        r.x = m.sqr() - s.dbl();
+        r.y = m * (s - r.x) - w * p.y;
+        r.zz = v;
+        r.zzz = w;
+        return r;
+    }
+
+    // this + q for an affine q.
+    C2_HD xyzz_t add_affine(const affine_t<F>& q) const {
+        if (q.is_inf()) return *this;
+        if (is_inf()) return from_affine(q);
+        F u2 = q.x * zz;
+        F s2 = q.y * zzz;
+        F p = u2 - x;
+        F r = s2 - y;
+        if (p.is_zero()) {
+            if (r.is_zero()) return dbl_affine(q);
+            return inf();
+        }
+        F pp = p.sqr();
+        F ppp = p * pp;
+        F qq = x * pp;
+        xyzz_t o;
+        o.x = r.sqr() - ppp - qq.dbl();
+        o.y = r * (qq - o.x) - y * ppp;
+        o.zz = zz * pp;
+        o.zzz = zzz * ppp;
+        return o;
+    }
+
+    // this + q for an XYZZ q.
+    C2_NOINLINE xyzz_t add(const xyzz_t& q) const {
+        if (q.is_inf()) return *this;
+        if (is_inf()) return q;
+        F u1 = x * q.zz;
+        F u2 = q.x * zz;
+        F s1 = y * q.zzz;
+        F s2 = q.y * zzz;
+        F p = u2 - u1;
+        F r = s2 - s1;
+        if (p.is_zero()) {
+            if (r.is_zero()) return dbl();
+            return inf();
+        }
+        F pp = p.sqr();
+        F ppp = p * pp;
+        F qq = u1 * pp;
+        xyzz_t o;
+        o.x = r.sqr() - ppp - qq.dbl();
+        o.y = r * (qq - o.x) - s1 * ppp;
+        o.zz = zz * q.zz * pp;
+        o.zzz = zzz * q.zzz * ppp;
+        return o;
+    }
+
+    // k * this for a small non-negative integer k.
+    C2_NOINLINE xyzz_t mul_small(uint32_t k) const {
+        xyzz_t acc = inf();
+        for (int b = 31; b >= 0; b--) {
+            acc = acc.dbl();
+            if ((k >> b) & 1) acc = acc.add(*this);
+        }
+        return acc;
+    }
+
+    // Affine form (one inversion); infinity maps to (0, 0).
+    C2_NOINLINE affine_t<F> to_affine() const {
+        if (is_inf()) return {F::zero(), F::zero()};
+        F izzz = zzz.inverse();
+        F iz = izzz * zz;      // 1/z
+        F izz = iz.sqr();      // 1/zz
+        return {x * izz, y * izzz};
+    }
+};
+
+using g1_affine = affine_t<fp_t>;
+using g2_affine = affine_t<fp2_t>;
+using g1_xyzz = xyzz_t<fp_t>;
+using g2_xyzz = xyzz_t<fp2_t>;
+
+}  // namespace c2

@@ -1,0 +1,285 @@
+//go:build cgo
+
+package cuda
+
+// The only cgo file of the package. It needs dlfcn.h and c2cuda.h (plain C),
+// no CUDA headers: libc2cuda.so is opened with dlopen at run time and its
+// entry points are called through the function pointers resolved below.
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "c2cuda.h"
+
+static void* c2_lib;
+static int (*p_abi_version)(void);
+static int (*p_device_count)(c2_status*, int*);
+static int (*p_device_info)(c2_status*, int, char*, int, uint64_t*, int*, int*, int*);
+static int (*p_mem_info)(c2_status*, int, uint64_t*, uint64_t*);
+static int (*p_stream_create)(c2_status*, int, c2_stream**);
+static int (*p_stream_destroy)(c2_status*, c2_stream*);
+static int (*p_mem_alloc)(c2_status*, int, uint64_t, void**);
+static int (*p_mem_free)(c2_status*, int, void*);
+static int (*p_host_alloc)(c2_status*, uint64_t, void**);
+static int (*p_host_free)(c2_status*, void*);
+static int (*p_copy)(c2_status*, c2_stream*, void*, const void*, uint64_t, int);
+static int (*p_ntt)(c2_status*, c2_stream*, void*, int, int, int, const c2_ntt_consts*);
+static int (*p_compute_h)(c2_status*, c2_stream*, void*, void*, void*, int, int, const c2_ntt_consts*);
+static int (*p_msm)(c2_status*, c2_stream*, int, const void*, int, const void*, int, uint64_t, int, void*, int*, int*);
+static int (*p_batch_add)(c2_status*, c2_stream*, int, const void*, int, const uint64_t*, uint64_t, void*);
+static int (*p_fill_points)(c2_status*, c2_stream*, int, void*, uint64_t, const void*, uint64_t);
+
+// Returns NULL on success or a static message.
+static const char* c2_open(const char* path, int* abi) {
+	void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return dlerror();
+#define C2_SYM(name) \
+	*(void**)(&p_##name) = dlsym(h, "c2_" #name); \
+	if (!p_##name) { dlclose(h); return "missing symbol c2_" #name; }
+	C2_SYM(abi_version)
+	C2_SYM(device_count)
+	C2_SYM(device_info)
+	C2_SYM(mem_info)
+	C2_SYM(stream_create)
+	C2_SYM(stream_destroy)
+	C2_SYM(mem_alloc)
+	C2_SYM(mem_free)
+	C2_SYM(host_alloc)
+	C2_SYM(host_free)
+	C2_SYM(copy)
+	C2_SYM(ntt)
+	C2_SYM(compute_h)
+	C2_SYM(msm)
+	C2_SYM(batch_add)
+	C2_SYM(fill_points)
+#undef C2_SYM
+	*abi = p_abi_version();
+	c2_lib = h;
+	return NULL;
+}
+
+static int w_device_count(c2_status* st, int* n) { return p_device_count(st, n); }
+static int w_device_info(c2_status* st, int o, char* name, int nl, uint64_t* mem, int* sm, int* ma, int* mi) {
+	return p_device_info(st, o, name, nl, mem, sm, ma, mi);
+}
+static int w_mem_info(c2_status* st, int o, uint64_t* f, uint64_t* t) { return p_mem_info(st, o, f, t); }
+static int w_stream_create(c2_status* st, int o, uintptr_t* out) {
+	c2_stream* s = NULL;
+	int rc = p_stream_create(st, o, &s);
+	*out = (uintptr_t)s;
+	return rc;
+}
+static int w_stream_destroy(c2_status* st, uintptr_t s) { return p_stream_destroy(st, (c2_stream*)s); }
+static int w_mem_alloc(c2_status* st, int o, uint64_t b, void** p) { return p_mem_alloc(st, o, b, p); }
+static int w_mem_free(c2_status* st, int o, void* p) { return p_mem_free(st, o, p); }
+static int w_host_alloc(c2_status* st, uint64_t b, void** p) { return p_host_alloc(st, b, p); }
+static int w_host_free(c2_status* st, void* p) { return p_host_free(st, p); }
+static int w_copy(c2_status* st, uintptr_t s, void* d, void* src, uint64_t b, int k) {
+	return p_copy(st, (c2_stream*)s, d, src, b, k);
+}
+static int w_ntt(c2_status* st, uintptr_t s, void* d, int dev, int lg, int kind, void* k) {
+	return p_ntt(st, (c2_stream*)s, d, dev, lg, kind, (const c2_ntt_consts*)k);
+}
+static int w_compute_h(c2_status* st, uintptr_t s, void* a, void* b, void* c, int dev, int lg, void* k) {
+	return p_compute_h(st, (c2_stream*)s, a, b, c, dev, lg, (const c2_ntt_consts*)k);
+}
+static int w_msm(c2_status* st, uintptr_t s, int g, void* bases, int bd, void* sc, int sd, uint64_t n, int w,
+                 void* out, int* nw, int* c) {
+	return p_msm(st, (c2_stream*)s, g, bases, bd, sc, sd, n, w, out, nw, c);
+}
+static int w_batch_add(c2_status* st, uintptr_t s, int g, void* bases, int bd, void* bits, uint64_t n, void* out) {
+	return p_batch_add(st, (c2_stream*)s, g, bases, bd, (const uint64_t*)bits, n, out);
+}
+static int w_fill(c2_status* st, uintptr_t s, int g, void* dst, uint64_t n, void* seeds, uint64_t k) {
+	return p_fill_points(st, (c2_stream*)s, g, dst, n, seeds, k);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+const abiVersion = C.C2_ABI_VERSION
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+)
+
+// libLoad opens the library once: $C2_CUDA_LIB if set, else libc2cuda.so
+// beside the executable, else the dynamic loader's search path.
+func libLoad() error {
+	loadOnce.Do(func() {
+		if p := os.Getenv("C2_CUDA_LIB"); p != "" {
+			loadErr = loadPath(p)
+			return
+		}
+		var errs []string
+		if exe, err := os.Executable(); err == nil {
+			p := filepath.Join(filepath.Dir(exe), "libc2cuda.so")
+			if _, err := os.Stat(p); err == nil {
+				if loadErr = loadPath(p); loadErr == nil {
+					return
+				}
+				errs = append(errs, loadErr.Error())
+			}
+		}
+		if loadErr = loadPath("libc2cuda.so"); loadErr != nil && len(errs) > 0 {
+			loadErr = fmt.Errorf("%w; %s", loadErr, errs[0])
+		}
+	})
+	return loadErr
+}
+
+var loadMu sync.Mutex
+
+// loadPath dlopens one file and resolves the ABI.
+func loadPath(path string) error {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	var abi C.int
+	if msg := C.c2_open(cp, &abi); msg != nil {
+		return &Error{Op: "load " + path, Kind: ErrNoLibrary, Msg: C.GoString(msg)}
+	}
+	if abi != abiVersion {
+		return &Error{Op: "load " + path, Kind: ErrNoLibrary,
+			Msg: fmt.Sprintf("library ABI %d, want %d", int(abi), abiVersion)}
+	}
+	return nil
+}
+
+func mkerr(op string, rc C.int, st *C.c2_status) error {
+	if rc == 0 {
+		return nil
+	}
+	return statusError(op, int(rc), int(st.cuda_error), C.GoString(&st.msg[0]))
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func rawDeviceCount() (int, error) {
+	if err := libLoad(); err != nil {
+		return 0, err
+	}
+	var st C.c2_status
+	var n C.int
+	rc := C.w_device_count(&st, &n)
+	return int(n), mkerr("DeviceCount", rc, &st)
+}
+
+func rawDeviceInfo(ord int) (Info, error) {
+	var st C.c2_status
+	var name [256]C.char
+	var mem C.uint64_t
+	var sm, ma, mi C.int
+	rc := C.w_device_info(&st, C.int(ord), &name[0], C.int(len(name)), &mem, &sm, &ma, &mi)
+	if err := mkerr("DeviceInfo", rc, &st); err != nil {
+		return Info{}, err
+	}
+	return Info{Name: C.GoString(&name[0]), TotalMemory: uint64(mem), SMCount: int(sm), Major: int(ma), Minor: int(mi)}, nil
+}
+
+func rawMemInfo(ord int) (uint64, uint64, error) {
+	var st C.c2_status
+	var f, t C.uint64_t
+	rc := C.w_mem_info(&st, C.int(ord), &f, &t)
+	return uint64(f), uint64(t), mkerr("MemInfo", rc, &st)
+}
+
+func rawStreamCreate(ord int) (stream, error) {
+	var st C.c2_status
+	var s C.uintptr_t
+	rc := C.w_stream_create(&st, C.int(ord), &s)
+	return stream{h: uintptr(s)}, mkerr("stream create", rc, &st)
+}
+
+func rawStreamDestroy(s stream) error {
+	var st C.c2_status
+	rc := C.w_stream_destroy(&st, C.uintptr_t(s.h))
+	return mkerr("stream destroy", rc, &st)
+}
+
+func rawMemAlloc(ord int, bytes uint64) (unsafe.Pointer, error) {
+	var st C.c2_status
+	var p unsafe.Pointer
+	rc := C.w_mem_alloc(&st, C.int(ord), C.uint64_t(bytes), &p)
+	return p, mkerr("Alloc", rc, &st)
+}
+
+func rawMemFree(ord int, p unsafe.Pointer) error {
+	var st C.c2_status
+	rc := C.w_mem_free(&st, C.int(ord), p)
+	return mkerr("Free", rc, &st)
+}
+
+func rawHostAlloc(bytes uint64) (unsafe.Pointer, error) {
+	var st C.c2_status
+	var p unsafe.Pointer
+	rc := C.w_host_alloc(&st, C.uint64_t(bytes), &p)
+	return p, mkerr("AllocPinned", rc, &st)
+}
+
+func rawHostFree(p unsafe.Pointer) error {
+	var st C.c2_status
+	rc := C.w_host_free(&st, p)
+	return mkerr("FreePinned", rc, &st)
+}
+
+func rawCopy(s stream, dst, src unsafe.Pointer, bytes uint64, kind int) error {
+	var st C.c2_status
+	rc := C.w_copy(&st, C.uintptr_t(s.h), dst, src, C.uint64_t(bytes), C.int(kind))
+	return mkerr("copy", rc, &st)
+}
+
+func rawNTT(s stream, data ptr, logN, kind int, k *nttConsts) error {
+	var st C.c2_status
+	rc := C.w_ntt(&st, C.uintptr_t(s.h), data.p, cbool(data.dev), C.int(logN), C.int(kind), unsafe.Pointer(k))
+	runtime.KeepAlive(k)
+	return mkerr("NTT", rc, &st)
+}
+
+func rawComputeH(s stream, a, b, c ptr, logN int, k *nttConsts) error {
+	var st C.c2_status
+	rc := C.w_compute_h(&st, C.uintptr_t(s.h), a.p, b.p, c.p, cbool(a.dev), C.int(logN), unsafe.Pointer(k))
+	runtime.KeepAlive(k)
+	return mkerr("ComputeH", rc, &st)
+}
+
+func rawMSM(s stream, group int, bases, scalars ptr, n uint64, window int, out unsafe.Pointer) (int, int, error) {
+	var st C.c2_status
+	var nw, c C.int
+	rc := C.w_msm(&st, C.uintptr_t(s.h), C.int(group), bases.p, cbool(bases.dev), scalars.p, cbool(scalars.dev),
+		C.uint64_t(n), C.int(window), out, &nw, &c)
+	return int(nw), int(c), mkerr(fmt.Sprintf("MSMG%d", group), rc, &st)
+}
+
+func rawBatchAdd(s stream, group int, bases ptr, bitmap []uint64, n uint64, out unsafe.Pointer) error {
+	var st C.c2_status
+	var bp unsafe.Pointer
+	if len(bitmap) > 0 {
+		bp = unsafe.Pointer(&bitmap[0])
+	}
+	rc := C.w_batch_add(&st, C.uintptr_t(s.h), C.int(group), bases.p, cbool(bases.dev), bp, C.uint64_t(n), out)
+	return mkerr(fmt.Sprintf("BatchAddG%d", group), rc, &st)
+}
+
+func rawFill(s stream, group int, dst unsafe.Pointer, n uint64, seeds unsafe.Pointer, k uint64) error {
+	var st C.c2_status
+	rc := C.w_fill(&st, C.uintptr_t(s.h), C.int(group), dst, C.uint64_t(n), seeds, C.uint64_t(k))
+	return mkerr("FillPoints", rc, &st)
+}

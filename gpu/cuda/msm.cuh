@@ -1,0 +1,366 @@
+// Multi-scalar multiplication (Pippenger, signed digits) and bitmap batch
+// addition, generic over the group (G1 over Fp, G2 over Fp2).
+//
+// MSM outline, per chunk of points (chunks stream from the host while the
+// previous chunk computes):
+//   1. each scalar leaves Montgomery form and is cut into W signed c-bit
+//      digits; digit d != 0 of window w becomes a (key = w*2^(c-1) + |d|-1,
+//      value = point index | sign) pair;
+//   2. one radix sort of all pairs groups the points of every bucket;
+//   3. buckets are ordered by size (largest first) so that the threads of a
+//      warp walk lists of equal length, and one thread per bucket adds its
+//      affine points into an XYZZ accumulator kept across chunks.
+// Then each window's weighted bucket sum (sum (b+1) B_b) is computed by many
+// threads, each owning a segment of buckets (running sums, plus a small scalar
+// multiple for the segment offset), and the segments are summed by a tree.
+// The host combines the W window sums (Horner with c doublings per window).
+#pragma once
+#include <cub/cub.cuh>
+#include "common.cuh"
+#include "ec.cuh"
+
+namespace c2 {
+
+static constexpr uint64_t MSM_CHUNK = 1ull << 24;
+
+template <class F>
+__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, uint32_t chunk_stride, int c, int W,
+                         uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t s = scalars[i].from_mont();
+    const uint32_t nb = 1u << (c - 1);
+    const uint32_t mask = (1u << c) - 1;
+    uint32_t carry = 0;
+    for (int w = 0; w < W; w++) {
+        int o = w * c;
+        int li = o >> 5, sh = o & 31;
+        uint64_t word = 0;
+        if (li < 8) word = s.v[li];
+        if (li + 1 < 8) word |= (uint64_t)s.v[li + 1] << 32;
+        uint32_t d = (uint32_t)((word >> sh) & mask) + carry;
+        uint32_t key, val = i;
+        if (d > nb) {
+            d = (1u << c) - d;  // magnitude of d - 2^c
+            carry = 1;
+            val |= 0x80000000u;
+        } else {
+            carry = 0;
+        }
+        key = d == 0 ? (uint32_t)W * nb : w * nb + d - 1;
+        keys[(size_t)w * chunk_stride + i] = key;
+        vals[(size_t)w * chunk_stride + i] = val;
+    }
+}
+
+// Marks the first and one-past-last sorted position of each bucket.
+__global__ void k_bucket_bounds(const uint32_t* __restrict__ keys, uint64_t m, uint32_t nbuckets,
+                                uint32_t* __restrict__ start, uint32_t* __restrict__ end) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    uint32_t k = keys[i];
+    if (k >= nbuckets) return;
+    if (i == 0 || keys[i - 1] != k) start[k] = (uint32_t)i;
+    if (i == m - 1 || keys[i + 1] != k) end[k] = (uint32_t)(i + 1);
+}
+
+__global__ void k_bucket_sizes(const uint32_t* __restrict__ start, const uint32_t* __restrict__ end,
+                               uint32_t nbuckets, uint32_t* __restrict__ size, uint32_t* __restrict__ id) {
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbuckets) return;
+    size[b] = end[b] - start[b];
+    id[b] = b;
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) k_accumulate(const affine_t<F>* __restrict__ bases,
+                                                    const uint32_t* __restrict__ vals,
+                                                    const uint32_t* __restrict__ order,
+                                                    const uint32_t* __restrict__ start,
+                                                    const uint32_t* __restrict__ end, uint32_t nbuckets,
+                                                    xyzz_t<F>* __restrict__ buckets) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nbuckets) return;
+    uint32_t b = order[t];
+    uint32_t s = start[b], e = end[b];
+    if (s == e) return;
+    xyzz_t<F> acc = buckets[b];
+    for (uint32_t j = s; j < e; j++) {
+        uint32_t v = vals[j];
+        affine_t<F> p = bases[v & 0x7fffffffu];
+        if (v >> 31) p.y = p.y.neg();
+        acc = acc.add_affine(p);
+    }
+    buckets[b] = acc;
+}
+
+// Thread (w, seg) computes sum over b in its segment of (b+1) * B[w][b].
+template <class F>
+__global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __restrict__ buckets, uint32_t nb,
+                                                         int W, uint32_t nseg, xyzz_t<F>* __restrict__ out) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (uint32_t)W * nseg) return;
+    uint32_t w = t / nseg, seg = t % nseg;
+    uint32_t len = nb / nseg;
+    uint32_t lo = seg * len;
+    const xyzz_t<F>* B = buckets + (size_t)w * nb;
+    xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
+    for (uint32_t b = lo + len; b-- > lo;) {
+        run = run.add(B[b]);
+        acc = acc.add(run);
+    }
+    if (lo) acc = acc.add(run.mul_small(lo));
+    out[t] = acc;
+}
+
+// p[g*stride + j] += p[g*stride + j + half], j < half, for each group g.
+template <class F>
+__global__ void k_tree_step(xyzz_t<F>* p, uint32_t groups, uint32_t stride, uint32_t half) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= groups * half) return;
+    uint32_t g = t / half, j = t % half;
+    xyzz_t<F>* q = p + (size_t)g * stride;
+    q[j] = q[j].add(q[j + half]);
+}
+
+// Sums the groups (each of `count` entries, count a power of two) into entry 0.
+template <class F>
+int tree_sum(c2_status* st, cudaStream_t s, xyzz_t<F>* p, uint32_t groups, uint32_t count) {
+    for (uint32_t half = count / 2; half >= 1; half /= 2) {
+        uint32_t nt = groups * half;
+        k_tree_step<F><<<blocks_for(nt, 128), 128, 0, s>>>(p, groups, count, half);
+        C2_CHECK_LAUNCH(k_tree_step);
+    }
+    return C2_OK;
+}
+
+inline int msm_pick_window(uint64_t n, int max_c) {
+    int best = 4;
+    double best_cost = 1e300;
+    for (int c = 4; c <= max_c; c++) {
+        int W = (256 + c - 1) / c;
+        double cost = (double)W * ((double)n + 2.0 * (double)(1ull << c));
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = c;
+        }
+    }
+    return best;
+}
+
+template <class F>
+int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases_dev, const fr_t* scalars,
+             bool scalars_dev, uint64_t n, int c, xyzz_t<F>* out, int* nwindows, int* used_c, int max_c) {
+    using X = xyzz_t<F>;
+    using A = affine_t<F>;
+    cudaStream_t s = sc->s;
+    *nwindows = 0;
+    *used_c = 0;
+    if (n == 0) return ok(st);
+    if (n > (1ull << 31)) return set_status(st, C2_ERR_INVALID, 0, "msm: %llu points exceed 2^31", (unsigned long long)n);
+    if (c == 0) c = msm_pick_window(n, max_c);
+    if (c < 4 || c > 24) return set_status(st, C2_ERR_INVALID, 0, "msm: window %d outside [4, 24]", c);
+    const int W = (256 + c - 1) / c;
+    const uint32_t nb = 1u << (c - 1);
+    const uint32_t TB = (uint32_t)W * nb;
+    const uint64_t CH = n < MSM_CHUNK ? n : MSM_CHUNK;
+    const uint64_t nchunks = (n + CH - 1) / CH;
+    const uint64_t M = (uint64_t)W * CH;
+    int key_bits = 1;
+    while ((1ull << key_bits) <= TB) key_bits++;
+    int size_bits = 1;
+    while ((1ull << size_bits) <= CH) size_bits++;
+
+    scratch m_keys, m_vals, m_buckets, m_start, m_end, m_size, m_id, m_cub, m_sc, m_bs, m_part;
+    C2_CHECK(m_keys.alloc(2 * M * sizeof(uint32_t), s));
+    C2_CHECK(m_vals.alloc(2 * M * sizeof(uint32_t), s));
+    C2_CHECK(m_buckets.alloc((size_t)TB * sizeof(X), s));
+    C2_CHECK(m_start.alloc((size_t)TB * sizeof(uint32_t), s));
+    C2_CHECK(m_end.alloc((size_t)TB * sizeof(uint32_t), s));
+    C2_CHECK(m_size.alloc(2 * (size_t)TB * sizeof(uint32_t), s));
+    C2_CHECK(m_id.alloc(2 * (size_t)TB * sizeof(uint32_t), s));
+    uint32_t* keys = m_keys.as<uint32_t>();
+    uint32_t* vals = m_vals.as<uint32_t>();
+    uint32_t* bstart = m_start.as<uint32_t>();
+    uint32_t* bend = m_end.as<uint32_t>();
+    uint32_t* bsize = m_size.as<uint32_t>();
+    uint32_t* bid = m_id.as<uint32_t>();
+    X* buckets = m_buckets.as<X>();
+
+    size_t cub1 = 0, cub2 = 0;
+    {
+        cub::DoubleBuffer<uint32_t> dk(keys, keys + M), dv(vals, vals + M);
+        C2_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub1, dk, dv, (int)M, 0, key_bits, s));
+        cub::DoubleBuffer<uint32_t> sk(bsize, bsize + TB), sv(bid, bid + TB);
+        C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, cub2, sk, sv, (int)TB, 0, size_bits, s));
+    }
+    C2_CHECK(m_cub.alloc(cub1 > cub2 ? cub1 : cub2, s));
+    size_t cub_bytes = cub1 > cub2 ? cub1 : cub2;
+    C2_CHECK(cudaMemsetAsync(buckets, 0, (size_t)TB * sizeof(X), s));
+
+    // staging for host inputs (double-buffered)
+    const fr_t* sc_slot[2] = {nullptr, nullptr};
+    const A* bs_slot[2] = {nullptr, nullptr};
+    if (!scalars_dev) {
+        C2_CHECK(m_sc.alloc(2 * CH * sizeof(fr_t), s));
+        sc_slot[0] = m_sc.as<fr_t>();
+        sc_slot[1] = sc_slot[0] + CH;
+    }
+    if (!bases_dev) {
+        C2_CHECK(m_bs.alloc(2 * CH * sizeof(A), s));
+        bs_slot[0] = m_bs.as<A>();
+        bs_slot[1] = bs_slot[0] + CH;
+    }
+    cudaEvent_t copied[2], used[2];
+    for (int i = 0; i < 2; i++) {
+        C2_CHECK(cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming));
+        C2_CHECK(cudaEventCreateWithFlags(&used[i], cudaEventDisableTiming));
+    }
+    struct ev_guard {
+        cudaEvent_t* e;
+        ~ev_guard() {
+            for (int i = 0; i < 4; i++) cudaEventDestroy(e[i]);
+        }
+    };
+    cudaEvent_t all_ev[4] = {copied[0], copied[1], used[0], used[1]};
+    ev_guard guard{all_ev};
+    // the copy stream must not touch staging before it is allocated on s
+    C2_CHECK(cudaEventRecord(used[0], s));
+    C2_CHECK(cudaEventRecord(used[1], s));
+
+    auto issue_copy = [&](uint64_t ci) -> int {
+        int slot = (int)(ci & 1);
+        uint64_t off = ci * CH, cnt = n - off < CH ? n - off : CH;
+        if (scalars_dev && bases_dev) return C2_OK;
+        C2_CHECK(cudaStreamWaitEvent(sc->copy, used[slot], 0));
+        if (!scalars_dev)
+            C2_CHECK(cudaMemcpyAsync((void*)sc_slot[slot], scalars + off, cnt * sizeof(fr_t), cudaMemcpyHostToDevice,
+                                     sc->copy));
+        if (!bases_dev)
+            C2_CHECK(cudaMemcpyAsync((void*)bs_slot[slot], bases + off, cnt * sizeof(A), cudaMemcpyHostToDevice,
+                                     sc->copy));
+        C2_CHECK(cudaEventRecord(copied[slot], sc->copy));
+        return C2_OK;
+    };
+
+    int rc;
+    if ((rc = issue_copy(0))) return rc;
+    for (uint64_t ci = 0; ci < nchunks; ci++) {
+        int slot = (int)(ci & 1);
+        uint64_t off = ci * CH, cnt = n - off < CH ? n - off : CH;
+        const fr_t* csc = scalars_dev ? scalars + off : sc_slot[slot];
+        const A* cbs = bases_dev ? bases + off : bs_slot[slot];
+        if (!(scalars_dev && bases_dev)) C2_CHECK(cudaStreamWaitEvent(s, copied[slot], 0));
+        // windows are stored with stride cnt so that the m pairs are dense
+        k_digits<F><<<blocks_for(cnt, 256), 256, 0, s>>>(csc, (uint32_t)cnt, (uint32_t)cnt, c, W, keys, vals);
+        C2_CHECK_LAUNCH(k_digits);
+        const uint64_t m = (uint64_t)W * cnt;
+        cub::DoubleBuffer<uint32_t> dk(keys, keys + M), dv(vals, vals + M);
+        C2_CHECK(cub::DeviceRadixSort::SortPairs(m_cub.p, cub_bytes, dk, dv, (int)m, 0, key_bits, s));
+        C2_CHECK(cudaMemsetAsync(bstart, 0, (size_t)TB * sizeof(uint32_t), s));
+        C2_CHECK(cudaMemsetAsync(bend, 0, (size_t)TB * sizeof(uint32_t), s));
+        k_bucket_bounds<<<blocks_for(m, 256), 256, 0, s>>>(dk.Current(), m, TB, bstart, bend);
+        C2_CHECK_LAUNCH(k_bucket_bounds);
+        k_bucket_sizes<<<blocks_for(TB, 256), 256, 0, s>>>(bstart, bend, TB, bsize, bid);
+        C2_CHECK_LAUNCH(k_bucket_sizes);
+        cub::DoubleBuffer<uint32_t> sk(bsize, bsize + TB), sv(bid, bid + TB);
+        C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(m_cub.p, cub_bytes, sk, sv, (int)TB, 0, size_bits, s));
+        k_accumulate<F><<<blocks_for(TB, 128), 128, 0, s>>>(cbs, dv.Current(), sv.Current(), bstart, bend, TB, buckets);
+        C2_CHECK_LAUNCH(k_accumulate);
+        if (!(scalars_dev && bases_dev)) {
+            C2_CHECK(cudaEventRecord(used[slot], s));
+            if (ci + 1 < nchunks && (rc = issue_copy(ci + 1))) return rc;
+        }
+    }
+
+    // window sums
+    uint32_t nseg = 1;
+    while (nseg * 2 <= nb && (uint64_t)W * nseg * 2 <= (1u << 16)) nseg *= 2;
+    C2_CHECK(m_part.alloc((size_t)W * nseg * sizeof(X), s));
+    X* part = m_part.as<X>();
+    k_window_segments<F><<<blocks_for((uint64_t)W * nseg, 128), 128, 0, s>>>(buckets, nb, W, nseg, part);
+    C2_CHECK_LAUNCH(k_window_segments);
+    if ((rc = tree_sum<F>(st, s, part, (uint32_t)W, nseg))) return rc;
+    C2_CHECK(cudaMemcpy2DAsync(out, sizeof(X), part, nseg * sizeof(X), sizeof(X), W, cudaMemcpyDeviceToHost, s));
+    C2_CHECK(cudaStreamSynchronize(s));
+    C2_CHECK(cudaGetLastError());
+    *nwindows = W;
+    *used_c = c;
+    return ok(st);
+}
+
+// Each thread sums the selected points of a contiguous range.
+template <class F>
+__global__ void __launch_bounds__(128) k_batch_add(const affine_t<F>* __restrict__ bases,
+                                                   const uint64_t* __restrict__ bitmap, uint64_t n, uint64_t per,
+                                                   uint32_t nthreads, xyzz_t<F>* __restrict__ out) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nthreads) return;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    uint64_t lo = (uint64_t)t * per, hi = lo + per < n ? lo + per : n;
+    for (uint64_t i = lo; i < hi; i++) {
+        if ((bitmap[i >> 6] >> (i & 63)) & 1) acc = acc.add_affine(bases[i]);
+    }
+    out[t] = acc;
+}
+
+template <class F>
+int batch_add_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases_dev, const uint64_t* bitmap,
+                   uint64_t n, xyzz_t<F>* out) {
+    using X = xyzz_t<F>;
+    using A = affine_t<F>;
+    cudaStream_t s = sc->s;
+    if (n == 0) {
+        *out = X::inf();
+        return ok(st);
+    }
+    scratch m_bits, m_bases, m_part;
+    uint64_t words = (n + 63) / 64;
+    C2_CHECK(m_bits.alloc(words * 8, s));
+    C2_CHECK(cudaMemcpyAsync(m_bits.p, bitmap, words * 8, cudaMemcpyHostToDevice, s));
+    const A* d_bases = bases;
+    if (!bases_dev) {
+        C2_CHECK(m_bases.alloc(n * sizeof(A), s));
+        C2_CHECK(cudaMemcpyAsync(m_bases.p, bases, n * sizeof(A), cudaMemcpyHostToDevice, s));
+        d_bases = m_bases.as<A>();
+    }
+    uint32_t nthreads = 1;
+    uint64_t target = (uint64_t)sc->sm_count * 512;
+    while (nthreads < target && (uint64_t)nthreads * 16 < n) nthreads *= 2;
+    uint64_t per = (n + nthreads - 1) / nthreads;
+    C2_CHECK(m_part.alloc((size_t)nthreads * sizeof(X), s));
+    k_batch_add<F><<<blocks_for(nthreads, 128), 128, 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, per, nthreads,
+                                                             m_part.as<X>());
+    C2_CHECK_LAUNCH(k_batch_add);
+    int rc = tree_sum<F>(st, s, m_part.as<X>(), 1, nthreads);
+    if (rc) return rc;
+    C2_CHECK(cudaMemcpyAsync(out, m_part.p, sizeof(X), cudaMemcpyDeviceToHost, s));
+    C2_CHECK(cudaStreamSynchronize(s));
+    C2_CHECK(cudaGetLastError());
+    return ok(st);
+}
+
+template <class F>
+__global__ void k_fill(affine_t<F>* dst, uint64_t n, const affine_t<F>* seeds, uint64_t k) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    xyzz_t<F> p = xyzz_t<F>::from_affine(seeds[i % k]);
+    p = p.add_affine(seeds[k + (i / k) % k]);
+    dst[i] = p.to_affine();
+}
+
+template <class F>
+int fill_impl(c2_status* st, stream_ctx* sc, affine_t<F>* dst, uint64_t n, const affine_t<F>* seeds, uint64_t k) {
+    cudaStream_t s = sc->s;
+    if (k == 0) return set_status(st, C2_ERR_INVALID, 0, "fill: no seeds");
+    scratch m;
+    C2_CHECK(m.alloc(2 * k * sizeof(affine_t<F>), s));
+    C2_CHECK(cudaMemcpyAsync(m.p, seeds, 2 * k * sizeof(affine_t<F>), cudaMemcpyHostToDevice, s));
+    k_fill<F><<<blocks_for(n, 128), 128, 0, s>>>(dst, n, m.as<affine_t<F>>(), k);
+    C2_CHECK_LAUNCH(k_fill);
+    C2_CHECK(cudaStreamSynchronize(s));
+    C2_CHECK(cudaGetLastError());
+    return ok(st);
+}
+
+}  // namespace c2

@@ -1,0 +1,408 @@
+// Number-theoretic transforms over BLS12-381 Fr and the Groth16 quotient
+// ("H") pipeline.
+//
+// A transform of size N = 2^k runs as a few passes over device memory. A pass
+// owns t index bits: viewing the current row of R elements as a 2^t x S
+// matrix (S = R / 2^t), each thread block loads 2^t x L of it (L consecutive
+// columns) into shared memory, runs the t radix-2 stages there and applies
+// the twiddles that couple this pass to the next one (the "four-step"
+// decomposition, applied recursively to rows). Decimation in frequency (DIF)
+// maps natural order to bit-reversed order; decimation in time (DIT), its
+// transpose, maps bit-reversed order back to natural order, so pipelines
+// chain DIF and DIT passes and never permute in between. Powers of a root are
+// read from two small tables (low and high exponent bits) built per call.
+#include "common.cuh"
+#include "field.cuh"
+
+namespace c2 {
+
+static constexpr int NTT_TMAX = 9;        // index bits per pass
+static constexpr int NTT_THREADS = 256;
+
+struct pow_tables {
+    const fr_t* lo;  // base^i, i < 2^h
+    const fr_t* hi;  // base^(i << h), i < 2^(k-h)
+    int h;
+    __device__ __forceinline__ fr_t at(uint32_t e) const {
+        uint32_t m = (1u << h) - 1;
+        return lo[e & m] * hi[e >> h];
+    }
+};
+
+__device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) {
+    return bits == 0 ? 0 : (__brev(x) >> (32 - bits));
+}
+
+// out[i] = scale * base^(i << shift)
+__global__ void k_pow_table(fr_t* out, fr_t base, uint32_t count, int shift, fr_t scale) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    out[i] = scale * base.pow((uint64_t)i << shift);
+}
+
+__device__ __forceinline__ fr_t lds(const uint32_t* sm, int E, int e) {
+    fr_t r;
+#pragma unroll
+    for (int l = 0; l < 8; l++) r.v[l] = sm[l * E + e];
+    return r;
+}
+__device__ __forceinline__ void sts(uint32_t* sm, int E, int e, const fr_t& x) {
+#pragma unroll
+    for (int l = 0; l < 8; l++) sm[l * E + e] = x.v[l];
+}
+
+// One pass. Rows have 2^row_log elements; this pass owns t bits; L columns per
+// block. prescale (DIT only, first pass): element at position p is multiplied
+// by ps.at(bitrev_k(p)) on load.
+template <bool DIT>
+__global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int L_log,
+                                                          pow_tables w, bool prescale, pow_tables ps) {
+    extern __shared__ uint32_t smem[];
+    const int L = 1 << L_log;
+    const int E = L << t;
+    uint32_t* tw = smem + 8 * E;  // 2^(t-1) twiddles, AoS
+    const int S_log = row_log - t;
+    const uint64_t S = 1ull << S_log;
+    const uint64_t chunks = S >> L_log;
+    const uint64_t row = blockIdx.x / chunks;
+    const uint64_t n2_0 = (blockIdx.x % chunks) << L_log;
+    const uint64_t base = (row << row_log) + n2_0;
+
+    // inner twiddles omega_{2^t}^j = w^(j << (k - t))
+    const int half = 1 << (t - 1);
+    for (int j = threadIdx.x; j < half; j += blockDim.x) {
+        fr_t x = w.at((uint32_t)j << (k - t));
+#pragma unroll
+        for (int l = 0; l < 8; l++) tw[j * 8 + l] = x.v[l];
+    }
+
+    // load
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        const int n1 = e >> L_log, l = e & (L - 1);
+        const uint64_t p = base + ((uint64_t)n1 << S_log) + l;
+        const uint4* src = (const uint4*)(data + p);
+        uint4 a = src[0], b = src[1];
+        fr_t x;
+        x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
+        x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
+        if (DIT) {
+            if (prescale) x = x * ps.at(bitrev((uint32_t)p, k));
+            if (S_log > 0) {
+                uint32_t ex = (uint32_t)((n2_0 + l) * bitrev(n1, t)) << (k - row_log);
+                if (ex) x = x * w.at(ex);
+            }
+        }
+        sts(smem, E, e, x);
+    }
+    __syncthreads();
+
+    const int pairs = E >> 1;
+    if (!DIT) {
+        for (int m_log = t - 1; m_log >= 0; m_log--) {
+            const int m = 1 << m_log;
+            for (int q = threadIdx.x; q < pairs; q += blockDim.x) {
+                const int l = q & (L - 1), b = q >> L_log;
+                const int j = b & (m - 1);
+                const int n1a = ((b >> m_log) << (m_log + 1)) + j;
+                const int ea = (n1a << L_log) + l, eb = ((n1a + m) << L_log) + l;
+                fr_t u = lds(smem, E, ea), v = lds(smem, E, eb);
+                fr_t s = u + v;
+                fr_t d = u - v;
+                if (j) {
+                    fr_t z;
+                    const int ti = j << (t - 1 - m_log);
+#pragma unroll
+                    for (int i = 0; i < 8; i++) z.v[i] = tw[ti * 8 + i];
+                    d = d * z;
+                }
+                sts(smem, E, ea, s);
+                sts(smem, E, eb, d);
+            }
+            __syncthreads();
+        }
+    } else {
+        for (int m_log = 0; m_log < t; m_log++) {
+            const int m = 1 << m_log;
+            for (int q = threadIdx.x; q < pairs; q += blockDim.x) {
+                const int l = q & (L - 1), b = q >> L_log;
+                const int j = b & (m - 1);
+                const int n1a = ((b >> m_log) << (m_log + 1)) + j;
+                const int ea = (n1a << L_log) + l, eb = ((n1a + m) << L_log) + l;
+                fr_t u = lds(smem, E, ea), v = lds(smem, E, eb);
+                if (j) {
+                    fr_t z;
+                    const int ti = j << (t - 1 - m_log);
+#pragma unroll
+                    for (int i = 0; i < 8; i++) z.v[i] = tw[ti * 8 + i];
+                    v = v * z;
+                }
+                sts(smem, E, ea, u + v);
+                sts(smem, E, eb, u - v);
+            }
+            __syncthreads();
+        }
+    }
+
+    // store
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        const int n1 = e >> L_log, l = e & (L - 1);
+        const uint64_t p = base + ((uint64_t)n1 << S_log) + l;
+        fr_t x = lds(smem, E, e);
+        if (!DIT && S_log > 0) {
+            uint32_t ex = (uint32_t)((n2_0 + l) * bitrev(n1, t)) << (k - row_log);
+            if (ex) x = x * w.at(ex);
+        }
+        uint4* dst = (uint4*)(data + p);
+        dst[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+        dst[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+    }
+}
+
+// In-place bit-reversal permutation with an optional scale. mode 0: none;
+// 1: multiply by c; 2: multiply by ps.at(i) where i is the natural index of
+// the destination (by_src = false) or of the source (by_src = true).
+__global__ void k_bitrev(fr_t* data, int k, int mode, fr_t c, pow_tables ps, bool by_src) {
+    uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >> k) return;
+    uint32_t i = bitrev((uint32_t)p, k);
+    if (i < p) return;
+    fr_t a = data[p];
+    fr_t b = data[i];
+    // a moves to position i, b to position p.
+    if (mode == 1) {
+        a = a * c;
+        b = b * c;
+    } else if (mode == 2) {
+        a = a * ps.at(by_src ? (uint32_t)p : i);
+        b = b * ps.at(by_src ? i : (uint32_t)p);
+    }
+    data[i] = a;
+    if (i != p) data[p] = b;
+}
+
+// a = (a*b - c) * z
+__global__ void k_h_combine(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n, fr_t z) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    a[i] = (a[i] * b[i] - c[i]) * z;
+}
+
+static fr_t load_fr(const uint64_t* v) {
+    fr_t r;
+    memcpy(r.v, v, 32);
+    return r;
+}
+
+// Tables of powers of one base for exponents < 2^k.
+struct table_set {
+    scratch mem;
+    pow_tables t;
+    int build(c2_status* st, cudaStream_t s, int k, fr_t base, fr_t scale) {
+        int h = (k + 1) / 2;
+        uint32_t nlo = 1u << h, nhi = 1u << (k - h);
+        C2_CHECK(mem.alloc((size_t)(nlo + nhi) * sizeof(fr_t), s));
+        fr_t* lo = mem.as<fr_t>();
+        fr_t* hi = lo + nlo;
+        k_pow_table<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
+        C2_CHECK_LAUNCH(k_pow_table);
+        k_pow_table<<<blocks_for(nhi, 256), 256, 0, s>>>(hi, base, nhi, h, fr_t::one());
+        C2_CHECK_LAUNCH(k_pow_table);
+        t.lo = lo;
+        t.hi = hi;
+        t.h = h;
+        return C2_OK;
+    }
+};
+
+struct pass_plan {
+    int np;
+    int t[4];
+};
+
+static pass_plan plan_passes(int k) {
+    pass_plan p;
+    p.np = (k + NTT_TMAX - 1) / NTT_TMAX;
+    int rem = k;
+    for (int i = 0; i < p.np; i++) {
+        int left = p.np - i;
+        p.t[i] = (rem + left - 1) / left;
+        rem -= p.t[i];
+    }
+    return p;
+}
+
+static size_t pass_smem(int t, int L_log) { return (size_t)32 * ((size_t)1 << (t + L_log)) + (size_t)16 * (1 << t); }
+
+static int pass_cfg(int k, int row_log, int t, int* L_log) {
+    int S_log = row_log - t;
+    int l = 0;
+    while (t + l + 1 <= 11 && l + 1 <= S_log) l++;
+    *L_log = l;
+    (void)k;
+    return l;
+}
+
+// DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) with root w.
+static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, const pow_tables& w,
+                   bool prescale, const pow_tables& ps) {
+    if (k == 0) return C2_OK;
+    pass_plan pl = plan_passes(k);
+    int rows_log[4];
+    int r = k;
+    for (int i = 0; i < pl.np; i++) {
+        rows_log[i] = r;
+        r -= pl.t[i];
+    }
+    for (int ii = 0; ii < pl.np; ii++) {
+        int i = dit ? pl.np - 1 - ii : ii;
+        int t = pl.t[i], L_log;
+        pass_cfg(k, rows_log[i], t, &L_log);
+        size_t sm = pass_smem(t, L_log);
+        unsigned nblocks = (unsigned)((1ull << k) >> (t + L_log));
+        unsigned threads = (unsigned)((1u << (t + L_log)) / 2);
+        if (threads > NTT_THREADS) threads = NTT_THREADS;
+        if (threads < 32) threads = 32;
+        if (dit) {
+            C2_CHECK(cudaFuncSetAttribute(k_ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
+            k_ntt_pass<true><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, prescale && ii == 0, ps);
+        } else {
+            C2_CHECK(cudaFuncSetAttribute(k_ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
+            k_ntt_pass<false><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, false, ps);
+        }
+        C2_CHECK_LAUNCH(k_ntt_pass);
+    }
+    return C2_OK;
+}
+
+static int bitrev_scale(c2_status* st, cudaStream_t s, fr_t* d, int k, int mode, fr_t c, const pow_tables& ps,
+                        bool by_src) {
+    uint64_t n = 1ull << k;
+    k_bitrev<<<blocks_for(n, 256), 256, 0, s>>>(d, k, mode, c, ps, by_src);
+    C2_CHECK_LAUNCH(k_bitrev);
+    return C2_OK;
+}
+
+static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, const c2_ntt_consts* kc) {
+    int rc;
+    fr_t one = fr_t::one();
+    pow_tables none{};
+    bool inv = kind == C2_NTT_INVERSE || kind == C2_NTT_COSET_INVERSE;
+    table_set w;
+    if ((rc = w.build(st, s, k, load_fr(inv ? kc->omega_inv : kc->omega), one))) return rc;
+    switch (kind) {
+    case C2_NTT_FORWARD:
+        if ((rc = run_ntt(st, s, d, k, false, w.t, false, none))) return rc;
+        return bitrev_scale(st, s, d, k, 0, one, none, false);
+    case C2_NTT_FORWARD_NR:
+        return run_ntt(st, s, d, k, false, w.t, false, none);
+    case C2_NTT_INVERSE:
+        if ((rc = run_ntt(st, s, d, k, false, w.t, false, none))) return rc;
+        return bitrev_scale(st, s, d, k, 1, load_fr(kc->n_inv), none, false);
+    case C2_NTT_COSET_FORWARD: {
+        table_set g;
+        if ((rc = g.build(st, s, k, load_fr(kc->g), one))) return rc;
+        if ((rc = bitrev_scale(st, s, d, k, 2, one, g.t, true))) return rc;
+        return run_ntt(st, s, d, k, true, w.t, false, none);
+    }
+    case C2_NTT_COSET_INVERSE: {
+        table_set g;
+        if ((rc = g.build(st, s, k, load_fr(kc->g_inv), load_fr(kc->n_inv)))) return rc;
+        if ((rc = run_ntt(st, s, d, k, false, w.t, false, none))) return rc;
+        return bitrev_scale(st, s, d, k, 2, one, g.t, false);
+    }
+    }
+    return set_status(st, C2_ERR_INVALID, 0, "ntt kind %d", kind);
+}
+
+static int h_device(c2_status* st, cudaStream_t s, fr_t* a, fr_t* b, fr_t* c, int k, const c2_ntt_consts* kc) {
+    int rc;
+    fr_t one = fr_t::one();
+    table_set wf, wi, gs, gi;
+    if ((rc = wf.build(st, s, k, load_fr(kc->omega), one))) return rc;
+    if ((rc = wi.build(st, s, k, load_fr(kc->omega_inv), one))) return rc;
+    // iNTT scale 1/n and coset shift g^i folded into one table
+    if ((rc = gs.build(st, s, k, load_fr(kc->g), load_fr(kc->n_inv)))) return rc;
+    if ((rc = gi.build(st, s, k, load_fr(kc->g_inv), load_fr(kc->n_inv)))) return rc;
+    fr_t* v[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        // natural values -> bit-reversed n*coefficients -> natural coset values
+        if ((rc = run_ntt(st, s, v[i], k, false, wi.t, false, gs.t))) return rc;
+        if ((rc = run_ntt(st, s, v[i], k, true, wf.t, true, gs.t))) return rc;
+    }
+    uint64_t n = 1ull << k;
+    k_h_combine<<<blocks_for(n, 256), 256, 0, s>>>(a, b, c, n, load_fr(kc->z_inv));
+    C2_CHECK_LAUNCH(k_h_combine);
+    if ((rc = run_ntt(st, s, a, k, false, wi.t, false, gs.t))) return rc;
+    return bitrev_scale(st, s, a, k, 2, one, gi.t, false);
+}
+
+}  // namespace c2
+
+using namespace c2;
+
+extern "C" {
+
+int c2_ntt(c2_status* st, c2_stream* h, void* data, int on_device, int log_n, int kind, const c2_ntt_consts* kc) {
+    stream_ctx* sc = (stream_ctx*)h;
+    if (!sc || !data || !kc || log_n < 0 || log_n > 31 || kind < 0 || kind > 4)
+        return set_status(st, C2_ERR_INVALID, 0, "c2_ntt: bad argument (log_n %d, kind %d)", log_n, kind);
+    C2_CHECK(cudaSetDevice(sc->ordinal));
+    size_t bytes = sizeof(fr_t) << log_n;
+    scratch buf;
+    fr_t* d = (fr_t*)data;
+    if (!on_device) {
+        C2_CHECK(buf.alloc(bytes, sc->s));
+        d = buf.as<fr_t>();
+        C2_CHECK(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, sc->s));
+    }
+    int rc = ntt_device(st, sc->s, d, log_n, kind, kc);
+    if (rc) {
+        cudaStreamSynchronize(sc->s);
+        return rc;
+    }
+    if (!on_device) C2_CHECK(cudaMemcpyAsync(data, d, bytes, cudaMemcpyDeviceToHost, sc->s));
+    C2_CHECK(cudaStreamSynchronize(sc->s));
+    C2_CHECK(cudaGetLastError());
+    return ok(st);
+}
+
+int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_device, int log_n,
+                 const c2_ntt_consts* kc) {
+    stream_ctx* sc = (stream_ctx*)h;
+    if (!sc || !a || !b || !c || !kc || log_n < 0 || log_n > 31)
+        return set_status(st, C2_ERR_INVALID, 0, "c2_compute_h: bad argument (log_n %d)", log_n);
+    C2_CHECK(cudaSetDevice(sc->ordinal));
+    size_t bytes = sizeof(fr_t) << log_n;
+    scratch buf;
+    fr_t *da = (fr_t*)a, *db = (fr_t*)b, *dc = (fr_t*)c;
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+    if (!on_device) {
+        C2_CHECK(buf.alloc(3 * bytes, sc->s));
+        da = buf.as<fr_t>();
+        db = da + ((size_t)1 << log_n);
+        dc = db + ((size_t)1 << log_n);
+        // b and c travel on the copy stream while a's transforms run.
+        C2_CHECK(cudaMemcpyAsync(da, a, bytes, cudaMemcpyHostToDevice, sc->s));
+        C2_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
+        C2_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+        C2_CHECK(cudaEventRecord(ev[0], sc->s));  // buffer allocated on s
+        C2_CHECK(cudaStreamWaitEvent(sc->copy, ev[0], 0));
+        C2_CHECK(cudaMemcpyAsync(db, b, bytes, cudaMemcpyHostToDevice, sc->copy));
+        C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
+        C2_CHECK(cudaEventRecord(ev[1], sc->copy));
+        C2_CHECK(cudaStreamWaitEvent(sc->s, ev[1], 0));
+    }
+    int rc = h_device(st, sc->s, da, db, dc, log_n, kc);
+    if (ev[0]) cudaEventDestroy(ev[0]);
+    if (ev[1]) cudaEventDestroy(ev[1]);
+    if (rc) {
+        cudaStreamSynchronize(sc->s);
+        return rc;
+    }
+    if (!on_device) C2_CHECK(cudaMemcpyAsync(a, da, bytes, cudaMemcpyDeviceToHost, sc->s));
+    C2_CHECK(cudaStreamSynchronize(sc->s));
+    C2_CHECK(cudaGetLastError());
+    return ok(st);
+}
+
+}  // extern "C"

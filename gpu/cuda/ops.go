@@ -1,0 +1,431 @@
+package cuda
+
+import (
+	"math/big"
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+)
+
+const (
+	frBytes = 32
+	g1Bytes = 96
+	g2Bytes = 192
+	// MaxLogN is the largest NTT size supported (2^MaxLogN elements).
+	MaxLogN = 31
+)
+
+// Layout checks: these types cross the C boundary by address.
+var (
+	_ [frBytes - unsafe.Sizeof(fr.Element{})]struct{}
+	_ [g1Bytes - unsafe.Sizeof(bls12381.G1Affine{})]struct{}
+	_ [g2Bytes - unsafe.Sizeof(bls12381.G2Affine{})]struct{}
+)
+
+// NTTKind selects the transform. All kinds take and return natural order.
+type NTTKind int
+
+const (
+	// Forward: v_i <- sum_j v_j w^(ij), w = fft.NewDomain(n).Generator.
+	Forward NTTKind = iota
+	// Inverse: the inverse of Forward (includes the 1/n factor).
+	Inverse
+	// CosetForward: v_i <- sum_j v_j (g w^i)^j, g = 7 (Fr's multiplicative generator).
+	CosetForward
+	// CosetInverse: the inverse of CosetForward.
+	CosetInverse
+	// kindForwardNR: Forward without the final permutation (output in
+	// bit-reversed order); benchmarks only.
+	kindForwardNR
+)
+
+// nttConsts mirrors c2_ntt_consts.
+type nttConsts struct {
+	omega, omegaInv, g, gInv, nInv, zInv fr.Element
+}
+
+var constCache sync.Map // logN -> *nttConsts
+
+func constsFor(logN int) *nttConsts {
+	if c, ok := constCache.Load(logN); ok {
+		return c.(*nttConsts)
+	}
+	n := uint64(1) << logN
+	dom := fft.NewDomain(n, fft.WithoutPrecompute())
+	k := &nttConsts{
+		omega: dom.Generator, omegaInv: dom.GeneratorInv,
+		g: dom.FrMultiplicativeGen, gInv: dom.FrMultiplicativeGenInv, nInv: dom.CardinalityInv,
+	}
+	var gn fr.Element
+	gn.Exp(k.g, new(big.Int).SetUint64(n))
+	var one fr.Element
+	one.SetOne()
+	gn.Sub(&gn, &one)
+	k.zInv.Inverse(&gn)
+	constCache.Store(logN, k)
+	return k
+}
+
+func log2Exact(n int) (int, bool) {
+	if n <= 0 || n&(n-1) != 0 {
+		return 0, false
+	}
+	return bits.TrailingZeros(uint(n)), true
+}
+
+// NTT transforms v in place; len(v) must be a power of two.
+func (d *Device) NTT(v []fr.Element, kind NTTKind) error {
+	logN, ok := log2Exact(len(v))
+	if !ok || logN > MaxLogN {
+		return argError("NTT", "length %d is not a power of two <= 2^%d", len(v), MaxLogN)
+	}
+	if kind < Forward || kind > CosetInverse {
+		return argError("NTT", "kind %d", kind)
+	}
+	s, err := d.acquire("NTT")
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawNTT(s, ptr{p: unsafe.Pointer(&v[0])}, logN, int(kind), constsFor(logN))
+}
+
+// NTTResident transforms the first 2^logN elements of buf in place.
+func (d *Device) NTTResident(buf *Buffer, logN int, kind NTTKind) error {
+	if logN < 0 || logN > MaxLogN || kind < Forward || kind > kindForwardNR {
+		return argError("NTTResident", "logN %d, kind %d", logN, kind)
+	}
+	if err := buf.check("NTTResident", frBytes<<logN); err != nil {
+		return err
+	}
+	s, err := d.acquire("NTTResident")
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawNTT(s, buf.arg(), logN, int(kind), constsFor(logN))
+}
+
+// ComputeH computes the Groth16 quotient the way bellperson does, in place:
+// with n = len(a) (a power of two, a, b, c the natural-order evaluations of
+// A·w, B·w, C·w zero-padded to n), it writes into a the coefficients, in
+// natural order, of h = (A·B − C)/Z evaluated through the coset g·<w>:
+// a, b, c are interpolated (iNTT), moved to the coset (coefficient i times
+// g^i, NTT), combined as (a·b − c)·(g^n − 1)^-1, and brought back (iNTT,
+// coefficient i times g^-i). b and c are left unchanged.
+func (d *Device) ComputeH(a, b, c []fr.Element) error {
+	logN, ok := log2Exact(len(a))
+	if !ok || len(b) != len(a) || len(c) != len(a) || logN > MaxLogN {
+		return argError("ComputeH", "lengths %d, %d, %d: want equal powers of two", len(a), len(b), len(c))
+	}
+	s, err := d.acquire("ComputeH")
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawComputeH(s, ptr{p: unsafe.Pointer(&a[0])}, ptr{p: unsafe.Pointer(&b[0])},
+		ptr{p: unsafe.Pointer(&c[0])}, logN, constsFor(logN))
+}
+
+// ComputeHResident is ComputeH on device buffers holding 2^logN elements
+// each; the result is left in a and b, c are clobbered.
+func (d *Device) ComputeHResident(a, b, c *Buffer, logN int) error {
+	if logN < 0 || logN > MaxLogN {
+		return argError("ComputeHResident", "logN %d", logN)
+	}
+	for _, x := range []*Buffer{a, b, c} {
+		if err := x.check("ComputeHResident", frBytes<<logN); err != nil {
+			return err
+		}
+	}
+	s, err := d.acquire("ComputeHResident")
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawComputeH(s, a.arg(), b.arg(), c.arg(), logN, constsFor(logN))
+}
+
+// UploadFr copies v into a new device buffer.
+func (d *Device) UploadFr(v []fr.Element) (*Buffer, error) {
+	return upload(d, "UploadFr", unsafe.Pointer(unsafe.SliceData(v)), uint64(len(v))*frBytes)
+}
+
+// DownloadFr copies len(dst) elements from the start of buf.
+func (d *Device) DownloadFr(dst []fr.Element, buf *Buffer) error {
+	return d.copyOut("DownloadFr", unsafe.Pointer(unsafe.SliceData(dst)), buf, 0, uint64(len(dst))*frBytes)
+}
+
+// UploadG1 copies points into a new device buffer (bases kept resident).
+func (d *Device) UploadG1(points []bls12381.G1Affine) (*Buffer, error) {
+	return upload(d, "UploadG1", unsafe.Pointer(unsafe.SliceData(points)), uint64(len(points))*g1Bytes)
+}
+
+// UploadG2 copies points into a new device buffer (bases kept resident).
+func (d *Device) UploadG2(points []bls12381.G2Affine) (*Buffer, error) {
+	return upload(d, "UploadG2", unsafe.Pointer(unsafe.SliceData(points)), uint64(len(points))*g2Bytes)
+}
+
+// DownloadG1 copies len(dst) points from the start of buf.
+func (d *Device) DownloadG1(dst []bls12381.G1Affine, buf *Buffer) error {
+	return d.copyOut("DownloadG1", unsafe.Pointer(unsafe.SliceData(dst)), buf, 0, uint64(len(dst))*g1Bytes)
+}
+
+// DownloadG2 copies len(dst) points from the start of buf.
+func (d *Device) DownloadG2(dst []bls12381.G2Affine, buf *Buffer) error {
+	return d.copyOut("DownloadG2", unsafe.Pointer(unsafe.SliceData(dst)), buf, 0, uint64(len(dst))*g2Bytes)
+}
+
+func upload(d *Device, op string, src unsafe.Pointer, bytes uint64) (*Buffer, error) {
+	b, err := d.Alloc(bytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.copyIn(op, b, 0, src, bytes); err != nil {
+		_ = b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+// xyzz mirrors the library's XYZZ output points.
+type g1xyzz struct{ x, y, zz, zzz fp.Element }
+type g2xyzz struct{ x, y, zz, zzz bls12381.E2 }
+
+func (p *g1xyzz) jac() bls12381.G1Jac {
+	var r bls12381.G1Jac
+	if p.zz.IsZero() {
+		r.X.SetOne()
+		r.Y.SetOne()
+		return r
+	}
+	// Z = ZZ·ZZZ, X = X·ZZ·ZZZ², Y = Y·ZZ³·ZZZ²
+	var zzz2, t fp.Element
+	zzz2.Square(&p.zzz)
+	r.Z.Mul(&p.zz, &p.zzz)
+	r.X.Mul(&p.x, &p.zz).Mul(&r.X, &zzz2)
+	t.Square(&p.zz).Mul(&t, &p.zz)
+	r.Y.Mul(&p.y, &t).Mul(&r.Y, &zzz2)
+	return r
+}
+
+func (p *g2xyzz) jac() bls12381.G2Jac {
+	var r bls12381.G2Jac
+	if p.zz.IsZero() {
+		r.X.SetOne()
+		r.Y.SetOne()
+		return r
+	}
+	var zzz2, t bls12381.E2
+	zzz2.Square(&p.zzz)
+	r.Z.Mul(&p.zz, &p.zzz)
+	r.X.Mul(&p.x, &p.zz).Mul(&r.X, &zzz2)
+	t.Square(&p.zz).Mul(&t, &p.zz)
+	r.Y.Mul(&p.y, &t).Mul(&r.Y, &zzz2)
+	return r
+}
+
+const maxWindows = 64 // C2_MAX_WINDOWS
+
+// msmWindow forces the MSM window size when non-zero (tests only).
+var msmWindow = 0
+
+// MSMG1 returns sum scalars[i]·bases[i] over i < len(scalars); bases (host
+// memory) must hold at least len(scalars) points. Scalars are fr.Elements as
+// stored by gnark-crypto (Montgomery form).
+func (d *Device) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	if len(bases) < len(scalars) {
+		return bls12381.G1Jac{}, argError("MSMG1", "%d bases for %d scalars", len(bases), len(scalars))
+	}
+	return d.msmG1(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars)
+}
+
+// MSMG1Resident is MSMG1 with the bases in device memory (from UploadG1).
+func (d *Device) MSMG1Resident(bases *Buffer, scalars []fr.Element) (bls12381.G1Jac, error) {
+	if err := bases.check("MSMG1Resident", uint64(len(scalars))*g1Bytes); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	return d.msmG1(bases.arg(), scalars)
+}
+
+func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) {
+	var res bls12381.G1Jac
+	res.X.SetOne()
+	res.Y.SetOne()
+	if len(scalars) == 0 {
+		return res, nil
+	}
+	s, err := d.acquire("MSMG1")
+	if err != nil {
+		return res, err
+	}
+	defer d.release(s)
+	var out [maxWindows]g1xyzz
+	nw, c, err := rawMSM(s, 1, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmWindow,
+		unsafe.Pointer(&out[0]))
+	if err != nil {
+		return res, err
+	}
+	for w := nw - 1; w >= 0; w-- {
+		for i := 0; i < c && w != nw-1; i++ {
+			res.DoubleAssign()
+		}
+		j := out[w].jac()
+		res.AddAssign(&j)
+	}
+	return res, nil
+}
+
+// MSMG2 returns sum scalars[i]·bases[i] over i < len(scalars) in G2.
+func (d *Device) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	if len(bases) < len(scalars) {
+		return bls12381.G2Jac{}, argError("MSMG2", "%d bases for %d scalars", len(bases), len(scalars))
+	}
+	return d.msmG2(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars)
+}
+
+// MSMG2Resident is MSMG2 with the bases in device memory (from UploadG2).
+func (d *Device) MSMG2Resident(bases *Buffer, scalars []fr.Element) (bls12381.G2Jac, error) {
+	if err := bases.check("MSMG2Resident", uint64(len(scalars))*g2Bytes); err != nil {
+		return bls12381.G2Jac{}, err
+	}
+	return d.msmG2(bases.arg(), scalars)
+}
+
+func (d *Device) msmG2(bases ptr, scalars []fr.Element) (bls12381.G2Jac, error) {
+	var res bls12381.G2Jac
+	res.X.SetOne()
+	res.Y.SetOne()
+	if len(scalars) == 0 {
+		return res, nil
+	}
+	s, err := d.acquire("MSMG2")
+	if err != nil {
+		return res, err
+	}
+	defer d.release(s)
+	var out [maxWindows]g2xyzz
+	nw, c, err := rawMSM(s, 2, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmWindow,
+		unsafe.Pointer(&out[0]))
+	if err != nil {
+		return res, err
+	}
+	for w := nw - 1; w >= 0; w-- {
+		for i := 0; i < c && w != nw-1; i++ {
+			res.DoubleAssign()
+		}
+		j := out[w].jac()
+		res.AddAssign(&j)
+	}
+	return res, nil
+}
+
+func checkBitmap(op string, bitmap []uint64, n int) error {
+	if uint64(len(bitmap))*64 < uint64(n) {
+		return argError(op, "bitmap of %d words for %d bases", len(bitmap), n)
+	}
+	return nil
+}
+
+// BatchAddG1 returns the sum of bases[i] for every i < len(bases) whose bit
+// i is set in bitmap (bit i%64 of word i/64).
+func (d *Device) BatchAddG1(bases []bls12381.G1Affine, bitmap []uint64) (bls12381.G1Jac, error) {
+	if err := checkBitmap("BatchAddG1", bitmap, len(bases)); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	return d.batchAddG1(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, bitmap, len(bases))
+}
+
+// BatchAddG1Resident is BatchAddG1 over the first n points of a device buffer.
+func (d *Device) BatchAddG1Resident(bases *Buffer, n int, bitmap []uint64) (bls12381.G1Jac, error) {
+	if err := bases.check("BatchAddG1Resident", uint64(n)*g1Bytes); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	if err := checkBitmap("BatchAddG1Resident", bitmap, n); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	return d.batchAddG1(bases.arg(), bitmap, n)
+}
+
+func (d *Device) batchAddG1(bases ptr, bitmap []uint64, n int) (bls12381.G1Jac, error) {
+	s, err := d.acquire("BatchAddG1")
+	if err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	defer d.release(s)
+	var out g1xyzz
+	if err := rawBatchAdd(s, 1, bases, bitmap, uint64(n), unsafe.Pointer(&out)); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	return out.jac(), nil
+}
+
+// BatchAddG2 is BatchAddG1 in G2.
+func (d *Device) BatchAddG2(bases []bls12381.G2Affine, bitmap []uint64) (bls12381.G2Jac, error) {
+	if err := checkBitmap("BatchAddG2", bitmap, len(bases)); err != nil {
+		return bls12381.G2Jac{}, err
+	}
+	return d.batchAddG2(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, bitmap, len(bases))
+}
+
+// BatchAddG2Resident is BatchAddG2 over the first n points of a device buffer.
+func (d *Device) BatchAddG2Resident(bases *Buffer, n int, bitmap []uint64) (bls12381.G2Jac, error) {
+	if err := bases.check("BatchAddG2Resident", uint64(n)*g2Bytes); err != nil {
+		return bls12381.G2Jac{}, err
+	}
+	if err := checkBitmap("BatchAddG2Resident", bitmap, n); err != nil {
+		return bls12381.G2Jac{}, err
+	}
+	return d.batchAddG2(bases.arg(), bitmap, n)
+}
+
+func (d *Device) batchAddG2(bases ptr, bitmap []uint64, n int) (bls12381.G2Jac, error) {
+	s, err := d.acquire("BatchAddG2")
+	if err != nil {
+		return bls12381.G2Jac{}, err
+	}
+	defer d.release(s)
+	var out g2xyzz
+	if err := rawBatchAdd(s, 2, bases, bitmap, uint64(n), unsafe.Pointer(&out)); err != nil {
+		return bls12381.G2Jac{}, err
+	}
+	return out.jac(), nil
+}
+
+// FillG1 writes n valid points into buf: point i = a[i%k] + b[(i/k)%k] with
+// a = seeds[:k], b = seeds[k:] (len(seeds) = 2k). For tests and benchmarks.
+func (d *Device) FillG1(buf *Buffer, n int, seeds []bls12381.G1Affine) error {
+	if len(seeds) < 2 || len(seeds)%2 != 0 {
+		return argError("FillG1", "%d seeds: want an even number >= 2", len(seeds))
+	}
+	if err := buf.check("FillG1", uint64(n)*g1Bytes); err != nil {
+		return err
+	}
+	s, err := d.acquire("FillG1")
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawFill(s, 1, buf.p, uint64(n), unsafe.Pointer(&seeds[0]), uint64(len(seeds)/2))
+}
+
+// FillG2 is FillG1 in G2.
+func (d *Device) FillG2(buf *Buffer, n int, seeds []bls12381.G2Affine) error {
+	if len(seeds) < 2 || len(seeds)%2 != 0 {
+		return argError("FillG2", "%d seeds: want an even number >= 2", len(seeds))
+	}
+	if err := buf.check("FillG2", uint64(n)*g2Bytes); err != nil {
+		return err
+	}
+	s, err := d.acquire("FillG2")
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawFill(s, 2, buf.p, uint64(n), unsafe.Pointer(&seeds[0]), uint64(len(seeds)/2))
+}
