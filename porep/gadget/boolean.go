@@ -163,14 +163,6 @@ func (cs *CS) bitNor(a, b Bit) Bit {
 	return isBit(r, val)
 }
 
-// AllocatedNor returns ¬a ∧ ¬b of the variables under two allocated,
-// un-negated bits (AllocatedBit::nor).
-func (cs *CS) AllocatedNor(a, b Bit) Bit { return cs.bitNor(a, b) }
-
-// AllocatedAnd returns a ∧ b of the variables under two allocated,
-// un-negated bits (AllocatedBit::and).
-func (cs *CS) AllocatedAnd(a, b Bit) Bit { return cs.bitAnd(a, b) }
-
 // Xor returns a ⊕ b with bellpepper's constant propagation (Boolean::xor).
 func (cs *CS) Xor(a, b Bit) Bit {
 	switch {

@@ -45,7 +45,7 @@ func (cs *CS) compute(m *maybe, others ...*UInt32) UInt32 {
 		p[n] = o
 		n++
 	}
-	return cs.AddMany(p[:n]...)
+	return cs.addMany(p[:n]...)
 }
 
 // SHA256Compress runs the SHA-256 compression function on a 512-bit block
@@ -74,7 +74,7 @@ func (cs *CS) SHA256Compress(block []Bit, cur *[8]UInt32) [8]UInt32 {
 		s1 := cs.XorUInt32(&r, &t)
 		t = w[i-2].Shr(10)
 		s1 = cs.XorUInt32(&s1, &t)
-		w[i] = cs.AddMany(&w[i-16], &s0, &w[i-7], &s1)
+		w[i] = cs.addMany(&w[i-16], &s0, &w[i-7], &s1)
 	}
 
 	a := maybe{concrete: true, u: cur[0]}
@@ -111,13 +111,13 @@ func (cs *CS) SHA256Compress(block []Bit, cur *[8]UInt32) [8]UInt32 {
 	}
 	var out [8]UInt32
 	out[0] = cs.compute(&a, &cur[0])
-	out[1] = cs.AddMany(&cur[1], &b)
-	out[2] = cs.AddMany(&cur[2], &c)
-	out[3] = cs.AddMany(&cur[3], &d)
+	out[1] = cs.addMany(&cur[1], &b)
+	out[2] = cs.addMany(&cur[2], &c)
+	out[3] = cs.addMany(&cur[3], &d)
 	out[4] = cs.compute(&e, &cur[4])
-	out[5] = cs.AddMany(&cur[5], &f)
-	out[6] = cs.AddMany(&cur[6], &g)
-	out[7] = cs.AddMany(&cur[7], &h)
+	out[5] = cs.addMany(&cur[5], &f)
+	out[6] = cs.addMany(&cur[6], &g)
+	out[7] = cs.addMany(&cur[7], &h)
 	cs.multiEqEnd()
 	return out
 }

@@ -130,12 +130,12 @@ func (cs *CS) Sha256MajUInt32(a, b, c *UInt32) UInt32 {
 	return r
 }
 
-// AddMany returns the sum of 2 to 10 words modulo 2^32 (UInt32::addmany).
+// addMany returns the sum of 2 to 10 words modulo 2^32 (UInt32::addmany).
 // Unless every bit is constant, it allocates ⌈log2(n·(2^32−1))⌉ result bits
 // and defers the equality "Σ operands = Σ result bits" to the MultiEq
 // batcher, so it must be called between [CS.multiEqBegin] and
 // [CS.multiEqEnd].
-func (cs *CS) AddMany(ops ...*UInt32) UInt32 {
+func (cs *CS) addMany(ops ...*UInt32) UInt32 {
 	if len(ops) < 2 || len(ops) > 10 {
 		panic("gadget: AddMany takes 2 to 10 operands") // a circuit bug
 	}
