@@ -37,7 +37,7 @@ type benchResult struct {
 	Concurrency    int     `json:"concurrency"`
 	Overlap        bool    `json:"overlap"`
 	Threads        int     `json:"threads"`
-	Devices        []benchDevice
+	Devices        []benchDevice      `json:"devices"`
 	WallSeconds    float64            `json:"wall_s"`
 	PerPartitionMS float64            `json:"per_partition_ms"`
 	Throughput     float64            `json:"partitions_per_s"`
