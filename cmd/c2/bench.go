@@ -28,15 +28,15 @@ func init() {
 
 // benchResult is what `c2 bench -json` prints.
 type benchResult struct {
-	LogSize        int     `json:"log_size"`
-	Constraints    int     `json:"constraints"`
-	Aux            int     `json:"aux"`
-	UnitFraction   float64 `json:"aux_0_or_1_fraction"`
-	BDensity       float64 `json:"b_aux_density"`
-	Partitions     int     `json:"partitions"`
-	Concurrency    int     `json:"concurrency"`
-	Overlap        bool    `json:"overlap"`
-	Threads        int     `json:"threads"`
+	LogSize        int                `json:"log_size"`
+	Constraints    int                `json:"constraints"`
+	Aux            int                `json:"aux"`
+	UnitFraction   float64            `json:"aux_0_or_1_fraction"`
+	BDensity       float64            `json:"b_aux_density"`
+	Partitions     int                `json:"partitions"`
+	Concurrency    int                `json:"concurrency"`
+	Overlap        bool               `json:"overlap"`
+	Threads        int                `json:"threads"`
 	Devices        []benchDevice      `json:"devices"`
 	WallSeconds    float64            `json:"wall_s"`
 	PerPartitionMS float64            `json:"per_partition_ms"`
