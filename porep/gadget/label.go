@@ -43,8 +43,8 @@ func expandParents(dst, parents [][]Bit, layer uint32) [][]Bit {
 // and packed to 254 bits. Parent and replica_id bits are given as the stacked
 // circuit builds them: [CS.ToBitsLE] then [ReverseBitNumbering]. parents holds
 // the 6 DRG parents for layer 1 and the 6 DRG then 8 expander parents for
-// later layers (≥ 9 of them). With 14 parents the hash and packing cost
-// 522,269 constraints.
+// later layers; other counts are a circuit bug and panic. With 14 parents
+// the hash and packing cost 522,269 constraints.
 func (cs *CS) Label(replicaID []Bit, layer uint32, node *UInt64, parents [][]Bit) Num {
 	if len(replicaID) < 32 || len(replicaID) > 256 || len(parents) != parentCount(layer) {
 		panic("gadget: Label shape") // a circuit bug
