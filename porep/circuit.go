@@ -69,10 +69,31 @@ func synthGlobal(cs *gadget.CS, p *Partition) global {
 // C, the challenge as a public input, the labels of every layer, the
 // encoding in tree R_last and the challenged column in tree C.
 func synthChallenge(cs *gadget.CS, s Shape, g *global, c *Challenge) error {
-	dataLeaf := cs.AllocNum(c.DataLeaf)
-	if err := cs.PoR(gadget.TreeSHA254, dataLeaf, c.DataPath, g.commD); err != nil {
+	dataLeaf, err := synthData(cs, g, c)
+	if err != nil {
 		return err
 	}
+	cols, node, err := synthColumns(cs, g, c)
+	if err != nil {
+		return err
+	}
+	labels := make([]gadget.Num, s.Layers)
+	parents := make([][]gadget.Bit, 0, DRGParents+ExpParents)
+	for layer := 1; layer <= s.Layers; layer++ {
+		labels[layer-1] = synthLabel(cs, g, &node, cols, layer, parents[:0])
+	}
+	return synthReplica(cs, g, c, dataLeaf, labels)
+}
+
+// synthData allocates the data leaf and proves it in tree D.
+func synthData(cs *gadget.CS, g *global, c *Challenge) (gadget.Num, error) {
+	dataLeaf := cs.AllocNum(c.DataLeaf)
+	return dataLeaf, cs.PoR(gadget.TreeSHA254, dataLeaf, c.DataPath, g.commD)
+}
+
+// synthColumns allocates each parent column, proves its hash in tree C,
+// then allocates the challenge and packs it into a public input.
+func synthColumns(cs *gadget.CS, g *global, c *Challenge) ([][]gadget.Num, gadget.UInt64, error) {
 	cols := make([][]gadget.Num, len(c.Parents))
 	for j := range c.Parents {
 		col := &c.Parents[j]
@@ -82,24 +103,13 @@ func synthChallenge(cs *gadget.CS, s Shape, g *global, c *Challenge) error {
 		}
 		h := cs.Poseidon(poseidon.MustGet(len(rows)), rows)
 		if err := cs.PoR(gadget.TreePoseidon, h, col.Path, g.commC); err != nil {
-			return err
+			return nil, gadget.UInt64{}, err
 		}
 		cols[j] = rows
 	}
 	node := cs.AllocUInt64(c.Node)
 	cs.PackUInt64IntoInput(&node)
-
-	labels := make([]gadget.Num, s.Layers)
-	parents := make([][]gadget.Bit, 0, DRGParents+ExpParents)
-	for layer := 1; layer <= s.Layers; layer++ {
-		labels[layer-1] = synthLabel(cs, g, &node, cols, layer, parents[:0])
-	}
-	enc := cs.Add(labels[s.Layers-1], dataLeaf)
-	if err := cs.PoR(gadget.TreePoseidon, enc, c.ReplicaPath, g.commRLast); err != nil {
-		return err
-	}
-	h := cs.Poseidon(poseidon.MustGet(s.Layers), labels)
-	return cs.PoR(gadget.TreePoseidon, h, c.ColumnPath, g.commC)
+	return cols, node, nil
 }
 
 // synthLabel decomposes the parents of a layer's label into bits (the DRG
@@ -117,11 +127,32 @@ func synthLabel(cs *gadget.CS, g *global, node *gadget.UInt64, cols [][]gadget.N
 	return cs.Label(g.replicaID, uint32(layer), node, parents)
 }
 
+// synthReplica encodes the data leaf with the last label and proves the
+// result in tree R_last, then hashes the labels into the challenged column
+// and proves it in tree C.
+func synthReplica(cs *gadget.CS, g *global, c *Challenge, dataLeaf gadget.Num, labels []gadget.Num) error {
+	enc := cs.Add(labels[len(labels)-1], dataLeaf)
+	if err := cs.PoR(gadget.TreePoseidon, enc, c.ReplicaPath, g.commRLast); err != nil {
+		return err
+	}
+	h := cs.Poseidon(poseidon.MustGet(len(labels)), labels)
+	return cs.PoR(gadget.TreePoseidon, h, c.ColumnPath, g.commC)
+}
+
 // Witness computes the assignment of the circuit of partition p (shape s)
-// in witness-only mode, proving the challenges concurrently on up to
-// workers goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
-// [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
-// public inputs in order; Aux in allocation order.
+// in witness-only mode, on up to workers goroutines (GOMAXPROCS when
+// workers ≤ 0). The result equals what [Synthesize] into an [r1cs.Witness]
+// produces: Inputs[0] is ONE, then the public inputs in order; Aux in
+// allocation order.
+//
+// Each challenge is cut into segments that allocate consecutive runs of
+// variables: the tree-D proof, the parent columns and the challenge, one
+// segment per label, and the replica proofs. Only the last depends on
+// others (on the label values), so the segments of all challenges run
+// concurrently and the replica segments after them. Gadgets carry their
+// values, so in witness-only mode a segment needs no variable of another:
+// the values it reads (rows, the challenge bits, labels) are rebuilt from
+// the vanilla proof or passed along.
 func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	if err := s.Check(p, 0); err != nil {
 		return nil, err
@@ -132,84 +163,126 @@ func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	w := r1cs.NewWitness(s.NumInputs(), 0)
 	g := synthGlobal(gadget.New(w), p)
 
-	// Every challenge of a shape allocates the same number of variables;
-	// once it is known, challenges write straight into their slice of the
-	// final assignment.
-	per, known := challengeAux.get(s)
-	parts := make([]*r1cs.Witness, len(p.Challenges))
-	var aux []fr.Element
+	nseg := s.Layers + 3 // data, columns, labels, replica
+	segs := make([]r1cs.Witness, len(p.Challenges)*nseg)
+	sizes, known := segmentAux.get(s)
 	prefix := len(w.Aux)
+	var aux []fr.Element
 	if known {
-		aux = make([]fr.Element, prefix+per*len(p.Challenges))
+		total := prefix
+		for i := range segs {
+			total += sizes[i%nseg]
+		}
+		aux = make([]fr.Element, total)
 		copy(aux, w.Aux)
+		off := prefix
+		for i := range segs {
+			n := sizes[i%nseg]
+			segs[i].Aux = aux[off : off : off+n]
+			off += n
+		}
 	}
+	labels := make([]gadget.Num, len(p.Challenges)*s.Layers)
+	dataLeaves := make([]gadget.Num, len(p.Challenges))
+
 	var eg errgroup.Group
 	eg.SetLimit(workers)
 	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		seg := segs[i*nseg : (i+1)*nseg]
+		eg.Go(func() (err error) {
+			dataLeaves[i], err = synthData(gadget.New(&seg[0]), &g, c)
+			return err
+		})
 		eg.Go(func() error {
-			cw := &r1cs.Witness{}
-			if known {
-				off := prefix + i*per
-				cw.Aux = aux[off : off : off+per]
+			_, _, err := synthColumns(gadget.New(&seg[1]), &g, c)
+			return err
+		})
+		// The labels read the rows and the challenge bits by value.
+		cols := make([][]gadget.Num, len(c.Parents))
+		for j := range c.Parents {
+			cols[j] = make([]gadget.Num, len(c.Parents[j].Rows))
+			for k, v := range c.Parents[j].Rows {
+				cols[j][k].Value = v
 			}
-			parts[i] = cw
-			return synthChallenge(gadget.New(cw), s, &g, &p.Challenges[i])
+		}
+		node := gadget.New(&r1cs.Witness{}).AllocUInt64(c.Node)
+		for layer := 1; layer <= s.Layers; layer++ {
+			eg.Go(func() error {
+				cs := gadget.New(&seg[1+layer])
+				labels[i*s.Layers+layer-1] = synthLabel(cs, &g, &node, cols, layer, nil)
+				return nil
+			})
+		}
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		seg := &segs[(i+1)*nseg-1]
+		eg.Go(func() error {
+			return synthReplica(gadget.New(seg), &g, c, dataLeaves[i], labels[i*s.Layers:(i+1)*s.Layers])
 		})
 	}
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
-	for _, cw := range parts {
-		w.Inputs = append(w.Inputs, cw.Inputs...)
+
+	for i := range segs {
+		w.Inputs = append(w.Inputs, segs[i].Inputs...)
 	}
 	if known {
-		for i, cw := range parts {
-			off := prefix + i*per
-			if len(cw.Aux) != per || &cw.Aux[0] != &aux[off] {
-				panic("porep: challenge allocated a different number of variables") // a circuit bug
+		off := prefix
+		for i := range segs {
+			if n := sizes[i%nseg]; len(segs[i].Aux) != n || n > 0 && &segs[i].Aux[0] != &aux[off] {
+				panic("porep: a segment allocated a different number of variables") // a circuit bug
 			}
+			off += sizes[i%nseg]
 		}
 		w.Aux = aux
 		return w, nil
 	}
-	per = len(parts[0].Aux)
+	sizes = make([]int, nseg)
+	offs := make([]int, len(segs))
 	total := prefix
-	for _, cw := range parts {
-		if len(cw.Aux) != per {
+	for i := range segs {
+		if i < nseg {
+			sizes[i] = len(segs[i].Aux)
+		} else if len(segs[i].Aux) != sizes[i%nseg] {
 			panic("porep: challenges allocated different numbers of variables") // a circuit bug
 		}
-		total += per
+		offs[i] = total
+		total += len(segs[i].Aux)
 	}
 	aux = make([]fr.Element, total)
 	copy(aux, w.Aux)
-	var cg errgroup.Group
-	cg.SetLimit(workers)
-	for i, cw := range parts {
-		cg.Go(func() error { copy(aux[prefix+i*per:], cw.Aux); return nil })
+	for i := range segs {
+		eg.Go(func() error { copy(aux[offs[i]:], segs[i].Aux); return nil })
 	}
-	cg.Wait()
+	eg.Wait()
 	w.Aux = aux
-	challengeAux.put(s, per)
+	segmentAux.put(s, sizes)
 	return w, nil
 }
 
-// challengeAux remembers, per shape, how many aux variables one challenge
-// allocates.
-var challengeAux = auxMemo{m: map[Shape]int{}}
+// segmentAux remembers, per shape, how many aux variables each segment of
+// a challenge allocates (see [Witness]).
+var segmentAux = auxMemo{m: map[Shape][]int{}}
 
 type auxMemo struct {
 	mu sync.Mutex
-	m  map[Shape]int
+	m  map[Shape][]int
 }
 
-func (a *auxMemo) get(s Shape) (int, bool) {
+func (a *auxMemo) get(s Shape) ([]int, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n, ok := a.m[s]
 	return n, ok
 }
 
-func (a *auxMemo) put(s Shape, n int) {
+func (a *auxMemo) put(s Shape, n []int) {
 	a.mu.Lock()
 	a.m[s] = n
 	a.mu.Unlock()

@@ -1,0 +1,56 @@
+package porep
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/r1cs"
+)
+
+// TestWitnessConcurrent checks that the concurrent, segmented witness
+// equals the sequential synthesis into an r1cs.Witness, on the first call
+// for a shape (segments copied together) and on later ones (segments written
+// in place).
+func TestWitnessConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2.7 M constraints")
+	}
+	s := Shape2KiB
+	s.Name = "test-witness" // a fresh memo entry
+	p, err := SyntheticPartition(s, 3)
+	require.NoError(t, err)
+	want := r1cs.NewWitness(0, 0)
+	require.NoError(t, Synthesize(want, s, p))
+	for _, workers := range []int{1, 3, 0} {
+		got, err := Witness(s, p, workers)
+		require.NoError(t, err)
+		require.Equal(t, len(want.Aux), len(got.Aux))
+		require.Equal(t, want.Inputs, got.Inputs)
+		require.True(t, r1cs.WitnessDigest(want.Inputs, want.Aux) == r1cs.WitnessDigest(got.Inputs, got.Aux), "workers=%d", workers)
+	}
+}
+
+// BenchmarkWitness32GiB computes the witness of one 32 GiB partition
+// (130 M variables) from a synthetic vanilla proof, in witness-only mode on
+// all cores.
+func BenchmarkWitness32GiB(b *testing.B) { benchWitness(b, Shape32GiB) }
+
+// BenchmarkWitness2KiB is the same for a 2 KiB partition (2.7 M variables).
+func BenchmarkWitness2KiB(b *testing.B) { benchWitness(b, Shape2KiB) }
+
+func benchWitness(b *testing.B, s Shape) {
+	p, err := SyntheticPartition(s, 1)
+	require.NoError(b, err)
+	w, err := Witness(s, p, 0) // learns the segment sizes
+	require.NoError(b, err)
+	b.ReportMetric(float64(len(w.Aux)), "aux")
+	w = nil
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Witness(s, p, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
