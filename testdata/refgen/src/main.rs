@@ -1,0 +1,102 @@
+//! refgen: reference vectors for the c2 Go port, made with the published
+//! Filecoin Rust crates. See README.md for every file it writes.
+//!
+//! Usage:
+//!   refgen gen [--out DIR] [--only interop|porep-2k|porep-8m] [--r1cs-dir DIR]
+//!   refgen verify (--vk FILE | --params FILE) --proof FILE --inputs FILE
+//!   refgen porep-params [--out DIR]     (needs REFGEN_CACHE; ~1 GiB, not committed)
+
+mod interop;
+mod porep;
+mod porep_params;
+mod recorder;
+mod util;
+mod verify;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+/// Points every filecoin-proofs cache at a private temporary directory, so
+/// nothing is read from or written to /var/tmp and no parameters are looked up.
+fn private_caches() -> Result<PathBuf> {
+    let tmp = std::env::temp_dir().join(format!("refgen-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    for (k, sub) in [
+        ("FIL_PROOFS_PARENT_CACHE", "parents"),
+        ("FIL_PROOFS_PARAMETER_CACHE", "params"),
+        ("FIL_PROOFS_CACHE_DIR", "cache/"),
+    ] {
+        let p = tmp.join(sub);
+        std::fs::create_dir_all(&p)?;
+        let mut s = p.to_string_lossy().into_owned();
+        if sub.ends_with('/') && !s.ends_with('/') {
+            s.push('/');
+        }
+        std::env::set_var(k, s);
+    }
+    std::env::set_var("FIL_PROOFS_USE_MULTICORE_SDR", "false");
+    std::env::set_var("FIL_PROOFS_VERIFY_CACHE", "false");
+    Ok(tmp)
+}
+
+pub(crate) fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn gen(args: &[String]) -> Result<()> {
+    let out = PathBuf::from(flag(args, "--out").unwrap_or_else(|| "out".into()));
+    let only = flag(args, "--only");
+    let r1cs_dir = flag(args, "--r1cs-dir").map(PathBuf::from);
+    let tmp = private_caches()?;
+    let want = |n: &str| only.as_deref().map_or(true, |o| o == n);
+    if want("interop") {
+        let t = std::time::Instant::now();
+        interop::generate(&out.join("groth16-interop")).context("groth16-interop")?;
+        eprintln!("groth16-interop: {:.1}s", t.elapsed().as_secs_f64());
+    }
+    for spec in porep::specs() {
+        if want(spec.dir) {
+            porep::generate(&spec, &out, &tmp, r1cs_dir.as_deref()).with_context(|| spec.dir)?;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cmd, rest) = match args.split_first() {
+        Some((c, r)) => (c.as_str(), r),
+        None => ("", &args[..]),
+    };
+    let res = match cmd {
+        "gen" => gen(rest),
+        "porep-params" => private_caches().and_then(|tmp| {
+            let r = porep_params::run(rest);
+            let _ = std::fs::remove_dir_all(&tmp);
+            r
+        }),
+        "verify" => match verify::run(rest) {
+            Ok(verify::Outcome::Valid) => {
+                println!("valid");
+                return ExitCode::from(0);
+            }
+            Ok(verify::Outcome::Invalid(why)) => {
+                println!("invalid: {}", why);
+                return ExitCode::from(1);
+            }
+            Err(e) => Err(e),
+        },
+        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|porep-params (see src/main.rs)")),
+    };
+    match res {
+        Ok(()) => ExitCode::from(0),
+        Err(e) => {
+            eprintln!("refgen: {:#}", e);
+            ExitCode::from(2)
+        }
+    }
+}
+
