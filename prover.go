@@ -150,9 +150,14 @@ func New(cfg Config) (*Prover, error) {
 	return p, nil
 }
 
-// openCUDA opens the CUDA devices of c. There is no CUDA-backed Device yet,
-// so it finds none.
-func openCUDA(c Config) ([]gpu.Device, error) { return nil, ErrNoCUDA }
+// openCUDA opens the CUDA devices of c.
+func openCUDA(c Config) ([]gpu.Device, error) {
+	devs, err := gpu.OpenCUDA(c.Devices, c.VRAMMargin)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoCUDA, err)
+	}
+	return devs, nil
+}
 
 // Devices returns the names of the devices in rotation order.
 func (p *Prover) Devices() []string {

@@ -438,3 +438,25 @@ func BenchmarkProvePartitions(b *testing.B) {
 		})
 	}
 }
+
+// On a GPU machine (C2_CUDA_LIB set), the CUDA backend's proofs verify, with
+// and without overlap, and the b_g2 tail runs on the CPU beside the GPU.
+func TestProvePartitionsCUDA(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	for _, overlap := range []bool{true, false} {
+		p, err := New(Config{Backend: BackendCUDA, DisableOverlap: !overlap})
+		if errors.Is(err, ErrNoCUDA) {
+			t.Skipf("no CUDA device: %v", err)
+		}
+		require.NoError(t, err)
+		proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
+		require.NoError(t, err)
+		verifyAll(t, f, proofs)
+		st := p.Stats()
+		for _, d := range st.Devices {
+			assert.NoError(t, d.Failed, d.Name)
+		}
+		assert.Positive(t, st.Stages.BG2)
+		require.NoError(t, p.Close())
+	}
+}

@@ -403,3 +403,41 @@ func TestFakeFaults(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 	})
 }
+
+// The CUDA device equals the independent references of checkSlot. Skipped
+// without libc2cuda or a GPU (set C2_CUDA_LIB to the library).
+func TestCUDADevice(t *testing.T) {
+	devs, err := OpenCUDA(nil, 1<<30)
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	for _, d := range devs {
+		t.Run(d.Info().Name, func(t *testing.T) {
+			checkSlot(t, d)
+			assert.Zero(t, d.Budget().Used(), "key and slot released")
+			require.NoError(t, d.Close())
+			_, err := d.LoadKey(context.Background(), &groth16.ProvingKey{H: make([]bls.G1Affine, 1)})
+			require.ErrorIs(t, err, ErrClosed)
+		})
+	}
+}
+
+// The slot estimate of the CUDA device covers H's three vectors and grows
+// with the domain; a key too large for the budget is streamed.
+func TestCUDASlotBytes(t *testing.T) {
+	c := &CUDA{name: "cuda:test", budget: pool.NewBudget("cuda:test", 100<<20)}
+	small := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1), L: make([]bls.G1Affine, 1000), A: make([]bls.G1Affine, 900)}
+	big := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<16-1), L: make([]bls.G1Affine, 60000), A: make([]bls.G1Affine, 50000)}
+	s1, s2 := c.slotBytes(small, true), c.slotBytes(big, true)
+	assert.GreaterOrEqual(t, s1, int64(3<<10*32))
+	assert.Greater(t, s2, s1)
+	assert.GreaterOrEqual(t, c.slotBytes(big, false), s2, "streamed keys copy whole sections")
+	key, err := c.LoadKey(context.Background(), big)
+	require.NoError(t, err)
+	assert.False(t, key.(*cudaKey).resident)
+	assert.Zero(t, c.budget.Used())
+	_, err = c.Acquire(context.Background(), key)
+	var ob *pool.OverBudgetError
+	require.ErrorAs(t, err, &ob, "a slot larger than the device fails at once")
+	key.Release()
+}
