@@ -161,7 +161,7 @@ func compress(c *Constants) []fr.Element {
 // factorSparse factors base (the transposed MDS matrix) into a dense
 // pre-sparse matrix and n sparse matrices (neptune mds.rs
 // factor_to_sparse_matrices): repeatedly split the current matrix M into
-// M' (first row/column of the identity, rest of M) and M'' (sparse), and
+// M' (first row/column of the identity, rest of M) and the sparse M-double-prime, and
 // continue with base·M'.
 func factorSparse(base matrix, n int) (matrix, []Sparse) {
 	cur := base
