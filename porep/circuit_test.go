@@ -239,5 +239,5 @@ func TestRefgen8MiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3.8 M constraints")
 	}
-	checkRefgen(t, "porep-8m", false)
+	checkRefgen(t, "porep-8m", true)
 }
