@@ -40,8 +40,9 @@ type Config struct {
 	HostMemory int64
 	// Threads bounds the goroutines of one CPU MSM; 0 means GOMAXPROCS.
 	Threads int
-	// PrepWorkers is the number of partitions prepared on the CPU at once;
-	// 0 means 2.
+	// PrepWorkers is the number of partitions prepared on the CPU at once
+	// (evaluation of a, b, c is single-threaded per partition); 0 means
+	// max(2, GOMAXPROCS/4).
 	PrepWorkers int
 	// DisableOverlap runs partitions one at a time and their stages in
 	// sequence (b_g2 after the device stages), to measure what overlap buys.
@@ -60,7 +61,7 @@ func (c *Config) withDefaults() (Config, error) {
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
 	if o.PrepWorkers <= 0 {
-		o.PrepWorkers = 2
+		o.PrepWorkers = max(2, runtime.GOMAXPROCS(0)/4)
 	}
 	if o.DisableOverlap {
 		o.PrepWorkers = 1

@@ -64,7 +64,9 @@ func runBench(args []string) error {
 	devices := fs.String("devices", "", `devices: "" all, "cpu", or CUDA ordinals such as "0,1"`)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	noOverlap := fs.Bool("no-overlap", false, "run partitions and their stages one at a time")
+	compare := fs.Bool("compare", false, "run twice on the same key: with overlap, then without")
 	threads := fs.Int("threads", 0, "CPU goroutines per MSM (0: all CPUs)")
+	prep := fs.Int("prep", 0, "partitions prepared on the CPU at once (0: default)")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic circuit")
 	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions")
 	if err := fs.Parse(args); err != nil {
@@ -73,7 +75,7 @@ func runBench(args []string) error {
 	if *parts < 1 || *conc < 1 {
 		return errors.New("-partitions and -concurrency must be at least 1")
 	}
-	cfg := c2.Config{Threads: *threads, DisableOverlap: *noOverlap}
+	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep}
 	switch *devices {
 	case "":
 	case "cpu":
@@ -88,24 +90,21 @@ func runBench(args []string) error {
 			cfg.Devices = append(cfg.Devices, n)
 		}
 	}
-	prover, err := c2.New(cfg)
-	if err != nil {
-		return err
-	}
-	defer prover.Close()
-
 	if *c1 != "" {
 		data, err := os.ReadFile(*c1)
 		if err != nil {
 			return err
 		}
+		prover, err := c2.New(cfg)
+		if err != nil {
+			return err
+		}
+		defer prover.Close()
 		_, err = prover.Prove(context.Background(), data)
 		return err
 	}
 
 	log := io.Writer(os.Stderr)
-	fmt.Fprintf(log, "c2 bench: 2^%d constraints × %d partitions × %d calls on %s (%d CPUs)\n",
-		*logSize, *parts, *conc, strings.Join(prover.Devices(), ","), runtime.GOMAXPROCS(0))
 	t0 := time.Now()
 	sys := r1cs.NewSystem()
 	if _, err := synth.Build(sys, synth.Shape{LogSize: *logSize, InputsB: true, Seed: *seed}); err != nil {
@@ -117,7 +116,7 @@ func runBench(args []string) error {
 		return err
 	}
 	setup := time.Since(t0)
-	fmt.Fprintf(log, "synthesis and development setup: %.1f s\n", setup.Seconds())
+	fmt.Fprintf(log, "c2 bench: 2^%d constraints, synthesis and development setup %.1f s\n", *logSize, setup.Seconds())
 
 	// All partitions share one witness: their shape must match the key's,
 	// and the synthetic generator ties the witness to the shape's seed.
@@ -125,21 +124,64 @@ func runBench(args []string) error {
 	for i := range partitions {
 		partitions[i] = sys
 	}
-	res := benchResult{
+	base := benchResult{
 		LogSize: *logSize, Partitions: *parts * *conc, Concurrency: *conc,
-		Overlap: !*noOverlap, Threads: *threads, SetupSeconds: setup.Seconds(),
+		Threads: *threads, SetupSeconds: setup.Seconds(),
 	}
-	res.Constraints, res.Aux = sys.NumConstraints(), sys.NumAux()
+	base.Constraints, base.Aux = sys.NumConstraints(), sys.NumAux()
 	units := 0
 	for _, v := range sys.Aux() {
 		if v.IsZero() || v.IsOne() {
 			units++
 		}
 	}
-	res.UnitFraction = float64(units) / float64(max(1, res.Aux))
-	res.BDensity = float64(sys.BAuxDensity().Count()) / float64(max(1, res.Aux))
-	if res.Threads == 0 {
-		res.Threads = runtime.GOMAXPROCS(0)
+	base.UnitFraction = float64(units) / float64(max(1, base.Aux))
+	base.BDensity = float64(sys.BAuxDensity().Count()) / float64(max(1, base.Aux))
+	if base.Threads == 0 {
+		base.Threads = runtime.GOMAXPROCS(0)
+	}
+
+	modes := []bool{*noOverlap}
+	if *compare {
+		modes = []bool{false, true}
+	}
+	var results []*benchResult
+	for _, serial := range modes {
+		cfg.DisableOverlap = serial
+		res := base
+		res.Overlap = !serial
+		if err := measure(log, cfg, pk, partitions, *conc, &res); err != nil {
+			return err
+		}
+		results = append(results, &res)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if len(results) == 1 {
+			return enc.Encode(results[0])
+		}
+		return enc.Encode(results)
+	}
+	for _, r := range results {
+		printBench(os.Stdout, r)
+	}
+	return nil
+}
+
+// measure proves conc concurrent calls of partitions with a fresh prover
+// for cfg, after one warm-up partition, and fills res.
+func measure(log io.Writer, cfg c2.Config, pk *groth16.ProvingKey, partitions []*r1cs.System, conc int, res *benchResult) error {
+	prover, err := c2.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer prover.Close()
+	fmt.Fprintf(log, "%d partitions × %d calls on %s, overlap %v (%d CPUs)\n",
+		len(partitions), conc, strings.Join(prover.Devices(), ","), !cfg.DisableOverlap, runtime.GOMAXPROCS(0))
+	// Warm-up: loads the key on the devices and the library's kernels.
+	if _, err := prover.ProvePartitions(context.Background(), pk, partitions[:1]); err != nil {
+		return err
 	}
 
 	_ = pool.ResetPeakRSS() // measure the proving run, not the setup
@@ -151,10 +193,10 @@ func runBench(args []string) error {
 		defer bar.Done()
 		progress(log, prover, before, res.Partitions, stop)
 	}()
-	t0 = time.Now()
-	errs := make([]error, *conc)
+	t0 := time.Now()
+	errs := make([]error, conc)
 	var wg sync.WaitGroup
-	for c := range *conc {
+	for c := range conc {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -171,7 +213,7 @@ func runBench(args []string) error {
 
 	st := prover.Stats()
 	res.WallSeconds = wall.Seconds()
-	res.PerPartitionMS = float64(wall.Milliseconds()) / float64(res.Partitions)
+	res.PerPartitionMS = float64(wall.Microseconds()) / 1000 / float64(res.Partitions)
 	res.Throughput = float64(res.Partitions) / wall.Seconds()
 	ms := func(a, b time.Duration) float64 { return float64((a - b).Microseconds()) / 1000 }
 	s, b := st.Stages, before.Stages
@@ -195,13 +237,6 @@ func runBench(args []string) error {
 	}
 	res.PeakRSS, _ = pool.PeakRSS()
 	res.HostPeak = st.HostPeak
-
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	printBench(os.Stdout, &res)
 	return nil
 }
 
