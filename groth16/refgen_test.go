@@ -194,7 +194,7 @@ func TestRefgenBellpersonProofs(t *testing.T) {
 
 // interopInstance holds the values that define one witness.
 type interopInstance struct {
-	k          uint64
+	k         uint64
 	x2, w, x3 fr.Element
 }
 
