@@ -2,6 +2,9 @@ package gadget
 
 import (
 	"math/bits"
+	"slices"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2/r1cs"
 )
@@ -70,17 +73,13 @@ func (u *UInt32) Shr(n int) UInt32 {
 // XorUInt32 returns a ⊕ b bit by bit, least significant bit first.
 func (cs *CS) XorUInt32(a, b *UInt32) UInt32 {
 	var r UInt32
-	if w := cs.w; w != nil {
-		// Witness-only fast path for the common case of two allocated bits.
+	if w := cs.w; w != nil && allIs(a) && allIs(b) {
+		// Witness-only fast path: two words of allocated bits, 32 allocations.
+		aux, base := grow32(w)
 		for i := range r.Bits {
-			x, y := a.Bits[i], b.Bits[i]
-			if x.kind == kindIs && y.kind == kindIs {
-				v := x.val != y.val
-				w.Aux = append(w.Aux, feBool(v))
-				r.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 1), kind: kindIs, val: v}
-				continue
-			}
-			r.Bits[i] = cs.Xor(x, y)
+			v := a.Bits[i].val != b.Bits[i].val
+			setBool(&aux[i], v)
+			r.Bits[i] = Bit{v: r1cs.AuxVariable(base + i), kind: kindIs, val: v}
 		}
 		r.Value = a.Value ^ b.Value
 		return r
@@ -90,6 +89,32 @@ func (cs *CS) XorUInt32(a, b *UInt32) UInt32 {
 	}
 	r.Value = a.Value ^ b.Value
 	return r
+}
+
+// allIs reports whether every bit of u is an allocated, un-negated bit.
+func allIs(u *UInt32) bool {
+	for i := range u.Bits {
+		if u.Bits[i].kind != kindIs {
+			return false
+		}
+	}
+	return true
+}
+
+// grow32 extends w.Aux by 32 entries and returns them with the index of the
+// first.
+func grow32(w *r1cs.Witness) ([]fr.Element, int) {
+	base := len(w.Aux)
+	w.Aux = slices.Grow(w.Aux, 32)[:base+32]
+	return w.Aux[base : base+32], base
+}
+
+func setBool(e *fr.Element, v bool) {
+	if v {
+		*e = feOne
+	} else {
+		*e = fr.Element{}
+	}
 }
 
 // Sha256ChUInt32 applies [CS.Sha256Ch] bitwise.
