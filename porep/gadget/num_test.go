@@ -190,3 +190,21 @@ func TestUInt64(t *testing.T) {
 	require.NoError(t, s.IsSatisfied())
 	requireFlipBreaks(t, s, 4)
 }
+
+// TestToBitsStrictCharacteristic mirrors bellpepper's test_into_bits_strict:
+// decompose r − 1, then turn its bits into those of r by setting the least
+// significant one; the conditional booleanity constraint of that bit (the
+// last before the packing constraint) must be the first to fail.
+func TestToBitsStrictCharacteristic(t *testing.T) {
+	var minusOne fr.Element
+	minusOne.Neg(&feOne)
+	s := r1cs.NewSystem()
+	cs := New(s)
+	bits := cs.ToBitsLEStrict(nil, cs.AllocNum(minusOne))
+	require.NoError(t, s.IsSatisfied())
+	require.False(t, bits[0].Value())
+	s.Aux()[bits[0].Variable().Index()] = feOne
+	var ue *r1cs.UnsatisfiedError
+	require.ErrorAs(t, s.IsSatisfied(), &ue)
+	require.Equal(t, s.NumConstraints()-2, ue.Index)
+}
