@@ -361,7 +361,10 @@ func decodeVK(b []byte, cfg readConfig) (vk *VerifyingKey, err error) {
 		return nil, pointError(sectionVK, ic, i, err)
 	}
 	if !cfg.trusted {
-		if err := checkVKSubgroups(vk, ic); err != nil {
+		if err := checkVKFixedSubgroups(vk); err != nil {
+			return nil, err
+		}
+		if err := checkSubgroupG1(sectionVK, ic, 0, vk.IC); err != nil {
 			return nil, err
 		}
 	}
@@ -401,7 +404,7 @@ func pointError(section string, sec Section, i int, err error) *FormatError {
 // gamma_g2, delta_g1 and delta_g2.
 var vkFixedOffsets = [6]int64{0, g1Size, 2 * g1Size, 2*g1Size + g2Size, 2*g1Size + 2*g2Size, 3*g1Size + 2*g2Size}
 
-func checkVKSubgroups(vk *VerifyingKey, ic Section) error {
+func checkVKFixedSubgroups(vk *VerifyingKey) error {
 	g1 := []*bls.G1Affine{&vk.AlphaG1, &vk.BetaG1, nil, nil, &vk.DeltaG1, nil}
 	g2 := []*bls.G2Affine{nil, nil, &vk.BetaG2, &vk.GammaG2, nil, &vk.DeltaG2}
 	for i := range g1 {
@@ -415,17 +418,18 @@ func checkVKSubgroups(vk *VerifyingKey, ic Section) error {
 			return &FormatError{Section: sectionVK, Offset: vkFixedOffsets[i], Err: ErrNotInSubgroup}
 		}
 	}
-	return checkSubgroupG1(sectionVK, ic, vk.IC)
+	return nil
 }
 
-// checkSubgroupG1 runs one probabilistic batch check over pts (error
-// probability below 2⁻⁶⁴) and, only if it fails, bisects to name the first
-// bad point. pts must all be on the curve.
-func checkSubgroupG1(section string, sec Section, pts []bls.G1Affine) error {
+// checkSubgroupG1 runs one probabilistic batch check over pts, points
+// [base, base+len(pts)) of sec (error probability below 2⁻⁶⁴), and, only
+// if it fails, bisects to name the first bad point. pts must all be on the
+// curve.
+func checkSubgroupG1(section string, sec Section, base int, pts []bls.G1Affine) error {
 	if len(pts) == 0 || bls.IsInSubGroupBatchG1(pts) {
 		return nil
 	}
-	lo := 0
+	lo := base
 	for len(pts) > bisectLeaf {
 		half := len(pts) / 2
 		if !bls.IsInSubGroupBatchG1(pts[:half]) {
@@ -439,15 +443,15 @@ func checkSubgroupG1(section string, sec Section, pts []bls.G1Affine) error {
 			return pointError(section, sec, lo+i, ErrNotInSubgroup)
 		}
 	}
-	return pointError(section, sec, 0, ErrNotInSubgroup) // the batch check's verdict, unlocated
+	return pointError(section, sec, base, ErrNotInSubgroup) // the batch check's verdict, unlocated
 }
 
 // checkSubgroupG2 is checkSubgroupG1 for G2.
-func checkSubgroupG2(section string, sec Section, pts []bls.G2Affine) error {
+func checkSubgroupG2(section string, sec Section, base int, pts []bls.G2Affine) error {
 	if len(pts) == 0 || bls.IsInSubGroupBatchG2(pts) {
 		return nil
 	}
-	lo := 0
+	lo := base
 	for len(pts) > bisectLeaf {
 		half := len(pts) / 2
 		if !bls.IsInSubGroupBatchG2(pts[:half]) {
@@ -461,23 +465,26 @@ func checkSubgroupG2(section string, sec Section, pts []bls.G2Affine) error {
 			return pointError(section, sec, lo+i, ErrNotInSubgroup)
 		}
 	}
-	return pointError(section, sec, 0, ErrNotInSubgroup)
+	return pointError(section, sec, base, ErrNotInSubgroup)
 }
 
 // bisectLeaf is the slice length below which a failed subgroup check is
 // located point by point.
 const bisectLeaf = 64
 
-// chunkPoints is the number of points one decoding task handles.
+// chunkPoints is the number of points one decoding task handles: small
+// enough that the subgroup check's 64 passes over them stay in cache.
 const chunkPoints = 1 << 14
 
-// decodeTask decodes points [lo, hi) of one section.
+// decodeTask decodes points [lo, hi) of one section and, if check is set,
+// checks that they lie in the prime-order subgroup.
 type decodeTask struct {
 	name   string
 	sec    Section
 	lo, hi int
 	g1     []bls.G1Affine // the whole section's destination, or nil
 	g2     []bls.G2Affine
+	check  bool
 }
 
 func (t *decodeTask) run(b []byte) (err error) {
@@ -498,7 +505,13 @@ func (t *decodeTask) run(b []byte) (err error) {
 	if err != nil {
 		return pointError(t.name, t.sec, t.lo+i, err)
 	}
-	return nil
+	if !t.check {
+		return nil
+	}
+	if t.g1 != nil {
+		return checkSubgroupG1(t.name, t.sec, t.lo, t.g1[t.lo:t.hi])
+	}
+	return checkSubgroupG2(t.name, t.sec, t.lo, t.g2[t.lo:t.hi])
 }
 
 func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
@@ -534,28 +547,19 @@ func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
 	var tasks []decodeTask
 	for _, s := range g1Secs {
 		for lo := 0; lo < s.sec.Len; lo += chunkPoints {
-			tasks = append(tasks, decodeTask{name: s.name, sec: s.sec, lo: lo, hi: min(lo+chunkPoints, s.sec.Len), g1: s.dst})
+			tasks = append(tasks, decodeTask{name: s.name, sec: s.sec, lo: lo, hi: min(lo+chunkPoints, s.sec.Len), g1: s.dst, check: !cfg.trusted})
 		}
 	}
 	for lo := 0; lo < lay.BG2.Len; lo += chunkPoints {
-		tasks = append(tasks, decodeTask{name: sectionBG2, sec: lay.BG2, lo: lo, hi: min(lo+chunkPoints, lay.BG2.Len), g2: pk.BG2})
+		tasks = append(tasks, decodeTask{name: sectionBG2, sec: lay.BG2, lo: lo, hi: min(lo+chunkPoints, lay.BG2.Len), g2: pk.BG2, check: !cfg.trusted})
+	}
+	if !cfg.trusted {
+		if err := checkVKFixedSubgroups(&pk.VK); err != nil {
+			return nil, err
+		}
 	}
 	if err := runTasks(b, tasks); err != nil {
 		return nil, err
-	}
-
-	if !cfg.trusted {
-		if err := checkVKSubgroups(&pk.VK, lay.IC); err != nil {
-			return nil, err
-		}
-		for _, s := range g1Secs[1:] {
-			if err := checkSubgroupG1(s.name, s.sec, s.dst); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkSubgroupG2(sectionBG2, lay.BG2, pk.BG2); err != nil {
-			return nil, err
-		}
 	}
 	return pk, nil
 }
