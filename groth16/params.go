@@ -103,17 +103,18 @@ func (e *FormatError) Error() string {
 
 func (e *FormatError) Unwrap() error { return e.Err }
 
-// ReadOption configures ReadParams, DecodeParams, ReadVerifyingKey and
-// DecodeVerifyingKey.
+// ReadOption configures ReadParams and DecodeParams.
 type ReadOption func(*readConfig)
 
 type readConfig struct {
 	trusted bool
 }
 
-// TrustedFile skips the subgroup checks, as Filecoin does for its
-// published parameters. Encodings, canonical coordinates and the curve
-// equation are still checked for every point.
+// TrustedFile skips the subgroup checks of the five query vectors (h, l,
+// a, b_g1, b_g2), as Filecoin does for its published parameters.
+// Encodings, canonical coordinates and the curve equation are still
+// checked for every point, and the verifying key's few points are still
+// checked in full, as bellperson always does.
 func TrustedFile() ReadOption { return func(c *readConfig) { c.trusted = true } }
 
 // Section locates one vector of points in a .params or .vk file.
@@ -223,6 +224,9 @@ func scanSection(r io.ReaderAt, name string, off, size int64, pointSize int) (Se
 	}
 	var w [4]byte
 	if _, err := r.ReadAt(w[:], off); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%w: %w", ErrTruncated, err)
+		}
 		return Section{}, &FormatError{Section: name, Offset: off, Err: err}
 	}
 	n := binary.BigEndian.Uint32(w[:])
@@ -241,8 +245,10 @@ func scanSection(r io.ReaderAt, name string, off, size int64, pointSize int) (Se
 }
 
 // DecodeParams decodes a whole .params file held in b. Unless TrustedFile
-// is given, every point is checked to lie in its prime-order subgroup.
-// The result does not reference b.
+// is given, every point is checked to lie in its prime-order subgroup: one
+// probabilistic batch check (gnark-crypto's, error below 2⁻⁶⁴) per chunk
+// of points, and a search for the bad point only if one fails. The result
+// does not reference b.
 func DecodeParams(b []byte, opts ...ReadOption) (*ProvingKey, error) {
 	cfg := configure(opts)
 	return decodeParams(b, cfg)
@@ -262,22 +268,20 @@ func ReadParams(path string, opts ...ReadOption) (*ProvingKey, error) {
 	return pk, withFile(err, path)
 }
 
-// DecodeVerifyingKey decodes a .vk file held in b. Unless TrustedFile is
-// given, every point is checked to lie in its prime-order subgroup.
-func DecodeVerifyingKey(b []byte, opts ...ReadOption) (*VerifyingKey, error) {
-	cfg := configure(opts)
-	return decodeVK(b, cfg)
+// DecodeVerifyingKey decodes a .vk file held in b, checking every point
+// fully, subgroup included.
+func DecodeVerifyingKey(b []byte) (*VerifyingKey, error) {
+	return decodeVK(b)
 }
 
 // ReadVerifyingKey reads a .vk file; see DecodeVerifyingKey.
-func ReadVerifyingKey(path string, opts ...ReadOption) (*VerifyingKey, error) {
-	cfg := configure(opts)
+func ReadVerifyingKey(path string) (*VerifyingKey, error) {
 	m, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer m.close()
-	vk, err := decodeVK(m.data, cfg)
+	vk, err := decodeVK(m.data)
 	return vk, withFile(err, path)
 }
 
@@ -344,7 +348,7 @@ func guardFault(err *error) {
 	panic(r)
 }
 
-func decodeVK(b []byte, cfg readConfig) (vk *VerifyingKey, err error) {
+func decodeVK(b []byte) (vk *VerifyingKey, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer guardFault(&err)
 
@@ -360,13 +364,11 @@ func decodeVK(b []byte, cfg readConfig) (vk *VerifyingKey, err error) {
 	if i, err := decodeG1s(vk.IC, b[ic.Offset:ic.End()]); err != nil {
 		return nil, pointError(sectionVK, ic, i, err)
 	}
-	if !cfg.trusted {
-		if err := checkVKFixedSubgroups(vk); err != nil {
-			return nil, err
-		}
-		if err := checkSubgroupG1(sectionVK, ic, 0, vk.IC); err != nil {
-			return nil, err
-		}
+	if err := checkVKFixedSubgroups(vk); err != nil {
+		return nil, err
+	}
+	if err := checkSubgroupG1(sectionVK, ic, 0, vk.IC); err != nil {
+		return nil, err
 	}
 	return vk, nil
 }
@@ -546,17 +548,16 @@ func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
 	}
 	var tasks []decodeTask
 	for _, s := range g1Secs {
+		check := !cfg.trusted || s.name == sectionVK
 		for lo := 0; lo < s.sec.Len; lo += chunkPoints {
-			tasks = append(tasks, decodeTask{name: s.name, sec: s.sec, lo: lo, hi: min(lo+chunkPoints, s.sec.Len), g1: s.dst, check: !cfg.trusted})
+			tasks = append(tasks, decodeTask{name: s.name, sec: s.sec, lo: lo, hi: min(lo+chunkPoints, s.sec.Len), g1: s.dst, check: check})
 		}
 	}
 	for lo := 0; lo < lay.BG2.Len; lo += chunkPoints {
 		tasks = append(tasks, decodeTask{name: sectionBG2, sec: lay.BG2, lo: lo, hi: min(lo+chunkPoints, lay.BG2.Len), g2: pk.BG2, check: !cfg.trusted})
 	}
-	if !cfg.trusted {
-		if err := checkVKFixedSubgroups(&pk.VK); err != nil {
-			return nil, err
-		}
+	if err := checkVKFixedSubgroups(&pk.VK); err != nil {
+		return nil, err
 	}
 	if err := runTasks(b, tasks); err != nil {
 		return nil, err
