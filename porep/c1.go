@@ -1,0 +1,791 @@
+package porep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// This file holds the Go form of C1's output (seal commit phase 1), the input
+// of C2: filecoin-proofs-api's SealCommitPhase1Output as filecoin-ffi
+// serializes it with serde_json. Field order follows the Rust structs, so
+// encoding a decoded value reproduces serde's bytes.
+//
+// Decoding is strict: every field the Rust structs serialize must be present
+// (Column's PhantomData "_h" may be absent), unknown fields are rejected, and
+// every hash value must be exactly 32 integers in 0..255. Errors are
+// *C1Error values naming the JSON path of the offending value.
+
+// C1Error reports a C1 output that cannot be decoded. Field is the JSON path
+// of the offending value, e.g.
+// "vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs.data.Single.leaf".
+type C1Error struct {
+	Field string
+	Err   error
+}
+
+func (e *C1Error) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("porep: C1 output: %v", e.Err)
+	}
+	return fmt.Sprintf("porep: C1 output: %s: %v", e.Field, e.Err)
+}
+
+func (e *C1Error) Unwrap() error { return e.Err }
+
+// Errors wrapped by C1Error.
+var (
+	ErrMissingField = errors.New("missing field")
+	ErrUnknownField = errors.New("unknown field")
+)
+
+// Domain is a 32-byte hash value (Sha256Domain or PoseidonDomain). In JSON it
+// is an array of 32 integers. Both domains read as a field element in
+// little-endian order.
+type Domain [32]byte
+
+// Element returns d as a field element, rejecting values ≥ r.
+func (d Domain) Element() (fr.Element, error) {
+	b := [32]byte(d)
+	return fr.LittleEndian.Element(&b)
+}
+
+// MarshalJSON writes d as an array of 32 integers.
+func (d Domain) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 4*32+2)
+	b = append(b, '[')
+	for i, x := range d {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(x), 10)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads exactly 32 integers in 0..255.
+func (d *Domain) UnmarshalJSON(b []byte) error { return parseAll(b, d.parse) }
+
+func (d *Domain) parse(p *parser) error {
+	n := 0
+	err := p.array(func(i int) error {
+		if i == 32 {
+			return p.fail(errors.New("more than 32 elements"))
+		}
+		v, err := p.uint(8)
+		d[i] = byte(v)
+		n++
+		return err
+	})
+	if err == nil && n != 32 {
+		return p.fail(fmt.Errorf("%d elements, want 32", n))
+	}
+	return err
+}
+
+// C1Output is filecoin-proofs-api's SealCommitPhase1Output.
+type C1Output struct {
+	// RegisteredProof is the proof type's variant name, e.g. "StackedDrg32GiBV1_1".
+	RegisteredProof string        `json:"registered_proof"`
+	VanillaProofs   VanillaProofs `json:"vanilla_proofs"`
+	CommR           Domain        `json:"comm_r"`
+	CommD           Domain        `json:"comm_d"`
+	ReplicaID       Domain        `json:"replica_id"`
+	Seed            Domain        `json:"seed"`
+	Ticket          Domain        `json:"ticket"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *C1Output) UnmarshalJSON(b []byte) error { return parseAll(b, c.parse) }
+
+func (c *C1Output) parse(p *parser) error {
+	return p.fields([]fieldSpec{
+		{"registered_proof", func() error {
+			s, err := p.str()
+			if err == nil && s == "" {
+				err = p.fail(errors.New("empty"))
+			}
+			c.RegisteredProof = s
+			return err
+		}, false},
+		{"vanilla_proofs", func() error { return c.VanillaProofs.parse(p) }, false},
+		{"comm_r", func() error { return c.CommR.parse(p) }, false},
+		{"comm_d", func() error { return c.CommD.parse(p) }, false},
+		{"replica_id", func() error { return c.ReplicaID.parse(p) }, false},
+		{"seed", func() error { return c.Seed.parse(p) }, false},
+		{"ticket", func() error { return c.Ticket.parse(p) }, false},
+	})
+}
+
+// VanillaProofs is the API's VanillaSealProof enum, externally tagged by
+// sector shape: {"StackedDrg32GiBV1": [[proof…]…]}, partitions × challenges.
+type VanillaProofs struct {
+	// Shape is the enum tag: StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB}V1
+	// whatever the API version.
+	Shape      string
+	Partitions [][]VanillaProof
+}
+
+// MarshalJSON implements json.Marshaler.
+func (v VanillaProofs) MarshalJSON() ([]byte, error) {
+	parts := nonNil(v.Partitions)
+	for i := range parts {
+		parts[i] = nonNil(parts[i])
+	}
+	return marshalTagged(v.Shape, parts)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *VanillaProofs) UnmarshalJSON(b []byte) error { return parseAll(b, v.parse) }
+
+func (v *VanillaProofs) parse(p *parser) error {
+	return p.variant(nil, func(tag string) error {
+		v.Shape = tag
+		v.Partitions = [][]VanillaProof{}
+		return p.array(func(int) error {
+			part := []VanillaProof{}
+			err := p.array(func(int) error {
+				part = append(part, VanillaProof{})
+				return part[len(part)-1].parse(p)
+			})
+			v.Partitions = append(v.Partitions, part)
+			return err
+		})
+	})
+}
+
+// VanillaProof is storage-proofs-porep's stacked Proof for one challenge.
+type VanillaProof struct {
+	CommDProofs         MerkleProof         `json:"comm_d_proofs"`
+	CommRLastProof      MerkleProof         `json:"comm_r_last_proof"`
+	ReplicaColumnProofs ReplicaColumnProofs `json:"replica_column_proofs"`
+	LabelingProofs      []LabelingProof     `json:"labeling_proofs"`
+	EncodingProof       EncodingProof       `json:"encoding_proof"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *VanillaProof) UnmarshalJSON(b []byte) error { return parseAll(b, v.parse) }
+
+func (v *VanillaProof) parse(p *parser) error {
+	return p.fields([]fieldSpec{
+		{"comm_d_proofs", func() error { return v.CommDProofs.parse(p) }, false},
+		{"comm_r_last_proof", func() error { return v.CommRLastProof.parse(p) }, false},
+		{"replica_column_proofs", func() error { return v.ReplicaColumnProofs.parse(p) }, false},
+		{"labeling_proofs", func() error {
+			v.LabelingProofs = []LabelingProof{}
+			return p.array(func(int) error {
+				v.LabelingProofs = append(v.LabelingProofs, LabelingProof{})
+				return v.LabelingProofs[len(v.LabelingProofs)-1].parse(p)
+			})
+		}, false},
+		{"encoding_proof", func() error { return (*LabelingProof)(&v.EncodingProof).parse(p) }, false},
+	})
+}
+
+// ReplicaColumnProofs holds the challenged node's column proof and those of
+// its DRG and expander parents.
+type ReplicaColumnProofs struct {
+	CX         ColumnProof   `json:"c_x"`
+	DRGParents []ColumnProof `json:"drg_parents"`
+	ExpParents []ColumnProof `json:"exp_parents"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *ReplicaColumnProofs) UnmarshalJSON(b []byte) error { return parseAll(b, r.parse) }
+
+func (r *ReplicaColumnProofs) parse(p *parser) error {
+	list := func(dst *[]ColumnProof) func() error {
+		return func() error {
+			*dst = []ColumnProof{}
+			return p.array(func(int) error {
+				*dst = append(*dst, ColumnProof{})
+				return (*dst)[len(*dst)-1].parse(p)
+			})
+		}
+	}
+	return p.fields([]fieldSpec{
+		{"c_x", func() error { return r.CX.parse(p) }, false},
+		{"drg_parents", list(&r.DRGParents), false},
+		{"exp_parents", list(&r.ExpParents), false},
+	})
+}
+
+// ColumnProof is a column of labels and its tree-C inclusion proof.
+type ColumnProof struct {
+	Column         C1Column    `json:"column"`
+	InclusionProof MerkleProof `json:"inclusion_proof"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *ColumnProof) UnmarshalJSON(b []byte) error { return parseAll(b, c.parse) }
+
+func (c *ColumnProof) parse(p *parser) error {
+	return p.fields([]fieldSpec{
+		{"column", func() error { return c.Column.parse(p) }, false},
+		{"inclusion_proof", func() error { return c.InclusionProof.parse(p) }, false},
+	})
+}
+
+// C1Column is storage-proofs-porep's Column: a node index and its label in
+// each layer. serde writes its PhantomData as "_h": null; decoding also
+// accepts the field's absence.
+type C1Column struct {
+	Index uint32
+	Rows  []Domain
+}
+
+// MarshalJSON implements json.Marshaler.
+func (c C1Column) MarshalJSON() ([]byte, error) {
+	rows, err := json.Marshal(nonNil(c.Rows))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(`{"index":` + strconv.FormatUint(uint64(c.Index), 10) + `,"rows":` + string(rows) + `,"_h":null}`), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *C1Column) UnmarshalJSON(b []byte) error { return parseAll(b, c.parse) }
+
+func (c *C1Column) parse(p *parser) error {
+	return p.fields([]fieldSpec{
+		{"index", func() error {
+			v, err := p.uint(32)
+			c.Index = uint32(v)
+			return err
+		}, false},
+		{"rows", func() error { return p.domains(&c.Rows) }, false},
+		{"_h", p.null, true},
+	})
+}
+
+// LabelingProof is the labeling proof of one layer. C2 reads only Node (of
+// the first layer), which is the challenged node.
+type LabelingProof struct {
+	Parents    []Domain `json:"parents"`
+	LayerIndex uint32   `json:"layer_index"`
+	Node       uint64   `json:"node"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *LabelingProof) UnmarshalJSON(b []byte) error { return parseAll(b, l.parse) }
+
+func (l *LabelingProof) parse(p *parser) error {
+	return p.fields([]fieldSpec{
+		{"parents", func() error { return p.domains(&l.Parents) }, false},
+		{"layer_index", func() error {
+			v, err := p.uint(32)
+			l.LayerIndex = uint32(v)
+			return err
+		}, false},
+		{"node", func() error {
+			v, err := p.uint(64)
+			l.Node = v
+			return err
+		}, false},
+	})
+}
+
+// EncodingProof has the layout of LabelingProof; C2 does not read it.
+type EncodingProof LabelingProof
+
+// MarshalJSON implements json.Marshaler.
+func (e EncodingProof) MarshalJSON() ([]byte, error) {
+	l := LabelingProof(e)
+	l.Parents = nonNil(l.Parents)
+	return json.Marshal(l)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *EncodingProof) UnmarshalJSON(b []byte) error {
+	return parseAll(b, (*LabelingProof)(e).parse)
+}
+
+// MerkleKind is the variant of a Merkle proof: how many tree levels it spans.
+type MerkleKind string
+
+// The three Merkle proof variants (storage-proofs-core ProofData).
+const (
+	MerkleSingle MerkleKind = "Single" // base tree only
+	MerkleSub    MerkleKind = "Sub"    // base tree and sub tree
+	MerkleTop    MerkleKind = "Top"    // base, sub and top trees
+)
+
+// MerkleProof is storage-proofs-core's MerkleProof: {"data": {Kind: {...}}}.
+// Base is the base tree's path (Single's "path"); Sub and Top are empty
+// unless Kind needs them.
+type MerkleProof struct {
+	Kind       MerkleKind
+	Root, Leaf Domain
+	Base       []PathElement
+	Sub        []PathElement
+	Top        []PathElement
+}
+
+// PathElement is one level of an inclusion path, from the leaf up: the
+// arity−1 siblings and the position (0..arity−1) of the path's node.
+type PathElement struct {
+	Hashes []Domain `json:"hashes"`
+	Index  uint64   `json:"index"`
+}
+
+// inclusionPath is InclusionPath: {"path": [PathElement…]}.
+type inclusionPath struct {
+	Path []PathElement `json:"path"`
+}
+
+func (ip *inclusionPath) parse(p *parser) error {
+	return p.fields([]fieldSpec{{"path", func() error {
+		ip.Path = []PathElement{}
+		return p.array(func(int) error {
+			ip.Path = append(ip.Path, PathElement{})
+			e := &ip.Path[len(ip.Path)-1]
+			return p.fields([]fieldSpec{
+				{"hashes", func() error { return p.domains(&e.Hashes) }, false},
+				{"index", func() error {
+					v, err := p.uint(64)
+					e.Index = v
+					return err
+				}, false},
+			})
+		})
+	}, false}})
+}
+
+// MarshalJSON implements json.Marshaler.
+func (m MerkleProof) MarshalJSON() ([]byte, error) {
+	path := func(p []PathElement) inclusionPath {
+		out := inclusionPath{Path: nonNil(p)}
+		for i := range out.Path {
+			out.Path[i].Hashes = nonNil(out.Path[i].Hashes)
+		}
+		return out
+	}
+	var body any
+	switch m.Kind {
+	case MerkleSingle:
+		body = struct {
+			Root Domain        `json:"root"`
+			Leaf Domain        `json:"leaf"`
+			Path inclusionPath `json:"path"`
+		}{m.Root, m.Leaf, path(m.Base)}
+	case MerkleSub:
+		body = struct {
+			Base inclusionPath `json:"base_proof"`
+			Sub  inclusionPath `json:"sub_proof"`
+			Root Domain        `json:"root"`
+			Leaf Domain        `json:"leaf"`
+		}{path(m.Base), path(m.Sub), m.Root, m.Leaf}
+	case MerkleTop:
+		body = struct {
+			Base inclusionPath `json:"base_proof"`
+			Sub  inclusionPath `json:"sub_proof"`
+			Top  inclusionPath `json:"top_proof"`
+			Root Domain        `json:"root"`
+			Leaf Domain        `json:"leaf"`
+		}{path(m.Base), path(m.Sub), path(m.Top), m.Root, m.Leaf}
+	default:
+		return nil, fmt.Errorf("porep: Merkle proof kind %q", m.Kind)
+	}
+	inner, err := marshalTagged(string(m.Kind), body)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(`{"data":` + string(inner) + `}`), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *MerkleProof) UnmarshalJSON(b []byte) error { return parseAll(b, m.parse) }
+
+var merkleKinds = []string{string(MerkleSingle), string(MerkleSub), string(MerkleTop)}
+
+func (m *MerkleProof) parse(p *parser) error {
+	return p.fields([]fieldSpec{{"data", func() error {
+		return p.variant(merkleKinds, func(tag string) error {
+			m.Kind = MerkleKind(tag)
+			var base, sub, top inclusionPath
+			fs := []fieldSpec{
+				{"root", func() error { return m.Root.parse(p) }, false},
+				{"leaf", func() error { return m.Leaf.parse(p) }, false},
+			}
+			switch m.Kind {
+			case MerkleSingle:
+				fs = append(fs, fieldSpec{"path", func() error { return base.parse(p) }, false})
+			case MerkleSub:
+				fs = append(fs, fieldSpec{"base_proof", func() error { return base.parse(p) }, false},
+					fieldSpec{"sub_proof", func() error { return sub.parse(p) }, false})
+			case MerkleTop:
+				fs = append(fs, fieldSpec{"base_proof", func() error { return base.parse(p) }, false},
+					fieldSpec{"sub_proof", func() error { return sub.parse(p) }, false},
+					fieldSpec{"top_proof", func() error { return top.parse(p) }, false})
+			}
+			err := p.fields(fs)
+			m.Base, m.Sub, m.Top = base.Path, sub.Path, top.Path
+			return err
+		})
+	}, false}})
+}
+
+// Commit2In is the wrapper lotus-bench and proof markets put around C1's
+// bytes: Phase1Out is the C1 JSON, base64 in this JSON.
+type Commit2In struct {
+	SectorNum  uint64
+	Phase1Out  []byte
+	SectorSize uint64
+}
+
+// DecodeC1 decodes a C1 output given either as the JSON filecoin-ffi
+// produces or wrapped in a Commit2In object. Errors are *C1Error.
+func DecodeC1(b []byte) (*C1Output, error) {
+	if isCommit2In(b) {
+		var w Commit2In
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, &C1Error{Field: "Phase1Out", Err: err}
+		}
+		c, err := DecodeC1(w.Phase1Out)
+		if err != nil {
+			var ce *C1Error
+			errors.As(err, &ce)
+			return nil, &C1Error{Field: joinPath("Phase1Out", ce.Field), Err: ce.Err}
+		}
+		return c, nil
+	}
+	var c C1Output
+	if err := parseAll(b, c.parse); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// isCommit2In reports whether b is a JSON object whose first member is one of
+// Commit2In's (C1's own members are all snake_case).
+func isCommit2In(b []byte) bool {
+	p := &parser{b: b}
+	if p.peek() != '{' {
+		return false
+	}
+	p.i++
+	if p.peek() != '"' {
+		return false
+	}
+	key, err := p.str()
+	return err == nil && (key == "SectorNum" || key == "Phase1Out" || key == "SectorSize")
+}
+
+func marshalTagged(tag string, v any) ([]byte, error) {
+	k, err := json.Marshal(tag)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return []byte("{" + string(k) + ":" + string(inner) + "}"), nil
+}
+
+// nonNil returns s, or an empty slice if s is nil, so that it encodes as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// parser is a single-pass JSON reader for the C1 schema. It keeps the path
+// of the value being read so that errors can name it.
+type parser struct {
+	b    []byte
+	i    int
+	path []pathSeg
+}
+
+// pathSeg is a member name, or an array index when key is "".
+type pathSeg struct {
+	key string
+	idx int
+}
+
+// parseAll parses b completely with f.
+func parseAll(b []byte, f func(*parser) error) error {
+	p := &parser{b: b}
+	if err := f(p); err != nil {
+		return err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return p.fail(errors.New("trailing data after the JSON value"))
+	}
+	return nil
+}
+
+// fieldSpec is one member of a JSON object: parse reads its value.
+type fieldSpec struct {
+	name     string
+	parse    func() error
+	optional bool
+}
+
+func joinPath(prefix, rest string) string {
+	switch {
+	case rest == "":
+		return prefix
+	case prefix == "":
+		return rest
+	case strings.HasPrefix(rest, "["):
+		return prefix + rest
+	}
+	return prefix + "." + rest
+}
+
+func (p *parser) pathString() string {
+	s := ""
+	for _, seg := range p.path {
+		if seg.key == "" {
+			s += "[" + strconv.Itoa(seg.idx) + "]"
+		} else {
+			s = joinPath(s, seg.key)
+		}
+	}
+	return s
+}
+
+func (p *parser) fail(err error) error {
+	return &C1Error{Field: p.pathString(), Err: err}
+}
+
+func (p *parser) failAt(seg string, err error) error {
+	return &C1Error{Field: joinPath(p.pathString(), seg), Err: err}
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek skips white space and returns the next byte (0 at the end).
+func (p *parser) peek() byte {
+	p.ws()
+	if p.i == len(p.b) {
+		return 0
+	}
+	return p.b[p.i]
+}
+
+func (p *parser) describe() string {
+	if p.i >= len(p.b) {
+		return "end of input"
+	}
+	end := p.i + 12
+	if end > len(p.b) {
+		end = len(p.b)
+	}
+	return fmt.Sprintf("%q at byte %d", p.b[p.i:end], p.i)
+}
+
+// object reads an object, calling f for each key with the parser positioned
+// at the key's value, which f must consume. The key is on the path during f.
+func (p *parser) object(f func(key string) error) error {
+	if p.peek() != '{' {
+		return p.fail(fmt.Errorf("want an object, found %s", p.describe()))
+	}
+	p.i++
+	if p.peek() == '}' {
+		p.i++
+		return nil
+	}
+	for {
+		if p.peek() != '"' {
+			return p.fail(fmt.Errorf("want a member name, found %s", p.describe()))
+		}
+		key, err := p.str()
+		if err != nil {
+			return err
+		}
+		if p.peek() != ':' {
+			return p.failAt(key, fmt.Errorf("want ':', found %s", p.describe()))
+		}
+		p.i++
+		p.path = append(p.path, pathSeg{key: key})
+		err = f(key)
+		p.path = p.path[:len(p.path)-1]
+		if err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return nil
+		default:
+			return p.fail(fmt.Errorf("want ',' or '}', found %s", p.describe()))
+		}
+	}
+}
+
+// fields reads an object whose members are fs: each at most once, the
+// non-optional ones required, no others.
+func (p *parser) fields(fs []fieldSpec) error {
+	var seen uint64
+	err := p.object(func(key string) error {
+		for j := range fs {
+			if fs[j].name == key {
+				if seen&(1<<j) != 0 {
+					return p.fail(errors.New("duplicate field"))
+				}
+				seen |= 1 << j
+				return fs[j].parse()
+			}
+		}
+		return p.fail(ErrUnknownField)
+	})
+	if err != nil {
+		return err
+	}
+	for j := range fs {
+		if seen&(1<<j) == 0 && !fs[j].optional {
+			return p.failAt(fs[j].name, ErrMissingField)
+		}
+	}
+	return nil
+}
+
+// variant reads an externally tagged enum value {tag: value}; f reads the
+// value. If allowed is non-nil the tag must be one of it.
+func (p *parser) variant(allowed []string, f func(tag string) error) error {
+	n := 0
+	err := p.object(func(tag string) error {
+		n++
+		if n > 1 {
+			return p.fail(errors.New("second variant; want exactly one"))
+		}
+		if tag == "" || (allowed != nil && !slices.Contains(allowed, tag)) {
+			return p.fail(errors.New("unknown variant"))
+		}
+		return f(tag)
+	})
+	if err == nil && n == 0 {
+		return p.fail(errors.New("no variant"))
+	}
+	return err
+}
+
+// array reads an array, calling f for each element with the parser
+// positioned at it; the index is on the path during f.
+func (p *parser) array(f func(i int) error) error {
+	if p.peek() != '[' {
+		return p.fail(fmt.Errorf("want an array, found %s", p.describe()))
+	}
+	p.i++
+	if p.peek() == ']' {
+		p.i++
+		return nil
+	}
+	for i := 0; ; i++ {
+		p.path = append(p.path, pathSeg{idx: i})
+		err := f(i)
+		p.path = p.path[:len(p.path)-1]
+		if err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return nil
+		default:
+			return p.failAt("["+strconv.Itoa(i)+"]", fmt.Errorf("want ',' or ']', found %s", p.describe()))
+		}
+	}
+}
+
+func (p *parser) domains(dst *[]Domain) error {
+	*dst = []Domain{}
+	return p.array(func(int) error {
+		*dst = append(*dst, Domain{})
+		return (*dst)[len(*dst)-1].parse(p)
+	})
+}
+
+// uint reads a JSON integer in [0, 2^bits).
+func (p *parser) uint(bits int) (uint64, error) {
+	p.ws()
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') || p.i == start ||
+		(p.b[start] == '0' && p.i-start > 1) {
+		p.i = start
+		return 0, p.fail(fmt.Errorf("want an integer in [0, 2^%d), found %s", bits, p.describe()))
+	}
+	var v uint64
+	for _, c := range p.b[start:p.i] {
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 || (bits < 64 && (10*v+d)>>bits != 0) {
+			return 0, p.fail(fmt.Errorf("want an integer in [0, 2^%d): %s is out of range", bits, p.b[start:p.i]))
+		}
+		v = 10*v + d
+	}
+	return v, nil
+}
+
+// str reads a JSON string.
+func (p *parser) str() (string, error) {
+	if p.peek() != '"' {
+		return "", p.fail(fmt.Errorf("want a string, found %s", p.describe()))
+	}
+	start := p.i
+	p.i++
+	escaped := false
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '\\':
+			escaped = true
+			p.i += 2
+			continue
+		case c == '"':
+			p.i++
+			raw := p.b[start:p.i]
+			if !escaped {
+				if !utf8.Valid(raw) {
+					return "", p.fail(errors.New("string is not UTF-8"))
+				}
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", p.fail(err)
+			}
+			return s, nil
+		case c < 0x20:
+			return "", p.fail(errors.New("control character in string"))
+		}
+		p.i++
+	}
+	return "", p.fail(errors.New("unterminated string"))
+}
+
+func (p *parser) null() error {
+	p.ws()
+	if !bytes.HasPrefix(p.b[p.i:], []byte("null")) {
+		return p.fail(fmt.Errorf("want null, found %s", p.describe()))
+	}
+	p.i += 4
+	return nil
+}
