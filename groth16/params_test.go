@@ -615,3 +615,29 @@ func TestScanParamsFile(t *testing.T) {
 	_, err = ScanParams(io.NewSectionReader(f, 0, 900), int64(len(b)))
 	requireFormatError(t, err, "h", items[6+1+3].off, ErrTruncated)
 }
+
+// TestReadParamsFileShrinks: a mapped file that shrinks under the reader
+// gives an error, not a crash (SIGBUS is turned into a panic we recover),
+// both while scanning the layout and in the decoding workers.
+func TestReadParamsFileShrinks(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("relies on Linux raising SIGBUS past the end of a mapped file")
+	}
+	pk := randomKey(14, keyShape{ic: 2, h: 200, l: 200, a: 2, b: 2}, false)
+	b := encodeParams(t, pk)
+	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "k.params")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	m, err := mapFile(path)
+	require.NoError(t, err)
+	defer m.close()
+	require.NoError(t, os.Truncate(path, 4096))
+
+	_, err = decodeParams(m.data, readConfig{})
+	require.ErrorIs(t, err, errFaultAccess)
+
+	dst := make([]bls.G1Affine, lay.L.Len)
+	err = runTasks(m.data, []decodeTask{{name: "l", sec: lay.L, lo: 0, hi: lay.L.Len, g1: dst}})
+	requireFormatError(t, err, "l", lay.L.Offset, errFaultAccess)
+}
