@@ -75,7 +75,7 @@ func (cs *CS) XorUInt32(a, b *UInt32) UInt32 {
 	var r UInt32
 	if w := cs.w; w != nil && allIs(a) && allIs(b) {
 		// Witness-only fast path: two words of allocated bits, 32 allocations.
-		aux, base := grow32(w)
+		aux, base := growAux(w, 32)
 		for i := range r.Bits {
 			v := a.Bits[i].val != b.Bits[i].val
 			setBool(&aux[i], v)
@@ -101,12 +101,12 @@ func allIs(u *UInt32) bool {
 	return true
 }
 
-// grow32 extends w.Aux by 32 entries and returns them with the index of the
+// growAux extends w.Aux by n entries and returns them with the index of the
 // first.
-func grow32(w *r1cs.Witness) ([]fr.Element, int) {
+func growAux(w *r1cs.Witness, n int) ([]fr.Element, int) {
 	base := len(w.Aux)
-	w.Aux = slices.Grow(w.Aux, 32)[:base+32]
-	return w.Aux[base : base+32], base
+	w.Aux = slices.Grow(w.Aux, n)[:base+n]
+	return w.Aux[base : base+n], base
 }
 
 func setBool(e *fr.Element, v bool) {
@@ -120,17 +120,20 @@ func setBool(e *fr.Element, v bool) {
 // Sha256ChUInt32 applies [CS.Sha256Ch] bitwise.
 func (cs *CS) Sha256ChUInt32(a, b, c *UInt32) UInt32 {
 	var r UInt32
-	w := cs.w
-	for i := range r.Bits {
-		x, y, z := a.Bits[i], b.Bits[i], c.Bits[i]
-		if w != nil && x.kind == kindIs && y.kind == kindIs && z.kind == kindIs {
-			// Witness-only fast path of the general case: one allocation.
-			v := (x.val && y.val) != (!x.val && z.val)
-			w.Aux = append(w.Aux, feBool(v))
-			r.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 1), kind: kindIs, val: v}
-			continue
+	if w := cs.w; w != nil && allIs(a) && allIs(b) && allIs(c) {
+		// Witness-only fast path of the general case: one allocation per bit.
+		aux, base := growAux(w, 32)
+		for i := range r.Bits {
+			x, y, z := a.Bits[i].val, b.Bits[i].val, c.Bits[i].val
+			v := (x && y) != (!x && z)
+			setBool(&aux[i], v)
+			r.Bits[i] = Bit{v: r1cs.AuxVariable(base + i), kind: kindIs, val: v}
 		}
-		r.Bits[i] = cs.Sha256Ch(x, y, z)
+		r.Value = a.Value&b.Value ^ ^a.Value&c.Value
+		return r
+	}
+	for i := range r.Bits {
+		r.Bits[i] = cs.Sha256Ch(a.Bits[i], b.Bits[i], c.Bits[i])
 	}
 	r.Value = a.Value&b.Value ^ ^a.Value&c.Value
 	return r
@@ -139,17 +142,21 @@ func (cs *CS) Sha256ChUInt32(a, b, c *UInt32) UInt32 {
 // Sha256MajUInt32 applies [CS.Sha256Maj] bitwise.
 func (cs *CS) Sha256MajUInt32(a, b, c *UInt32) UInt32 {
 	var r UInt32
-	w := cs.w
-	for i := range r.Bits {
-		x, y, z := a.Bits[i], b.Bits[i], c.Bits[i]
-		if w != nil && x.kind == kindIs && y.kind == kindIs && z.kind == kindIs {
-			// Witness-only fast path of the general case: maj, then b ∧ c.
-			v := (x.val && y.val) != (x.val && z.val) != (y.val && z.val)
-			w.Aux = append(w.Aux, feBool(v), feBool(y.val && z.val))
-			r.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 2), kind: kindIs, val: v}
-			continue
+	if w := cs.w; w != nil && allIs(a) && allIs(b) && allIs(c) {
+		// Witness-only fast path of the general case: maj, then b ∧ c, per bit.
+		aux, base := growAux(w, 64)
+		for i := range r.Bits {
+			x, y, z := a.Bits[i].val, b.Bits[i].val, c.Bits[i].val
+			v := (x && y) != (x && z) != (y && z)
+			setBool(&aux[2*i], v)
+			setBool(&aux[2*i+1], y && z)
+			r.Bits[i] = Bit{v: r1cs.AuxVariable(base + 2*i), kind: kindIs, val: v}
 		}
-		r.Bits[i] = cs.Sha256Maj(x, y, z)
+		r.Value = a.Value&b.Value ^ a.Value&c.Value ^ b.Value&c.Value
+		return r
+	}
+	for i := range r.Bits {
+		r.Bits[i] = cs.Sha256Maj(a.Bits[i], b.Bits[i], c.Bits[i])
 	}
 	r.Value = a.Value&b.Value ^ a.Value&c.Value ^ b.Value&c.Value
 	return r
@@ -189,11 +196,12 @@ func (cs *CS) addMany(ops ...*UInt32) UInt32 {
 	}
 	if w := cs.w; w != nil {
 		// Witness-only: the result bits are all the work.
-		for i := 0; i < n; i++ {
+		aux, base := growAux(w, n)
+		for i := range aux {
 			v := sum>>i&1 == 1
-			w.Aux = append(w.Aux, feBool(v))
+			setBool(&aux[i], v)
 			if i < 32 {
-				res.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 1), kind: kindIs, val: v}
+				res.Bits[i] = Bit{v: r1cs.AuxVariable(base + i), kind: kindIs, val: v}
 			}
 		}
 		res.Value = uint32(sum)
