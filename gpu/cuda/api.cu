@@ -83,7 +83,7 @@ int c2_device_info(c2_status* st, int ordinal, char* name, int name_len, uint64_
 }
 
 int c2_mem_info(c2_status* st, int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) {
-    C2_CHECK(cudaSetDevice(ordinal));
+    C2_ENTER(ordinal);
     size_t f = 0, t = 0;
     C2_CHECK(cudaMemGetInfo(&f, &t));
     *free_bytes = f;
@@ -97,7 +97,7 @@ int c2_stream_create(c2_status* st, int ordinal, c2_stream** out) {
     C2_CHECK(cudaGetDeviceCount(&n));
     if (ordinal < 0 || ordinal >= n || ordinal >= 64)
         return set_status(st, C2_ERR_NO_DEVICE, 0, "no CUDA device %d (have %d)", ordinal, n);
-    C2_CHECK(cudaSetDevice(ordinal));
+    C2_ENTER(ordinal);
     // Keep freed stream-ordered memory in the pool: the hot paths then never
     // return memory to the driver (no implicit device synchronization).
     cudaError_t perr = cudaSuccess;
@@ -126,7 +126,7 @@ int c2_stream_create(c2_status* st, int ordinal, c2_stream** out) {
 int c2_stream_destroy(c2_status* st, c2_stream* h) {
     stream_ctx* s = (stream_ctx*)h;
     if (!s) return ok(st);
-    C2_CHECK(cudaSetDevice(s->ordinal));
+    C2_ENTER(s->ordinal);
     cudaError_t e1 = cudaStreamSynchronize(s->s);
     cudaError_t e2 = cudaStreamSynchronize(s->copy);
     cudaStreamDestroy(s->s);
@@ -139,13 +139,13 @@ int c2_stream_destroy(c2_status* st, c2_stream* h) {
 
 int c2_mem_alloc(c2_status* st, int ordinal, uint64_t bytes, void** dptr) {
     *dptr = nullptr;
-    C2_CHECK(cudaSetDevice(ordinal));
+    C2_ENTER(ordinal);
     C2_CHECK(cudaMalloc(dptr, bytes ? bytes : 1));
     return ok(st);
 }
 
 int c2_mem_free(c2_status* st, int ordinal, void* dptr) {
-    C2_CHECK(cudaSetDevice(ordinal));
+    C2_ENTER(ordinal);
     C2_CHECK(cudaFree(dptr));
     return ok(st);
 }
@@ -170,7 +170,7 @@ int c2_copy(c2_status* st, c2_stream* h, void* dst, const void* src, uint64_t by
     case 3: k = cudaMemcpyDeviceToDevice; break;
     default: return set_status(st, C2_ERR_INVALID, 0, "copy kind %d", kind);
     }
-    C2_CHECK(cudaSetDevice(s->ordinal));
+    C2_ENTER(s->ordinal);
     C2_CHECK(cudaMemcpyAsync(dst, src, bytes, k, s->s));
     C2_CHECK(cudaStreamSynchronize(s->s));
     return ok(st);

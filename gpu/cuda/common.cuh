@@ -36,6 +36,14 @@ inline int ok(c2_status* st) {
         if (e_ != cudaSuccess) return cuda_fail(st, e_, #call, __FILE__, __LINE__); \
     } while (0)
 
+// Starts an entry point on a device: selects it and clears a stale,
+// non-sticky error left in this host thread by an earlier failed call.
+#define C2_ENTER(ordinal)                 \
+    do {                                  \
+        C2_CHECK(cudaSetDevice(ordinal)); \
+        (void)cudaGetLastError();         \
+    } while (0)
+
 // Checks the last launch.
 #define C2_CHECK_LAUNCH(name) C2_CHECK(cudaPeekAtLastError())
 

@@ -16,7 +16,7 @@ int c2_msm(c2_status* st, c2_stream* h, int group, const void* bases, int bases_
     if (!sc || !out || !nwindows || !used_window_bits || (n && (!bases || !scalars)))
         return set_status(st, C2_ERR_INVALID, 0, "c2_msm: null argument");
     if (int rc = check_group(st, group)) return rc;
-    C2_CHECK(cudaSetDevice(sc->ordinal));
+    C2_ENTER(sc->ordinal);
     int rc;
     if (group == 1)
         rc = msm_g1(st, sc, bases, bases_on_device, scalars, scalars_on_device, n, window_bits, out, nwindows,
@@ -33,7 +33,7 @@ int c2_batch_add(c2_status* st, c2_stream* h, int group, const void* bases, int 
     stream_ctx* sc = (stream_ctx*)h;
     if (!sc || !out || (n && (!bases || !bitmap))) return set_status(st, C2_ERR_INVALID, 0, "c2_batch_add: null argument");
     if (int rc = check_group(st, group)) return rc;
-    C2_CHECK(cudaSetDevice(sc->ordinal));
+    C2_ENTER(sc->ordinal);
     int rc;
     if (group == 1)
         rc = batch_add_g1(st, sc, bases, bases_on_device, bitmap, n, out);
@@ -47,7 +47,7 @@ int c2_fill_points(c2_status* st, c2_stream* h, int group, void* dst, uint64_t n
     stream_ctx* sc = (stream_ctx*)h;
     if (!sc || !dst || !seeds) return set_status(st, C2_ERR_INVALID, 0, "c2_fill_points: null argument");
     if (int rc = check_group(st, group)) return rc;
-    C2_CHECK(cudaSetDevice(sc->ordinal));
+    C2_ENTER(sc->ordinal);
     int rc;
     if (group == 1)
         rc = fill_g1(st, sc, dst, n, seeds, k);

@@ -54,7 +54,7 @@ __global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, uint32_t 
 }
 
 // Marks the first and one-past-last sorted position of each bucket.
-__global__ void k_bucket_bounds(const uint32_t* __restrict__ keys, uint64_t m, uint32_t nbuckets,
+static __global__ void k_bucket_bounds(const uint32_t* __restrict__ keys, uint64_t m, uint32_t nbuckets,
                                 uint32_t* __restrict__ start, uint32_t* __restrict__ end) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
@@ -64,7 +64,7 @@ __global__ void k_bucket_bounds(const uint32_t* __restrict__ keys, uint64_t m, u
     if (i == m - 1 || keys[i + 1] != k) end[k] = (uint32_t)(i + 1);
 }
 
-__global__ void k_bucket_sizes(const uint32_t* __restrict__ start, const uint32_t* __restrict__ end,
+static __global__ void k_bucket_sizes(const uint32_t* __restrict__ start, const uint32_t* __restrict__ end,
                                uint32_t nbuckets, uint32_t* __restrict__ size, uint32_t* __restrict__ id) {
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nbuckets) return;

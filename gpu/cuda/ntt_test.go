@@ -8,6 +8,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark-crypto/utils"
+	"github.com/sealc2/c2/ntt"
 	"github.com/stretchr/testify/require"
 )
 
@@ -158,8 +159,19 @@ func TestComputeH(t *testing.T) {
 		a, b, c := randFr(rng, n), randFr(rng, n), randFr(rng, n)
 		want := refHLiteral(append([]fr.Element(nil), a...), append([]fr.Element(nil), b...),
 			append([]fr.Element(nil), c...))
+		var lead []fr.Element
+		if logN <= 16 {
+			// also against the CPU prover's own H (package ntt)
+			lead = append([]fr.Element(nil), a...)
+			dom, err := ntt.NewDomain(n)
+			require.NoError(t, err)
+			require.NoError(t, dom.ComputeH(lead, append([]fr.Element(nil), b...), append([]fr.Element(nil), c...)))
+		}
 		require.NoError(t, d.ComputeH(a, b, c))
 		requireFrEqual(t, want, a, fmt.Sprintf("H 2^%d", logN))
+		if lead != nil {
+			requireFrEqual(t, lead, a, fmt.Sprintf("H 2^%d vs package ntt", logN))
+		}
 	}
 }
 

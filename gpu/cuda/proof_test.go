@@ -1,0 +1,102 @@
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
+	"github.com/sealc2/c2/msm"
+	"github.com/sealc2/c2/r1cs"
+)
+
+type chachaReader struct{ r *rand.ChaCha8 }
+
+func (c chachaReader) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// splitG1 is msm.G1 on the device: bitmap batch addition of the unit-scalar
+// bases plus an MSM over the tail.
+func splitG1(t *testing.T, d *Device, bases []bls12381.G1Affine, sp *msm.Split) bls12381.G1Jac {
+	res, err := d.BatchAddG1(bases, sp.Ones)
+	require.NoError(t, err)
+	tb := make([]bls12381.G1Affine, len(sp.TailIdx))
+	for i, j := range sp.TailIdx {
+		tb[i] = bases[j]
+	}
+	tail, err := d.MSMG1(tb, sp.Tail)
+	require.NoError(t, err)
+	res.AddAssign(&tail)
+	return res
+}
+
+func splitG2(t *testing.T, d *Device, bases []bls12381.G2Affine, sp *msm.Split) bls12381.G2Jac {
+	res, err := d.BatchAddG2(bases, sp.Ones)
+	require.NoError(t, err)
+	tb := make([]bls12381.G2Affine, len(sp.TailIdx))
+	for i, j := range sp.TailIdx {
+		tb[i] = bases[j]
+	}
+	tail, err := d.MSMG2(tb, sp.Tail)
+	require.NoError(t, err)
+	res.AddAssign(&tail)
+	return res
+}
+
+// gpuProve is groth16.ProveWith with H, the batch additions and the MSMs on
+// the device.
+func gpuProve(t *testing.T, d *Device, pk *groth16.ProvingKey, sys *r1cs.System, r, s fr.Element) groth16.Proof {
+	n := pk.DomainSize()
+	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+	sys.Evaluate(a, b, c)
+	require.NoError(t, d.ComputeH(a, b, c))
+	h := a[:n-1]
+	spL, err := msm.NewSplit(msm.Segment{Scalars: sys.Aux()})
+	require.NoError(t, err)
+	spA, err := msm.NewSplit(msm.Segment{Scalars: sys.Inputs()},
+		msm.Segment{Scalars: sys.Aux(), Density: sys.ADensity()})
+	require.NoError(t, err)
+	spB, err := msm.NewSplit(msm.Segment{Scalars: sys.Inputs(), Density: sys.BInputDensity()},
+		msm.Segment{Scalars: sys.Aux(), Density: sys.BAuxDensity()})
+	require.NoError(t, err)
+	var sums groth16.Sums
+	sums.H, err = d.MSMG1(pk.H, h)
+	require.NoError(t, err)
+	sums.L = splitG1(t, d, pk.L, spL)
+	sums.A = splitG1(t, d, pk.A, spA)
+	sums.BG1 = splitG1(t, d, pk.BG1, spB)
+	sums.BG2 = splitG2(t, d, pk.BG2, spB)
+	return groth16.Assemble(&pk.VK, &sums, r, s)
+}
+
+func TestGPUProofEqualsCPU(t *testing.T) {
+	d := testDevice(t)
+	rng := testRand(t)
+	for _, k := range []int{8, 12, 15} {
+		for _, inB := range []bool{false, true} {
+			t.Run(fmt.Sprintf("2^%d/inputsInB=%v", k, inB), func(t *testing.T) {
+				sys := r1cs.NewSystem()
+				_, err := synth.Build(sys, synth.Shape{LogSize: k, InputsB: inB, Seed: rng.Uint64()})
+				require.NoError(t, err)
+				sys.Finalize()
+				var seed [32]byte
+				for i := range seed {
+					seed[i] = byte(rng.Uint32())
+				}
+				pk, err := groth16.Setup(sys, chachaReader{rand.NewChaCha8(seed)})
+				require.NoError(t, err)
+				var r, s fr.Element
+				r.SetRandom()
+				s.SetRandom()
+				want, _, err := groth16.ProveWith(pk, sys, r, s)
+				require.NoError(t, err)
+				got := gpuProve(t, d, pk, sys, r, s)
+				require.Equal(t, want.Bytes(), got.Bytes())
+			})
+		}
+	}
+}
