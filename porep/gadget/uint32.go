@@ -169,7 +169,7 @@ func (cs *CS) Sha256MajUInt32(a, b, c *UInt32) UInt32 {
 // [CS.multiEqEnd].
 func (cs *CS) addMany(ops ...*UInt32) UInt32 {
 	if len(ops) < 2 || len(ops) > 10 {
-		panic("gadget: AddMany takes 2 to 10 operands") // a circuit bug
+		panic("gadget: addMany takes 2 to 10 operands") // a circuit bug
 	}
 	var sum uint64
 	allConst := true
