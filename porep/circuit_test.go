@@ -20,8 +20,9 @@ var refgenDir = filepath.Join("..", "testdata", "refgen", "out")
 
 // refgenMeta is the part of a refgen meta.json these tests compare with.
 type refgenMeta struct {
-	Partitions int `json:"partitions"`
-	Partition0 struct {
+	Partitions     int    `json:"partitions"`
+	OfficialParams string `json:"official_params_file"`
+	Partition0     struct {
 		Counts struct {
 			AAux        int `json:"a_aux_density"`
 			Aux         int `json:"aux"`
@@ -180,6 +181,7 @@ func checkRefgen(t *testing.T, name string, record bool) {
 	want := v.meta.Partition0
 	require.Len(t, v.parts, v.meta.Partitions)
 	require.Equal(t, v.shape.Partitions, v.meta.Partitions)
+	require.Equal(t, v.meta.OfficialParams, v.shape.ParamsName()+".params")
 
 	cnt := r1cs.NewCounter()
 	require.NoError(t, Synthesize(cnt, v.shape, v.parts[0]))

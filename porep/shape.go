@@ -24,6 +24,9 @@ type Shape struct {
 	// SubArity and TopArity are the arities of the levels above the octal
 	// base trees of C and R_last; 0 when the level is absent.
 	SubArity, TopArity int
+	// ParamsID is the SHA-256 (hex) of rust-fil-proofs' identifier of the
+	// circuit's public parameters, which names the official parameter files.
+	ParamsID string
 }
 
 // Parameters of the stacked graph that every shape shares.
@@ -40,11 +43,16 @@ const (
 // The shapes of the production sector sizes (filecoin-proofs constants.rs:
 // POREP_PARTITIONS, LAYERS, interactive minimum challenges, SectorShape*).
 var (
-	Shape2KiB   = Shape{Name: "StackedDrg2KiBV1", SectorSize: 2 << 10, Layers: 2, Partitions: 1, Challenges: 2}
-	Shape8MiB   = Shape{Name: "StackedDrg8MiBV1", SectorSize: 8 << 20, Layers: 2, Partitions: 1, Challenges: 2}
-	Shape512MiB = Shape{Name: "StackedDrg512MiBV1", SectorSize: 512 << 20, Layers: 2, Partitions: 1, Challenges: 2}
-	Shape32GiB  = Shape{Name: "StackedDrg32GiBV1", SectorSize: 32 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8}
-	Shape64GiB  = Shape{Name: "StackedDrg64GiBV1", SectorSize: 64 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8, TopArity: 2}
+	Shape2KiB = Shape{Name: "StackedDrg2KiBV1", SectorSize: 2 << 10, Layers: 2, Partitions: 1, Challenges: 2,
+		ParamsID: "032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f"}
+	Shape8MiB = Shape{Name: "StackedDrg8MiBV1", SectorSize: 8 << 20, Layers: 2, Partitions: 1, Challenges: 2,
+		ParamsID: "ecd683648512ab1765faa2a5f14bab48f676e633467f0aa8aad4b55dcb0652bb"}
+	Shape512MiB = Shape{Name: "StackedDrg512MiBV1", SectorSize: 512 << 20, Layers: 2, Partitions: 1, Challenges: 2,
+		ParamsID: "6babf46ce344ae495d558e7770a585b2382d54f225af8ed0397b8be7c3fcd472"}
+	Shape32GiB = Shape{Name: "StackedDrg32GiBV1", SectorSize: 32 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8,
+		ParamsID: "82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820"}
+	Shape64GiB = Shape{Name: "StackedDrg64GiBV1", SectorSize: 64 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8, TopArity: 2,
+		ParamsID: "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2"}
 )
 
 // Shapes lists the production shapes, smallest first.
@@ -69,6 +77,14 @@ func ShapeBySize(size uint64) (Shape, bool) {
 		}
 	}
 	return Shape{}, false
+}
+
+// ParamsName returns the base name (without ".params" or ".vk") of the
+// official Groth16 parameter files of the shape, as filecoin-proofs names
+// them in its parameter cache.
+func (s Shape) ParamsName() string {
+	return fmt.Sprintf("v28-stacked-proof-of-replication-merkletree-poseidon_hasher-%d-%d-%d-sha256_hasher-%s",
+		BaseArity, s.SubArity, s.TopArity, s.ParamsID)
 }
 
 // Nodes returns the number of 32-byte nodes in the sector.

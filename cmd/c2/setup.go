@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/r1cs"
+)
+
+func init() {
+	register("setup", "generate INSECURE development parameters for a PoRep sector size", runSetup)
+}
+
+// devPrefix starts the names of development parameter files, so that they
+// are never mistaken for the official ones.
+const devPrefix = "dev-insecure-"
+
+func runSetup(args []string) error {
+	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
+	size := fs.String("sector-size", "2KiB", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count")
+	out := fs.String("out", "", "directory to write the .params and .vk files to (required)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: c2 setup --sector-size SIZE --out DIR\n\n"+
+			"Generates Groth16 parameters for the PoRep circuit of one sector size from a\n"+
+			"single-party random setup. THEY ARE INSECURE: proofs made with them are\n"+
+			"worthless on chain. Files are named "+devPrefix+"<official name>.{params,vk}.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		fs.Usage()
+		return errors.New("--out is required")
+	}
+	shape, err := parseSectorSize(*size)
+	if err != nil {
+		return err
+	}
+	fmt.Println("WARNING: INSECURE development parameters (single-party setup); proofs made with them prove nothing on chain.")
+	fmt.Printf("shape: %v\n", shape)
+	if shape.Layers > 2 {
+		fmt.Println("note: this records a 130 M-constraint system and computes ~450 M points; it needs hundreds of GiB and hours.")
+	}
+
+	t0 := time.Now()
+	p, err := porep.SyntheticPartition(shape, 1) // the R1CS depends only on the shape
+	if err != nil {
+		return err
+	}
+	sys := r1cs.NewSystem()
+	if err := porep.Synthesize(sys, shape, p); err != nil {
+		return err
+	}
+	sys.Finalize()
+	stage("synthesize", time.Since(t0), sys.Counts().String())
+
+	t0 = time.Now()
+	pk, err := groth16.Setup(sys, rand.Reader)
+	if err != nil {
+		return err
+	}
+	sys = nil
+	stage("setup (dev)", time.Since(t0), fmt.Sprintf("h=%d l=%d a=%d b=%d", len(pk.H), len(pk.L), len(pk.A), len(pk.BG1)))
+
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	base := filepath.Join(*out, devPrefix+shape.ParamsName())
+	t0 = time.Now()
+	if err := writeFile(base+".params", pk.WriteTo); err != nil {
+		return err
+	}
+	if err := writeFile(base+".vk", pk.VK.WriteTo); err != nil {
+		return err
+	}
+	stage("write", time.Since(t0), base+".{params,vk}")
+	return nil
+}
+
+// writeFile writes through a buffered temporary file renamed into place,
+// so that a partial file never carries the final name.
+func writeFile(path string, write func(w io.Writer) (int64, error)) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	_, err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// parseSectorSize accepts 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (case-insensitive;
+// "KiB", "Ki", "K" and "KB" all mean 1024) or a byte count.
+func parseSectorSize(s string) (porep.Shape, error) {
+	t := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "b")
+	t = strings.TrimSuffix(t, "i")
+	mult := uint64(1)
+	if k := strings.IndexAny(t, "kmg"); k > 0 && k == len(t)-1 {
+		mult = map[byte]uint64{'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}[t[k]]
+		t = t[:k]
+	}
+	n, err := strconv.ParseUint(t, 10, 64)
+	if err != nil {
+		return porep.Shape{}, fmt.Errorf("sector size %q: want 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or bytes", s)
+	}
+	shape, ok := porep.ShapeBySize(n * mult)
+	if !ok {
+		return porep.Shape{}, fmt.Errorf("sector size %q: no PoRep shape of %d bytes", s, n*mult)
+	}
+	return shape, nil
+}
