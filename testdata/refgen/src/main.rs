@@ -2,7 +2,7 @@
 //! Filecoin Rust crates. See README.md for every file it writes.
 //!
 //! Usage:
-//!   refgen gen [--out DIR] [--only interop|porep-2k|porep-8m] [--r1cs-dir DIR]
+//!   refgen gen [--out DIR] [--only groth16-interop|porep-2k|porep-8m] [--r1cs-dir DIR]
 //!   refgen verify (--vk FILE | --params FILE) --proof FILE --inputs FILE
 //!   refgen porep-params [--out DIR]     (needs REFGEN_CACHE; ~1 GiB, not committed)
 
@@ -51,7 +51,7 @@ fn gen(args: &[String]) -> Result<()> {
     let r1cs_dir = flag(args, "--r1cs-dir").map(PathBuf::from);
     let tmp = private_caches()?;
     let want = |n: &str| only.as_deref().map_or(true, |o| o == n);
-    if want("interop") {
+    if want("groth16-interop") {
         let t = std::time::Instant::now();
         interop::generate(&out.join("groth16-interop")).context("groth16-interop")?;
         eprintln!("groth16-interop: {:.1}s", t.elapsed().as_secs_f64());
