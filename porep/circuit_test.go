@@ -10,7 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sealc2/c2/porep/gadget"
+	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -37,10 +37,11 @@ type refgenMeta struct {
 	PublicInputsFiles []string `json:"public_inputs_files"`
 }
 
-// refgenVector is one refgen sector: its meta.json and its partitions, read
-// from c1.json by a minimal test-only JSON reading of the C1 format.
+// refgenVector is one refgen sector: its meta.json, its C1 output and the
+// partitions read from it.
 type refgenVector struct {
 	dir   string
+	c1    *C1Output
 	meta  refgenMeta
 	shape Shape
 	parts []*Partition
@@ -57,119 +58,11 @@ func loadRefgen(t testing.TB, name string) *refgenVector {
 	require.NoError(t, json.Unmarshal(mb, &v.meta))
 	cb, err := os.ReadFile(filepath.Join(dir, "c1.json"))
 	require.NoError(t, err)
-	var c1 testC1
-	require.NoError(t, json.Unmarshal(cb, &c1))
-	require.Len(t, c1.VanillaProofs, 1)
-	for name, parts := range c1.VanillaProofs {
-		s, ok := ShapeByName(name)
-		require.True(t, ok, name)
-		v.shape = s
-		for _, vps := range parts {
-			v.parts = append(v.parts, c1.partition(t, vps))
-		}
-	}
-	return v
-}
-
-type testDomain [32]byte
-
-func (d testDomain) fr(t testing.TB) fr.Element {
-	b := [32]byte(d)
-	e, err := fr.LittleEndian.Element(&b)
+	v.c1, err = DecodeC1(cb)
 	require.NoError(t, err)
-	return e
-}
-
-type testPath struct {
-	Path []struct {
-		Hashes []testDomain `json:"hashes"`
-		Index  int          `json:"index"`
-	} `json:"path"`
-}
-
-type testProofData struct {
-	Root      testDomain `json:"root"`
-	Leaf      testDomain `json:"leaf"`
-	Path      *testPath  `json:"path"`
-	BaseProof *testPath  `json:"base_proof"`
-	SubProof  *testPath  `json:"sub_proof"`
-	TopProof  *testPath  `json:"top_proof"`
-}
-
-type testMerkle struct {
-	Data map[string]testProofData `json:"data"`
-}
-
-func (m *testMerkle) get(t testing.TB) (leaf, root fr.Element, path []gadget.PathLevel) {
-	require.Len(t, m.Data, 1)
-	for _, d := range m.Data {
-		for _, p := range []*testPath{d.Path, d.BaseProof, d.SubProof, d.TopProof} {
-			if p == nil {
-				continue
-			}
-			for _, l := range p.Path {
-				pl := gadget.PathLevel{Index: l.Index}
-				for _, h := range l.Hashes {
-					pl.Siblings = append(pl.Siblings, h.fr(t))
-				}
-				path = append(path, pl)
-			}
-		}
-		return d.Leaf.fr(t), d.Root.fr(t), path
-	}
-	return
-}
-
-type testColumnProof struct {
-	Column struct {
-		Rows []testDomain `json:"rows"`
-	} `json:"column"`
-	InclusionProof testMerkle `json:"inclusion_proof"`
-}
-
-type testVanilla struct {
-	CommDProofs    testMerkle `json:"comm_d_proofs"`
-	CommRLastProof testMerkle `json:"comm_r_last_proof"`
-	ReplicaColumns struct {
-		Cx         testColumnProof   `json:"c_x"`
-		DrgParents []testColumnProof `json:"drg_parents"`
-		ExpParents []testColumnProof `json:"exp_parents"`
-	} `json:"replica_column_proofs"`
-	LabelingProofs []struct {
-		Node uint64 `json:"node"`
-	} `json:"labeling_proofs"`
-}
-
-type testC1 struct {
-	VanillaProofs map[string][][]testVanilla `json:"vanilla_proofs"`
-	CommR         testDomain                 `json:"comm_r"`
-	CommD         testDomain                 `json:"comm_d"`
-	ReplicaID     testDomain                 `json:"replica_id"`
-}
-
-func (c1 *testC1) partition(t testing.TB, vps []testVanilla) *Partition {
-	p := &Partition{ReplicaID: c1.ReplicaID.fr(t), CommD: c1.CommD.fr(t), CommR: c1.CommR.fr(t)}
-	for i, vp := range vps {
-		var c Challenge
-		c.Node = vp.LabelingProofs[0].Node
-		c.DataLeaf, _, c.DataPath = vp.CommDProofs.get(t)
-		var rRoot, cRoot fr.Element
-		_, rRoot, c.ReplicaPath = vp.CommRLastProof.get(t)
-		_, cRoot, c.ColumnPath = vp.ReplicaColumns.Cx.InclusionProof.get(t)
-		if i == 0 {
-			p.CommRLast, p.CommC = rRoot, cRoot
-		}
-		for _, cp := range append(append([]testColumnProof(nil), vp.ReplicaColumns.DrgParents...), vp.ReplicaColumns.ExpParents...) {
-			var col Column
-			for _, r := range cp.Column.Rows {
-				col.Rows = append(col.Rows, r.fr(t))
-			}
-			_, _, col.Path = cp.InclusionProof.get(t)
-			c.Parents = append(c.Parents, col)
-		}
-		p.Challenges = append(p.Challenges, c)
-	}
-	return p
+	v.shape, v.parts, err = Partitions(v.c1)
+	require.NoError(t, err)
+	return v
 }
 
 // checkRefgen compares partition 0 of a refgen vector with the Rust
@@ -202,6 +95,21 @@ func checkRefgen(t *testing.T, name string, record bool) {
 		require.NoError(t, err)
 		d = r1cs.WitnessDigest(pw.Inputs, pw.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "concurrent witness digest")
+	}
+
+	// The public inputs a verifier derives from the commitments and the seed
+	// alone (package inputs: challenges, DRG and expander parents) equal the
+	// ones the circuit allocates from the vanilla proofs.
+	proof, err := inputs.ParseProof(v.c1.RegisteredProof)
+	require.NoError(t, err)
+	is, err := proof.Shape()
+	require.NoError(t, err)
+	for k, p := range v.parts {
+		want, err := inputs.Partition(is, v.c1.ReplicaID, v.c1.CommD, v.c1.CommR, v.c1.Seed, proof.PoRepID(), k)
+		require.NoError(t, err)
+		pw, err := Witness(v.shape, p, 0)
+		require.NoError(t, err)
+		require.Equal(t, want, pw.Inputs[1:], "partition %d", k)
 	}
 
 	for k, f := range v.meta.PublicInputsFiles {

@@ -25,6 +25,9 @@ type Partition struct {
 	Challenges []Challenge
 }
 
+// PathLevel is one level of a Merkle path (see [gadget.PathLevel]).
+type PathLevel = gadget.PathLevel
+
 // Challenge is the part of one challenge's vanilla proof the circuit reads.
 // Paths run from the leaf up; their level indices spell the leaf position
 // (which the circuit exposes as public inputs), and their siblings are
@@ -54,7 +57,8 @@ type Column struct {
 }
 
 // InputError reports a vanilla proof that does not fit the shape it is
-// proved under. Challenge is −1 for partition-level fields.
+// proved under. Challenge is −1 for partition-level fields, Partition −1
+// for fields of the whole C1 output.
 type InputError struct {
 	Partition int
 	Challenge int
@@ -63,6 +67,9 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
+	if e.Partition < 0 {
+		return fmt.Sprintf("porep: C1 output: %s: %s", e.Field, e.Msg)
+	}
 	if e.Challenge < 0 {
 		return fmt.Sprintf("porep: partition %d: %s: %s", e.Partition, e.Field, e.Msg)
 	}
@@ -220,4 +227,128 @@ func (r *splitMix) element() fr.Element {
 	b[31] &= 0x3f
 	e, _ := fr.LittleEndian.Element(&b) // below 2^254 < r: never fails
 	return e
+}
+
+// Partitions converts a decoded C1 output into the partitions its circuits
+// prove, under the shape its vanilla proofs are tagged with. Like
+// StackedCompound::circuit, it takes comm_c and comm_r_last from the roots
+// of the first challenge's tree-C and tree-R_last proofs and requires every
+// challenge of a partition to share them. Every partition passes
+// [Shape.Check]. Errors are *InputError or *ShapeError.
+func Partitions(c1 *C1Output) (Shape, []*Partition, error) {
+	s, ok := ShapeByName(c1.VanillaProofs.Shape)
+	if !ok {
+		return Shape{}, nil, &ShapeError{c1.VanillaProofs.Shape, "not a supported PoRep shape"}
+	}
+	if len(c1.VanillaProofs.Partitions) != s.Partitions {
+		return s, nil, &InputError{-1, -1, "vanilla_proofs", fmt.Sprintf("%d partitions, want %d", len(c1.VanillaProofs.Partitions), s.Partitions)}
+	}
+	var common [3]fr.Element
+	for i, f := range []struct {
+		d    Domain
+		name string
+	}{{c1.ReplicaID, "replica_id"}, {c1.CommD, "comm_d"}, {c1.CommR, "comm_r"}} {
+		e, err := f.d.Element()
+		if err != nil {
+			return s, nil, &InputError{-1, -1, f.name, "not a canonical field element"}
+		}
+		common[i] = e
+	}
+	parts := make([]*Partition, len(c1.VanillaProofs.Partitions))
+	for k, vps := range c1.VanillaProofs.Partitions {
+		p := &Partition{ReplicaID: common[0], CommD: common[1], CommR: common[2], Challenges: make([]Challenge, len(vps))}
+		for i := range vps {
+			if err := fromVanilla(&p.Challenges[i], &vps[i], p, i == 0); err != nil {
+				err.Partition, err.Challenge = k, i
+				return s, nil, err
+			}
+		}
+		if err := s.Check(p, k); err != nil {
+			return s, nil, err
+		}
+		parts[k] = p
+	}
+	return s, parts, nil
+}
+
+// fromVanilla fills c from one challenge's vanilla proof. The first
+// challenge sets p's private roots; the others must repeat them.
+func fromVanilla(c *Challenge, vp *VanillaProof, p *Partition, first bool) *InputError {
+	bad := func(field, msg string) *InputError { return &InputError{Field: field, Msg: msg} }
+	if len(vp.LabelingProofs) == 0 {
+		return bad("labeling_proofs", "empty")
+	}
+	c.Node = vp.LabelingProofs[0].Node
+	var err *InputError
+	var rootR, rootC fr.Element
+	if c.DataLeaf, _, c.DataPath, err = merkle(&vp.CommDProofs, "comm_d_proofs"); err != nil {
+		return err
+	}
+	if _, rootR, c.ReplicaPath, err = merkle(&vp.CommRLastProof, "comm_r_last_proof"); err != nil {
+		return err
+	}
+	if _, rootC, c.ColumnPath, err = merkle(&vp.ReplicaColumnProofs.CX.InclusionProof, "replica_column_proofs.c_x.inclusion_proof"); err != nil {
+		return err
+	}
+	if first {
+		p.CommRLast, p.CommC = rootR, rootC
+	} else if rootR != p.CommRLast {
+		return bad("comm_r_last_proof.root", "differs from the first challenge's (comm_r_last)")
+	} else if rootC != p.CommC {
+		return bad("replica_column_proofs.c_x.inclusion_proof.root", "differs from the first challenge's (comm_c)")
+	}
+	rc := &vp.ReplicaColumnProofs
+	c.Parents = make([]Column, 0, len(rc.DRGParents)+len(rc.ExpParents))
+	for j := range len(rc.DRGParents) + len(rc.ExpParents) {
+		var cp *ColumnProof
+		var field string
+		if j < len(rc.DRGParents) {
+			cp, field = &rc.DRGParents[j], fmt.Sprintf("replica_column_proofs.drg_parents[%d]", j)
+		} else {
+			cp, field = &rc.ExpParents[j-len(rc.DRGParents)], fmt.Sprintf("replica_column_proofs.exp_parents[%d]", j-len(rc.DRGParents))
+		}
+		col := Column{Rows: make([]fr.Element, len(cp.Column.Rows))}
+		for r, d := range cp.Column.Rows {
+			e, err := d.Element()
+			if err != nil {
+				return bad(fmt.Sprintf("%s.column.rows[%d]", field, r), "not a canonical field element")
+			}
+			col.Rows[r] = e
+		}
+		var ierr *InputError
+		if _, _, col.Path, ierr = merkle(&cp.InclusionProof, field+".inclusion_proof"); ierr != nil {
+			return ierr
+		}
+		c.Parents = append(c.Parents, col)
+	}
+	return nil
+}
+
+// merkle converts a Merkle proof: its leaf, root and path (base, then sub,
+// then top levels).
+func merkle(m *MerkleProof, field string) (leaf, root fr.Element, path []PathLevel, _ *InputError) {
+	var err error
+	if leaf, err = m.Leaf.Element(); err != nil {
+		return leaf, root, nil, &InputError{Field: field + ".leaf", Msg: "not a canonical field element"}
+	}
+	if root, err = m.Root.Element(); err != nil {
+		return leaf, root, nil, &InputError{Field: field + ".root", Msg: "not a canonical field element"}
+	}
+	path = make([]PathLevel, 0, len(m.Base)+len(m.Sub)+len(m.Top))
+	for _, seg := range [][]PathElement{m.Base, m.Sub, m.Top} {
+		for _, el := range seg {
+			l := len(path)
+			if el.Index >= 1<<16 {
+				return leaf, root, nil, &InputError{Field: fmt.Sprintf("%s.path[%d].index", field, l), Msg: fmt.Sprintf("%d out of range", el.Index)}
+			}
+			pl := PathLevel{Index: int(el.Index), Siblings: make([]fr.Element, len(el.Hashes))}
+			for h, d := range el.Hashes {
+				if pl.Siblings[h], err = d.Element(); err != nil {
+					return leaf, root, nil, &InputError{Field: fmt.Sprintf("%s.path[%d].hashes[%d]", field, l, h), Msg: "not a canonical field element"}
+				}
+			}
+			path = append(path, pl)
+		}
+	}
+	return leaf, root, path, nil
 }

@@ -1,0 +1,66 @@
+package porep
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPartitionsRejects mutates the refgen 2 KiB C1 output: each defect is
+// reported as an *InputError or *ShapeError naming where it is.
+func TestPartitionsRejects(t *testing.T) {
+	v := loadRefgen(t, "porep-2k")
+	for _, tc := range []struct {
+		name  string
+		mut   func(c *C1Output)
+		field string
+	}{
+		{"comm_c differs", func(c *C1Output) {
+			c.VanillaProofs.Partitions[0][1].ReplicaColumnProofs.CX.InclusionProof.Root[0] ^= 1
+		}, "replica_column_proofs.c_x.inclusion_proof.root"},
+		{"comm_r_last differs", func(c *C1Output) {
+			c.VanillaProofs.Partitions[0][1].CommRLastProof.Root[0] ^= 1
+		}, "comm_r_last_proof.root"},
+		{"non-canonical row", func(c *C1Output) {
+			c.VanillaProofs.Partitions[0][0].ReplicaColumnProofs.ExpParents[2].Column.Rows[1] = Domain{31: 0xff}
+		}, "replica_column_proofs.exp_parents[2].column.rows[1]"},
+		{"no labeling proofs", func(c *C1Output) { c.VanillaProofs.Partitions[0][0].LabelingProofs = nil }, "labeling_proofs"},
+		{"huge index", func(c *C1Output) { c.VanillaProofs.Partitions[0][0].CommDProofs.Base[3].Index = 1 << 40 }, "comm_d_proofs.path[3].index"},
+		{"short path", func(c *C1Output) {
+			c.VanillaProofs.Partitions[0][1].CommDProofs.Base = c.VanillaProofs.Partitions[0][1].CommDProofs.Base[:5]
+		}, "comm_d_proofs"},
+		{"missing parent", func(c *C1Output) {
+			rc := &c.VanillaProofs.Partitions[0][0].ReplicaColumnProofs
+			rc.DRGParents = rc.DRGParents[:5]
+		}, "parents"},
+		{"partitions", func(c *C1Output) { c.VanillaProofs.Partitions = append(c.VanillaProofs.Partitions, nil) }, "vanilla_proofs"},
+		{"replica_id", func(c *C1Output) { c.ReplicaID = Domain{31: 0x80} }, "replica_id"},
+	} {
+		c1 := *v.c1
+		c1.VanillaProofs.Partitions = [][]VanillaProof{append([]VanillaProof(nil), v.c1.VanillaProofs.Partitions[0]...)}
+		for i := range c1.VanillaProofs.Partitions[0] { // deep-copy what the cases mutate
+			vp := &c1.VanillaProofs.Partitions[0][i]
+			vp.CommDProofs.Base = append([]PathElement(nil), vp.CommDProofs.Base...)
+			rc := &vp.ReplicaColumnProofs
+			rc.ExpParents = append([]ColumnProof(nil), rc.ExpParents...)
+			for j := range rc.ExpParents {
+				rc.ExpParents[j].Column.Rows = append([]Domain(nil), rc.ExpParents[j].Column.Rows...)
+			}
+		}
+		tc.mut(&c1)
+		_, _, err := Partitions(&c1)
+		var ie *InputError
+		require.ErrorAs(t, err, &ie, tc.name)
+		require.Equal(t, tc.field, ie.Field, "%s: %v", tc.name, err)
+	}
+	// The original is untouched and converts.
+	_, parts, err := Partitions(v.c1)
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+
+	c1 := *v.c1
+	c1.VanillaProofs.Shape = "StackedDrg4KiBV1"
+	_, _, err = Partitions(&c1)
+	var se *ShapeError
+	require.ErrorAs(t, err, &se)
+}
