@@ -4,6 +4,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sealc2/c2/r1cs"
 )
 
 // cpuTime returns the process's user + system CPU time. Benchmarks report it
@@ -26,4 +28,16 @@ func measureCPU(b *testing.B, f func()) {
 		f()
 	}
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkSHA256CompressionCounter is one compression in counting mode,
+// where every linear combination is built and merged (the cost of shape and
+// key-generation passes).
+func BenchmarkSHA256CompressionCounter(b *testing.B) {
+	c := r1cs.NewCounter()
+	cs := New(c)
+	block := make([]byte, 64)
+	in := allocBytes(cs, block)
+	iv := SHA256IV()
+	measureCPU(b, func() { cs.SHA256Compress(in, &iv) })
 }

@@ -39,6 +39,8 @@ type CS struct {
 	// MultiEq state (bellperson gadgets/multieq.rs).
 	meLHS, meRHS r1cs.LC
 	meBits       int
+	keys         []uint64 // sort scratch
+	spare        r1cs.LC  // merge scratch
 
 	pad  []Bit // SHA-256 padding buffer
 	bits []Bit // scratch bits

@@ -185,11 +185,20 @@ func (cs *CS) addMany(ops ...*UInt32) UInt32 {
 	maxValue := uint64(len(ops)) * 0xffffffff
 	n := bits.Len64(maxValue)
 	var res UInt32
+	// MultiEq::enforce_equal comes after the result bits are allocated: it
+	// flushes the pending batch if this equality would not fit, then adds
+	// the equality shifted by the bits in use. The shift is known now, so
+	// the shifted coefficients ±2^(i+shift) are read from the tables.
+	flush := Capacity <= cs.meBits+n
+	sh := cs.meBits
+	if flush {
+		sh = 0
+	}
 	if cs.record {
 		cs.t1 = cs.t1[:0]
 		for _, op := range ops {
 			for i := range op.Bits {
-				cs.t1 = addBit(cs.t1, op.Bits[i], &pow2[i], &negPow2[i])
+				cs.t1 = addBit(cs.t1, op.Bits[i], &pow2[sh+i], &negPow2[sh+i])
 			}
 		}
 		cs.t2 = cs.t2[:0]
@@ -213,41 +222,54 @@ func (cs *CS) addMany(ops ...*UInt32) UInt32 {
 			res.Bits[i] = b
 		}
 		if cs.record {
-			cs.t2 = append(cs.t2, r1cs.Term{Var: b.v, Coeff: pow2[i]})
+			cs.t2 = append(cs.t2, r1cs.Term{Var: b.v, Coeff: pow2[sh+i]})
 		}
 	}
-	res.Value = uint32(sum)
 	if cs.record {
-		cs.multiEqEnforce(n, cs.t1, cs.t2)
+		if flush {
+			cs.multiEqFlush()
+		}
+		cs.meLHS = append(cs.meLHS, cs.t1...)
+		cs.meRHS = append(cs.meRHS, cs.t2...)
+		cs.meBits = sh + n
 	}
+	res.Value = uint32(sum)
 	return res
-}
-
-// multiEqEnforce adds lhs = rhs, n bits wide, to the MultiEq batch, first
-// flushing the batch when the sum would reach Capacity bits
-// (MultiEq::enforce_equal).
-func (cs *CS) multiEqEnforce(n int, lhs, rhs r1cs.LC) {
-	if Capacity <= cs.meBits+n {
-		cs.multiEqFlush()
-	}
-	sh := &pow2[cs.meBits]
-	for _, t := range lhs {
-		t.Coeff.Mul(&t.Coeff, sh)
-		cs.meLHS = append(cs.meLHS, t)
-	}
-	for _, t := range rhs {
-		t.Coeff.Mul(&t.Coeff, sh)
-		cs.meRHS = append(cs.meRHS, t)
-	}
-	cs.meBits += n
 }
 
 // multiEqFlush enforces lhs·1 = rhs for the pending batch
 // (MultiEq::accumulate).
 func (cs *CS) multiEqFlush() {
+	// The batch holds hundreds of terms in operand order; hand the builder a
+	// sorted, merged combination (the same linear combination) so that its
+	// per-constraint merge is linear.
+	cs.meLHS = sortMerge(cs.meLHS, &cs.keys, &cs.spare)
+	cs.meRHS = sortMerge(cs.meRHS, &cs.keys, &cs.spare)
 	cs.lb = append(cs.lb[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne})
 	cs.enforce(cs.meLHS, cs.lb, cs.meRHS)
 	cs.meLHS, cs.meRHS, cs.meBits = cs.meLHS[:0], cs.meRHS[:0], 0
+}
+
+// sortMerge returns lc sorted by variable with repeated variables merged,
+// using keys and out as scratch (it sorts 8-byte keys rather than terms).
+func sortMerge(lc r1cs.LC, keys *[]uint64, out *r1cs.LC) r1cs.LC {
+	k := (*keys)[:0]
+	for i := range lc {
+		k = append(k, uint64(lc[i].Var)<<32|uint64(i))
+	}
+	slices.Sort(k)
+	o := (*out)[:0]
+	for _, key := range k {
+		t := &lc[uint32(key)]
+		if n := len(o); n > 0 && o[n-1].Var == t.Var {
+			o[n-1].Coeff.Add(&o[n-1].Coeff, &t.Coeff)
+			continue
+		}
+		o = append(o, *t)
+	}
+	*keys = k
+	*out = lc[:0] // the input buffer becomes the next scratch
+	return o
 }
 
 // multiEqBegin starts a MultiEq scope (MultiEq::new).
