@@ -84,6 +84,22 @@ func (cs *CS) XorUInt32(a, b *UInt32) UInt32 {
 		r.Value = a.Value ^ b.Value
 		return r
 	}
+	if w := cs.w; w != nil {
+		// Witness-only path for mixed words: allocated pairs append directly,
+		// anything involving a constant or a negation takes the general rule.
+		for i := range r.Bits {
+			x, y := a.Bits[i], b.Bits[i]
+			if x.kind == kindIs && y.kind == kindIs {
+				v := x.val != y.val
+				w.Aux = append(w.Aux, feBool(v))
+				r.Bits[i] = Bit{v: r1cs.AuxVariable(len(w.Aux) - 1), kind: kindIs, val: v}
+				continue
+			}
+			r.Bits[i] = cs.Xor(x, y)
+		}
+		r.Value = a.Value ^ b.Value
+		return r
+	}
 	for i := range r.Bits {
 		r.Bits[i] = cs.Xor(a.Bits[i], b.Bits[i])
 	}
