@@ -48,8 +48,18 @@ type CS struct {
 
 // New returns a CS over b.
 func New(b r1cs.Builder) *CS {
+	cs := &CS{}
+	cs.Reset(b)
+	return cs
+}
+
+// Reset points cs at another builder and clears the MultiEq state, keeping
+// the scratch buffers, so that one CS per goroutine can synthesize many
+// segments without reallocating.
+func (cs *CS) Reset(b r1cs.Builder) {
 	w, witnessOnly := b.(*r1cs.Witness)
-	return &CS{b: b, w: w, record: !witnessOnly}
+	cs.b, cs.w, cs.record = b, w, !witnessOnly
+	cs.meLHS, cs.meRHS, cs.meBits = cs.meLHS[:0], cs.meRHS[:0], 0
 }
 
 // alloc allocates an aux variable, appending directly to a witness.

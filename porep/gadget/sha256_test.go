@@ -154,3 +154,18 @@ func BenchmarkSHA256CompressionWitness(b *testing.B) {
 		cs.SHA256Compress(in, &iv)
 	})
 }
+
+func TestResetReusesCS(t *testing.T) {
+	msg := []byte("reset me")
+	cs := New(r1cs.NewCounter())
+	cs.SHA256(nil, allocBytes(cs, msg))
+	s, w := r1cs.NewSystem(), r1cs.NewWitness(0, 0)
+	cs.Reset(s)
+	cs.SHA256(nil, allocBytes(cs, msg))
+	cs.Reset(w)
+	out := cs.SHA256(nil, allocBytes(cs, msg))
+	want := sha256.Sum256(msg)
+	require.Equal(t, want[:], bitsToBytes(t, out))
+	require.Equal(t, s.Aux(), w.Aux)
+	require.NoError(t, s.IsSatisfied())
+}
