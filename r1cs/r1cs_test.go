@@ -140,3 +140,23 @@ func TestCanonicalSerialization(t *testing.T) {
 	}
 	require.Equal(t, sha256.Sum256(wb), WitnessDigest(s.Inputs(), s.Aux()))
 }
+
+func TestLongLinearCombinationMerges(t *testing.T) {
+	s := NewSystem()
+	vars := make([]Variable, 300)
+	for i := range vars {
+		vars[i] = s.Alloc(elt(int64(i % 2)))
+	}
+	var lc LC
+	for i := len(vars) - 1; i >= 0; i-- { // reverse order, each twice
+		lc = lc.Add(vars[i], elt(int64(i+1))).Add(vars[i], elt(1))
+	}
+	s.Enforce(lc, LC{}.AddVar(One), lc)
+	a := s.A()
+	require.Len(t, a.Vars, 300)
+	for i, v := range a.Vars {
+		require.Equal(t, vars[i], v)
+		require.Equal(t, elt(int64(i+2)), s.Coeffs()[a.CoeffIdx[i]])
+	}
+	require.NoError(t, s.IsSatisfied())
+}

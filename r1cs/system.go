@@ -1,8 +1,10 @@
 package r1cs
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -169,10 +171,14 @@ func (s *System) coeffID(c *fr.Element) uint32 {
 // mergeTerms sorts terms by variable (inputs first, then aux), merges
 // repeated variables and drops zero coefficients, in place.
 func mergeTerms(t LC) LC {
-	// Insertion sort: linear combinations are short and mostly sorted.
-	for i := 1; i < len(t); i++ {
-		for j := i; j > 0 && t[j].Var < t[j-1].Var; j-- {
-			t[j], t[j-1] = t[j-1], t[j]
+	if len(t) > 32 {
+		slices.SortStableFunc(t, func(a, b Term) int { return cmp.Compare(a.Var, b.Var) })
+	} else {
+		// Insertion sort: short linear combinations are mostly sorted.
+		for i := 1; i < len(t); i++ {
+			for j := i; j > 0 && t[j].Var < t[j-1].Var; j-- {
+				t[j], t[j-1] = t[j-1], t[j]
+			}
 		}
 	}
 	out := t[:0]
