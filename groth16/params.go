@@ -30,6 +30,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -716,16 +717,15 @@ func (pk *ProvingKey) WriteTo(w io.Writer) (int64, error) {
 			return 0, fmt.Errorf("groth16: %s: %w", l.name, ErrTooLarge)
 		}
 	}
-	e := encoder{w: w, buf: make([]byte, 0, 1<<20)}
+	e := encoder{w: w, buf: make([]byte, 0, 4<<20)}
 	e.vk(&pk.VK)
 	for _, v := range [][]bls.G1Affine{pk.H, pk.L, pk.A, pk.BG1} {
 		e.g1s(v)
 	}
-	e.u32(len(pk.BG2))
-	for i := range pk.BG2 {
+	e.points(len(pk.BG2), g2Size, func(i int, dst []byte) {
 		b := pk.BG2[i].RawBytes()
-		e.put(b[:])
-	}
+		copy(dst, b[:])
+	})
 	e.flush()
 	return e.n, e.err
 }
@@ -769,9 +769,46 @@ func (e *encoder) g2(p *bls.G2Affine) {
 }
 
 func (e *encoder) g1s(v []bls.G1Affine) {
-	e.u32(len(v))
-	for i := range v {
-		e.g1(&v[i])
+	e.points(len(v), g1Size, func(i int, dst []byte) {
+		b := v[i].RawBytes()
+		copy(dst, b[:])
+	})
+}
+
+// parallelMin is the number of points below which encoding stays on one
+// goroutine.
+const parallelMin = 4096
+
+// points writes a u32 count n, then n points of size bytes each, enc(i,
+// dst) filling dst[:size] with point i. Large vectors are encoded a
+// buffer at a time on GOMAXPROCS goroutines.
+func (e *encoder) points(n, size int, enc func(i int, dst []byte)) {
+	e.u32(n)
+	per := cap(e.buf) / size
+	for lo := 0; lo < n && e.err == nil; lo += per {
+		hi := min(lo+per, n)
+		if len(e.buf)+(hi-lo)*size > cap(e.buf) {
+			e.flush()
+		}
+		start := len(e.buf)
+		e.buf = e.buf[:start+(hi-lo)*size]
+		out := e.buf[start:]
+		encRange := func(a, b int) {
+			for i := a; i < b; i++ {
+				enc(i, out[(i-lo)*size:])
+			}
+		}
+		procs := runtime.GOMAXPROCS(0)
+		if hi-lo < parallelMin || procs == 1 {
+			encRange(lo, hi)
+			continue
+		}
+		var wg sync.WaitGroup
+		step := (hi - lo + procs - 1) / procs
+		for a := lo; a < hi; a += step {
+			wg.Go(func() { encRange(a, min(a+step, hi)) })
+		}
+		wg.Wait()
 	}
 }
 

@@ -641,3 +641,56 @@ func TestReadParamsFileShrinks(t *testing.T) {
 	err = runTasks(m.data, []decodeTask{{name: "l", sec: lay.L, lo: 0, hi: lay.L.Len, g1: dst}})
 	requireFormatError(t, err, "l", lay.L.Offset, errFaultAccess)
 }
+
+// seqG1s returns the points k·G for k = 1…n: cheap, distinct points for
+// tests that need many.
+func seqG1s(n int) []bls.G1Affine {
+	g, _, _, _ := bls.Generators()
+	jac := make([]bls.G1Jac, n)
+	acc := g
+	for i := range jac {
+		jac[i] = acc
+		acc.AddAssign(&g)
+	}
+	return bls.BatchJacobianToAffineG1(jac)
+}
+
+// TestWriteParamsLarge covers the parallel encoder across several buffers
+// against a plain point-by-point encoding.
+func TestWriteParamsLarge(t *testing.T) {
+	pk := randomKey(15, keyShape{ic: 1, l: 1, a: 1, b: 1}, false)
+	pk.H = seqG1s(100_003) // > 2 buffers of 4 MiB, not a multiple of anything
+	pk.H[77_777] = bls.G1Affine{}
+	b := encodeParams(t, pk)
+	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	require.Equal(t, len(pk.H), lay.H.Len)
+	for i := range pk.H {
+		want := pk.H[i].RawBytes()
+		off := lay.H.Offset + int64(i)*96
+		require.Equal(t, want[:], b[off:off+96], "point %d", i)
+	}
+	got, err := DecodeParams(b, TrustedFile())
+	require.NoError(t, err)
+	require.Equal(t, pk, got)
+}
+
+// TestParamsFirstErrorWins: with bad points in several chunks, the one of
+// lowest offset is reported, even when a later chunk fails faster.
+func TestParamsFirstErrorWins(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 16))
+	pk := randomKey(16, keyShape{ic: 1, l: 1, a: 1, b: 1}, false)
+	pk.H = seqG1s(3*chunkPoints - 5)
+	good := encodeParams(t, pk)
+	lay, err := ScanParams(bytes.NewReader(good), int64(len(good)))
+	require.NoError(t, err)
+	b := bytes.Clone(good)
+	sub := lay.H.Offset + int64(chunkPoints+1000)*96 // chunk 1: found only by the slow subgroup check
+	off := lay.H.Offset + int64(2*chunkPoints+7)*96 // chunk 2: found at once by decoding
+	corruptions[len(corruptions)-1].apply(r, b[sub:sub+96])
+	b[off+95] ^= 1
+	_, err = DecodeParams(b)
+	requireFormatError(t, err, "h", sub, ErrNotInSubgroup)
+	_, err = DecodeParams(b, TrustedFile())
+	requireFormatError(t, err, "h", off, ErrNotOnCurve)
+}
