@@ -686,7 +686,7 @@ func TestParamsFirstErrorWins(t *testing.T) {
 	require.NoError(t, err)
 	b := bytes.Clone(good)
 	sub := lay.H.Offset + int64(chunkPoints+1000)*96 // chunk 1: found only by the slow subgroup check
-	off := lay.H.Offset + int64(2*chunkPoints+7)*96 // chunk 2: found at once by decoding
+	off := lay.H.Offset + int64(2*chunkPoints+7)*96  // chunk 2: found at once by decoding
 	corruptions[len(corruptions)-1].apply(r, b[sub:sub+96])
 	b[off+95] ^= 1
 	_, err = DecodeParams(b)
