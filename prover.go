@@ -76,7 +76,9 @@ type Prover struct {
 	mu     sync.Mutex
 	keys   map[keyID]gpu.Key
 	closed bool
-	calls  sync.WaitGroup
+	// lastFailure is why the most recent device left the rotation.
+	lastFailure error
+	calls       sync.WaitGroup
 
 	st stats
 }
@@ -310,11 +312,25 @@ func firstError(ctx context.Context, errs []error) error {
 	return ctx.Err()
 }
 
+// noDevice returns ErrNoDevice with the reason the last device left.
+func (p *Prover) noDevice() error {
+	p.mu.Lock()
+	last := p.lastFailure
+	p.mu.Unlock()
+	if last == nil {
+		return ErrNoDevice
+	}
+	return fmt.Errorf("%w (last failure: %v)", ErrNoDevice, last)
+}
+
 // retire takes d out of rotation for good.
 func (p *Prover) retire(d *device, why error) {
 	if d == nil || d == p.fall {
 		return
 	}
+	p.mu.Lock()
+	p.lastFailure = fmt.Errorf("%s: %w", d.name, why)
+	p.mu.Unlock()
 	d.mu.Lock()
 	if d.err == nil {
 		d.err = why
@@ -400,7 +416,7 @@ func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys
 		}
 		d := p.pick(exclude)
 		if d == nil {
-			return groth16.Proof{}, nil, ErrNoDevice
+			return groth16.Proof{}, nil, p.noDevice()
 		}
 		proof, err := p.proveOn(ctx, d, pk, sys)
 		d.load.Add(-1)

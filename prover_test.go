@@ -378,6 +378,7 @@ func TestProveFaults(t *testing.T) {
 		defer p.Close()
 		_, err = p.ProvePartitions(ctx, f.pk, f.parts)
 		require.ErrorIs(t, err, ErrNoDevice, "a wrong proof is never returned")
+		assert.Contains(t, err.Error(), "failed verification")
 	})
 
 	t.Run("hang ends with the deadline", func(t *testing.T) {

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"sync"
@@ -440,4 +441,62 @@ func TestCUDASlotBytes(t *testing.T) {
 	var ob *pool.OverBudgetError
 	require.ErrorAs(t, err, &ob, "a slot larger than the device fails at once")
 	key.Release()
+}
+
+// BenchmarkCUDATail times the tail-MSM paths of the CUDA device (gathered
+// host bases, resident full MSM, batch addition) against the CPU tail at the
+// sizes PoRep partitions produce. Skipped without a GPU.
+func BenchmarkCUDATail(b *testing.B) {
+	devs, err := OpenCUDA(nil, 1<<30)
+	if err != nil {
+		b.Skipf("no CUDA device: %v", err)
+	}
+	d := devs[0]
+	defer d.Close()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	_, _, g1, _ := bls.Generators()
+	for _, logn := range []int{14, 17, 20} {
+		n := 1 << logn
+		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1), L: bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, 4*n))}
+		key, err := d.LoadKey(ctx, pk)
+		require.NoError(b, err)
+		slot, err := d.Acquire(ctx, key)
+		require.NoError(b, err)
+		idx := make([]uint32, n)
+		for i := range idx {
+			idx[i] = uint32(4*i + rng.IntN(4))
+		}
+		sc := randScalars(rng, n)
+		ones := make([]uint64, 4*n/64)
+		for i := range ones {
+			ones[i] = rng.Uint64()
+		}
+		b.Run(fmt.Sprintf("gathered-2^%d", logn), func(b *testing.B) {
+			for b.Loop() {
+				_, err := slot.TailG1(ctx, SectionL, idx, sc)
+				require.NoError(b, err)
+			}
+		})
+		b.Run(fmt.Sprintf("resident-full-2^%d", logn), func(b *testing.B) {
+			for b.Loop() {
+				_, err := slot.TailG1(ctx, SectionL, nil, sc)
+				require.NoError(b, err)
+			}
+		})
+		b.Run(fmt.Sprintf("batchadd-4x2^%d", logn), func(b *testing.B) {
+			for b.Loop() {
+				_, err := slot.BatchAddG1(ctx, SectionL, ones)
+				require.NoError(b, err)
+			}
+		})
+		b.Run(fmt.Sprintf("cpu-gathered-2^%d", logn), func(b *testing.B) {
+			for b.Loop() {
+				_, err := TailG1CPU(pk.L, idx, sc, 0)
+				require.NoError(b, err)
+			}
+		})
+		slot.Release()
+		key.Release()
+	}
 }
