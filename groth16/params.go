@@ -378,8 +378,7 @@ func decodeVK(b []byte) (vk *VerifyingKey, err error) {
 func decodeVKFixed(vk *VerifyingKey, b []byte) error {
 	g1s := []*bls.G1Affine{&vk.AlphaG1, &vk.BetaG1, nil, nil, &vk.DeltaG1, nil}
 	g2s := []*bls.G2Affine{nil, nil, &vk.BetaG2, &vk.GammaG2, nil, &vk.DeltaG2}
-	off := 0
-	for i := range g1s {
+	for i, off := range vkFixedOffsets {
 		var err error
 		if g1s[i] != nil {
 			err = decodeG1(g1s[i], (*[g1Size]byte)(b[off:]))
@@ -387,12 +386,7 @@ func decodeVKFixed(vk *VerifyingKey, b []byte) error {
 			err = decodeG2(g2s[i], (*[g2Size]byte)(b[off:]))
 		}
 		if err != nil {
-			return &FormatError{Section: sectionVK, Offset: int64(off), Err: err}
-		}
-		if g1s[i] != nil {
-			off += g1Size
-		} else {
-			off += g2Size
+			return &FormatError{Section: sectionVK, Offset: off, Err: err}
 		}
 	}
 	return nil
