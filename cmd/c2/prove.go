@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/r1cs"
+)
+
+func init() {
+	register("prove", "prove a PoRep C1 output (seal commit phase 2)", runProve)
+}
+
+func runProve(args []string) error {
+	fs := flag.NewFlagSet("prove", flag.ContinueOnError)
+	c1Path := fs.String("c1", "", "C1 output: filecoin-ffi JSON, or a Commit2In wrapper (required)")
+	params := fs.String("params", "", "a .params file, or a directory holding the shape's official or "+devPrefix+" parameters (required)")
+	out := fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)")
+	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *c1Path == "" || *params == "" {
+		fs.Usage()
+		return errors.New("--c1 and --params are required")
+	}
+
+	t0 := time.Now()
+	b, err := os.ReadFile(*c1Path)
+	if err != nil {
+		return err
+	}
+	c1, err := porep.DecodeC1(b)
+	if err != nil {
+		return err
+	}
+	shape, parts, err := porep.Partitions(c1)
+	if err != nil {
+		return err
+	}
+	stage("read C1", time.Since(t0), fmt.Sprintf("%s, %d partitions", c1.RegisteredProof, len(parts)))
+
+	t0 = time.Now()
+	path, dev, err := findParams(*params, shape, ".params")
+	if err != nil {
+		return err
+	}
+	if dev {
+		fmt.Println("WARNING: using INSECURE development parameters; this proof is worthless on chain.")
+	}
+	pk, err := groth16.ReadParams(path)
+	if err != nil {
+		return err
+	}
+	stage("read params", time.Since(t0), path)
+
+	t0 = time.Now()
+	systems := make([]*r1cs.System, len(parts))
+	for k, p := range parts {
+		sys := r1cs.NewSystem()
+		if err := porep.Synthesize(sys, shape, p); err != nil {
+			return err
+		}
+		sys.Finalize()
+		systems[k] = sys
+	}
+	stage("synthesize", time.Since(t0), systems[0].Counts().String())
+
+	prover, err := c2.New(c2.Config{Backend: c2.Backend(*backend)})
+	if err != nil {
+		return err
+	}
+	defer prover.Close()
+	t0 = time.Now()
+	proofs, err := prover.ProvePartitions(context.Background(), pk, systems)
+	if err != nil {
+		return err
+	}
+	stage("prove + verify", time.Since(t0), fmt.Sprintf("%d proofs on %v", len(proofs), prover.Devices()))
+	if err := os.WriteFile(*out, groth16.MarshalProofs(proofs), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s (%d bytes)\n", *out, len(proofs)*groth16.ProofSize)
+	return nil
+}
+
+// findParams resolves --params: a file is used as is; in a directory the
+// official file of the shape is preferred to the development one. dev
+// reports a development file (by its name).
+func findParams(p string, s porep.Shape, ext string) (path string, dev bool, err error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", false, err
+	}
+	if !st.IsDir() {
+		return p, strings.HasPrefix(filepath.Base(p), devPrefix), nil
+	}
+	for _, name := range []string{s.ParamsName() + ext, devPrefix + s.ParamsName() + ext} {
+		q := filepath.Join(p, name)
+		if _, err := os.Stat(q); err == nil {
+			return q, name != s.ParamsName()+ext, nil
+		}
+	}
+	return "", false, fmt.Errorf("no %s%s or %s%s%s in %s (c2 setup --sector-size %d --out %s makes development parameters)",
+		s.ParamsName(), ext, devPrefix, s.ParamsName(), ext, p, s.SectorSize, p)
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/inputs"
+)
+
+func init() {
+	register("verify", "verify a proof file against a .vk/.params file and public inputs", runVerify)
+}
+
+func runVerify(args []string) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	keyPath := fs.String("vk", "", "verifying key: a .vk or .params file, or (with --c1) a directory of parameters (required)")
+	proofPath := fs.String("proof", "", "proof file: 192-byte proofs, one per partition, concatenated (required)")
+	c1Path := fs.String("c1", "", "derive the public inputs from this C1 output's commitments and seed, as a verifier does")
+	inputsPath := fs.String("inputs", "", "public inputs: 32-byte little-endian field elements without ONE, all partitions concatenated")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: c2 verify --vk KEY --proof FILE (--c1 FILE | --inputs FILE)\n\nExit status 0 when every proof is valid.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *keyPath == "" || *proofPath == "" || (*c1Path == "") == (*inputsPath == "") {
+		fs.Usage()
+		return errors.New("--vk, --proof and one of --c1 or --inputs are required")
+	}
+
+	var pub [][]fr.Element
+	key := *keyPath
+	if *c1Path != "" {
+		b, err := os.ReadFile(*c1Path)
+		if err != nil {
+			return err
+		}
+		c1, err := porep.DecodeC1(b)
+		if err != nil {
+			return err
+		}
+		proof, err := inputs.ParseProof(c1.RegisteredProof)
+		if err != nil {
+			return err
+		}
+		is, err := proof.Shape()
+		if err != nil {
+			return err
+		}
+		for k := 0; k < is.Partitions; k++ {
+			in, err := inputs.Partition(is, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), k)
+			if err != nil {
+				return err
+			}
+			pub = append(pub, in)
+		}
+		if shape, ok := porep.ShapeBySize(is.SectorSize); ok {
+			if st, err := os.Stat(key); err == nil && st.IsDir() {
+				if key, _, err = findParams(key, shape, ".vk"); err != nil {
+					if key, _, err = findParams(*keyPath, shape, ".params"); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	vk, err := readVK(key)
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(baseName(key), devPrefix) {
+		fmt.Println("note: development (insecure) key")
+	}
+
+	pb, err := os.ReadFile(*proofPath)
+	if err != nil {
+		return err
+	}
+	proofs, err := groth16.ReadProofs(pb)
+	if err != nil {
+		return err
+	}
+	if *inputsPath != "" {
+		b, err := os.ReadFile(*inputsPath)
+		if err != nil {
+			return err
+		}
+		n := vk.NumInputs() - 1
+		if len(proofs) == 0 || len(b) != 32*n*len(proofs) {
+			return fmt.Errorf("%s: %d bytes, want %d (%d proofs × %d inputs × 32)", *inputsPath, len(b), 32*n*len(proofs), len(proofs), n)
+		}
+		for k := range proofs {
+			in := make([]fr.Element, n)
+			for i := range in {
+				var e [32]byte
+				copy(e[:], b[32*(k*n+i):])
+				if in[i], err = fr.LittleEndian.Element(&e); err != nil {
+					return fmt.Errorf("%s: input %d of proof %d: %w", *inputsPath, i, k, err)
+				}
+			}
+			pub = append(pub, in)
+		}
+	}
+	if len(pub) != len(proofs) {
+		return fmt.Errorf("%d proofs for %d partitions", len(proofs), len(pub))
+	}
+	if err := groth16.VerifyBatch(vk, proofs, pub); err != nil {
+		return err
+	}
+	fmt.Printf("ok: %d proofs valid\n", len(proofs))
+	return nil
+}
+
+// readVK reads a .vk file, or the verifying key at the start of a .params
+// file (without reading the rest).
+func readVK(path string) (*groth16.VerifyingKey, error) {
+	if !strings.HasSuffix(path, ".params") {
+		return groth16.ReadVerifyingKey(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const fixed = 2*96 + 2*192 + 96 + 192 // alpha, beta G1; beta, gamma G2; delta G1, G2
+	head := make([]byte, fixed+4)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	n := binary.BigEndian.Uint32(head[fixed:])
+	if n > 1<<20 {
+		return nil, fmt.Errorf("%s: %d public inputs", path, n)
+	}
+	b := make([]byte, len(head)+96*int(n))
+	copy(b, head)
+	if _, err := io.ReadFull(f, b[len(head):]); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	vk, err := groth16.DecodeVerifyingKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return vk, nil
+}
+
+func baseName(p string) string { return p[strings.LastIndexAny(p, `/\`)+1:] }
