@@ -54,6 +54,12 @@ type CUDA struct {
 	d      *cuda.Device
 	name   string
 	budget *pool.Budget
+	// exec runs one library call at a time. Each stage fills the GPU on its
+	// own, and concurrent ComputeH calls failed on the H200 (Nov 30: "invalid
+	// argument" at a kernel launch in ntt.cu) while serial ones passed, so
+	// partitions overlap with the CPU stages, not with each other, until
+	// the library is safe for concurrent calls.
+	exec sync.Mutex
 
 	mu     sync.Mutex
 	lost   bool
@@ -291,6 +297,8 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 		return res, &Error{Device: s.c.name, Stage: StageH, Section: SectionH,
 			Err: fmt.Errorf("%w: vectors of %d, %d, %d for a domain of %d", ErrBadArgument, len(a), len(b), len(c), n)}
 	}
+	s.c.exec.Lock()
+	defer s.c.exec.Unlock()
 	if err := s.c.d.ComputeH(a, b, c); err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
@@ -330,11 +338,13 @@ func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (
 	if err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: sec, Err: err}
 	}
+	s.c.exec.Lock()
 	if buf != nil {
 		res, err = s.c.d.BatchAddG1Resident(buf, len(bases), ones)
 	} else {
 		res, err = s.c.d.BatchAddG1(bases, ones)
 	}
+	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, sec, err)
 	}
@@ -350,11 +360,13 @@ func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, er
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: SectionBG2, Err: err}
 	}
 	var err error
+	s.c.exec.Lock()
 	if s.k.resident {
 		res, err = s.c.d.BatchAddG2Resident(s.k.bg2, len(s.k.pk.BG2), ones)
 	} else {
 		res, err = s.c.d.BatchAddG2(s.k.pk.BG2, ones)
 	}
+	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, SectionBG2, err)
 	}
@@ -373,19 +385,21 @@ func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 	if err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: sec, Err: err}
 	}
-	switch {
-	case idx == nil && buf != nil:
-		res, err = s.c.d.MSMG1Resident(buf, scalars)
-	case idx == nil:
-		res, err = s.c.d.MSMG1(bases, scalars)
-	default:
+	tb := bases
+	if idx != nil {
 		// The library has no device-side gather: gather on the host.
-		tb := make([]bls.G1Affine, len(idx))
+		tb = make([]bls.G1Affine, len(idx))
 		for j, i := range idx {
 			tb[j] = bases[i]
 		}
+	}
+	s.c.exec.Lock()
+	if idx == nil && buf != nil {
+		res, err = s.c.d.MSMG1Resident(buf, scalars)
+	} else {
 		res, err = s.c.d.MSMG1(tb, scalars)
 	}
+	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageTail, sec, err)
 	}
@@ -402,18 +416,20 @@ func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Elemen
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
 	}
 	var err error
-	switch {
-	case idx == nil && s.k.resident:
-		res, err = s.c.d.MSMG2Resident(s.k.bg2, scalars)
-	case idx == nil:
-		res, err = s.c.d.MSMG2(bases, scalars)
-	default:
-		tb := make([]bls.G2Affine, len(idx))
+	tb := bases
+	if idx != nil {
+		tb = make([]bls.G2Affine, len(idx))
 		for j, i := range idx {
 			tb[j] = bases[i]
 		}
+	}
+	s.c.exec.Lock()
+	if idx == nil && s.k.resident {
+		res, err = s.c.d.MSMG2Resident(s.k.bg2, scalars)
+	} else {
 		res, err = s.c.d.MSMG2(tb, scalars)
 	}
+	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageTail, SectionBG2, err)
 	}
