@@ -270,7 +270,7 @@ func (p *Prover) ProvePartitions(ctx context.Context, pk *groth16.ProvingKey, pa
 			return proofs, nil
 		}
 		var ve *groth16.VerifyError
-		if !errors.As(err, &ve) || !errors.Is(err, groth16.ErrInvalidProof) || attempt > len(p.devs) {
+		if !errors.As(err, &ve) || !errors.Is(err, groth16.ErrInvalidProof) || attempt > len(parts)+len(p.devs) {
 			return nil, &PartitionError{Index: indexOf(ve), Err: err}
 		}
 		bad := origin[ve.Index]

@@ -371,6 +371,16 @@ func TestProveFaults(t *testing.T) {
 		assert.Equal(t, 3, st.Devices[1].Partitions)
 	})
 
+	t.Run("every result wrong, CPU fallback", func(t *testing.T) {
+		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageTail, Corrupt: true, Times: -1}}})
+		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, CPUFallback: true})
+		require.NoError(t, err)
+		defer p.Close()
+		proofs, err := p.ProvePartitions(ctx, f.pk, f.parts)
+		require.NoError(t, err, "each wrong proof is re-proved on the CPU")
+		verifyAll(t, f, proofs)
+	})
+
 	t.Run("every result wrong, no fallback", func(t *testing.T) {
 		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageTail, Corrupt: true, Times: -1}}})
 		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
