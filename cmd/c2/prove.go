@@ -26,6 +26,7 @@ func runProve(args []string) error {
 	params := fs.String("params", "", "a .params file, or a directory holding the shape's official or "+devPrefix+" parameters (required)")
 	out := fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)")
 	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
+	trust := fs.Bool("trust-params", false, "skip the subgroup checks of the parameter points (as filecoin-proofs does); only for files from a trusted source")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,7 +58,11 @@ func runProve(args []string) error {
 	if dev {
 		fmt.Println("WARNING: using INSECURE development parameters; this proof is worthless on chain.")
 	}
-	pk, err := groth16.ReadParams(path)
+	var opts []groth16.ReadOption
+	if *trust {
+		opts = append(opts, groth16.TrustedFile())
+	}
+	pk, err := groth16.ReadParams(path, opts...)
 	if err != nil {
 		return err
 	}
