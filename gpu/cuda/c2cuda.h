@@ -86,8 +86,9 @@ int c2_ntt(c2_status* st, c2_stream* s, void* data, int on_device, int log_n, in
 int c2_compute_h(c2_status* st, c2_stream* s, void* a, void* b, void* c, int on_device, int log_n,
                  const c2_ntt_consts* k);
 
-/* group: 1 = G1, 2 = G2. window_bits = 0 picks one. out receives *nwindows XYZZ
- * window sums (room for C2_MAX_WINDOWS). */
+/* group: 1 = G1, 2 = G2. window_bits = 0 picks one (bits 8-15, when set, are
+ * log2 of the streaming chunk, a test knob). out receives *nwindows XYZZ window
+ * sums (room for C2_MAX_WINDOWS). */
 int c2_msm(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,
            const void* scalars, int scalars_on_device, uint64_t n, int window_bits, void* out,
            int* nwindows, int* used_window_bits);

@@ -158,12 +158,17 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     *used_c = 0;
     if (n == 0) return ok(st);
     if (n > (1ull << 31)) return set_status(st, C2_ERR_INVALID, 0, "msm: %llu points exceed 2^31", (unsigned long long)n);
+    // window_bits carries the window in its low byte and, for tests, log2 of
+    // the streaming chunk size in its second byte (0: default).
+    const int chunk_log = (c >> 8) & 0xff;
+    c &= 0xff;
     if (c == 0) c = msm_pick_window(n, max_c);
     if (c < 4 || c > 24) return set_status(st, C2_ERR_INVALID, 0, "msm: window %d outside [4, 24]", c);
     const int W = (256 + c - 1) / c;
     const uint32_t nb = 1u << (c - 1);
     const uint32_t TB = (uint32_t)W * nb;
-    const uint64_t CH = n < MSM_CHUNK ? n : MSM_CHUNK;
+    const uint64_t chunk = chunk_log ? 1ull << chunk_log : MSM_CHUNK;
+    const uint64_t CH = n < chunk ? n : chunk;
     const uint64_t nchunks = (n + CH - 1) / CH;
     const uint64_t M = (uint64_t)W * CH;
     int key_bits = 1;

@@ -278,20 +278,34 @@ func TestMSMEdgeCasesG2(t *testing.T) {
 }
 
 func TestMSMWindowsLarge(t *testing.T) {
-	// every window size on one random input, streamed in several chunks
+	// every window size on one random input, streamed in chunks of 2^14
+	// points (5 chunks, the last short) from host and from device memory
 	d := testDevice(t)
 	rng := testRand(t)
 	n := 1<<16 + 3
 	bases := testPointsG1(t, d, rng, n)
+	res, err := d.UploadG1(bases)
+	require.NoError(t, err)
+	defer res.Free()
 	sc := randScalars(rng, n)
 	want := refMSMG1(t, bases, sc)
+	defer func() { msmWindow, msmChunkLog = 0, 0 }()
 	for w := 4; w <= 21; w++ {
-		msmWindow = w
+		msmWindow, msmChunkLog = w, 14
 		got, err := d.MSMG1(bases, sc)
-		msmWindow = 0
 		require.NoError(t, err)
 		requireG1(t, want, got, fmt.Sprintf("window %d", w))
+		got, err = d.MSMG1Resident(res, sc)
+		require.NoError(t, err)
+		requireG1(t, want, got, fmt.Sprintf("resident window %d", w))
 	}
+	g2 := testPointsG2(t, d, rng, 1<<12+1)
+	sc2 := sc[:len(g2)]
+	want2 := refMSMG2(t, g2, sc2)
+	msmWindow, msmChunkLog = 0, 10
+	got2, err := d.MSMG2(g2, sc2)
+	require.NoError(t, err)
+	requireG2(t, want2, got2, "G2 in chunks")
 }
 
 func randBitmap(rng *rand.Rand, n int, density float64) []uint64 {

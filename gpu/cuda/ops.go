@@ -237,8 +237,11 @@ func (p *g2xyzz) jac() bls12381.G2Jac {
 
 const maxWindows = 64 // C2_MAX_WINDOWS
 
-// msmWindow forces the MSM window size when non-zero (tests only).
-var msmWindow = 0
+// Test knobs: msmWindow forces the MSM window size and msmChunkLog the
+// streaming chunk (2^msmChunkLog points) when non-zero.
+var msmWindow, msmChunkLog = 0, 0
+
+func msmKnobs() int { return msmWindow | msmChunkLog<<8 }
 
 // MSMG1 returns sum scalars[i]·bases[i] over i < len(scalars); bases (host
 // memory) must hold at least len(scalars) points. Scalars are fr.Elements as
@@ -271,7 +274,7 @@ func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) 
 	}
 	defer d.release(s)
 	var out [maxWindows]g1xyzz
-	nw, c, err := rawMSM(s, 1, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmWindow,
+	nw, c, err := rawMSM(s, 1, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
 		unsafe.Pointer(&out[0]))
 	if err != nil {
 		return res, err
@@ -315,7 +318,7 @@ func (d *Device) msmG2(bases ptr, scalars []fr.Element) (bls12381.G2Jac, error) 
 	}
 	defer d.release(s)
 	var out [maxWindows]g2xyzz
-	nw, c, err := rawMSM(s, 2, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmWindow,
+	nw, c, err := rawMSM(s, 2, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
 		unsafe.Pointer(&out[0]))
 	if err != nil {
 		return res, err
