@@ -337,6 +337,7 @@ func TestProveFaults(t *testing.T) {
 			require.NoError(t, err)
 			verifyAll(t, f, proofs)
 			assert.Equal(t, before, p.Stats().Devices[0].Partitions)
+			assert.Zero(t, p.host.Stats().InUse, "no host buffer leaked")
 			require.NoError(t, p.Close())
 			for _, d := range []*gpu.Fake{bad, good} {
 				slots, keys := d.Live()
@@ -355,6 +356,7 @@ func TestProveFaults(t *testing.T) {
 		var pe *PartitionError
 		require.ErrorAs(t, err, &pe)
 		require.ErrorIs(t, err, ErrNoDevice)
+		assert.Zero(t, p.host.Stats().InUse, "no host buffer leaked")
 	})
 
 	t.Run("only device lost, CPU fallback", func(t *testing.T) {
@@ -400,6 +402,7 @@ func TestProveFaults(t *testing.T) {
 		defer cancel()
 		_, err = p.ProvePartitions(cctx, f.pk, f.parts)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Zero(t, p.host.Stats().InUse, "no host buffer leaked")
 		assert.False(t, d.Lost())
 		slots, _ := d.Live()
 		assert.Zero(t, slots)
