@@ -145,6 +145,12 @@ type Buffer struct {
 
 // Alloc allocates bytes of device memory (cudaMalloc).
 func (d *Device) Alloc(bytes uint64) (*Buffer, error) {
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return nil, &Error{Op: "Alloc", Kind: ErrClosed, Msg: "device closed"}
+	}
 	p, err := rawMemAlloc(d.ordinal, bytes)
 	if err != nil {
 		return nil, err

@@ -11,18 +11,18 @@ func libLoad() error { return &Error{Op: "load", Kind: ErrNoLibrary, Msg: "built
 
 func loadPath(string) error { return libLoad() }
 
-func rawDeviceCount() (int, error)                 { return 0, libLoad() }
-func rawDeviceInfo(int) (Info, error)              { return Info{}, libLoad() }
-func rawMemInfo(int) (uint64, uint64, error)       { return 0, 0, libLoad() }
-func rawStreamCreate(int) (stream, error)                { return stream{}, libLoad() }
-func rawStreamDestroy(stream) error                      { return libLoad() }
-func rawMemAlloc(int, uint64) (unsafe.Pointer, error)    { return nil, libLoad() }
-func rawMemFree(int, unsafe.Pointer) error               { return libLoad() }
-func rawHostAlloc(uint64) (unsafe.Pointer, error)        { return nil, libLoad() }
-func rawHostFree(unsafe.Pointer) error                   { return libLoad() }
+func rawDeviceCount() (int, error)                                      { return 0, libLoad() }
+func rawDeviceInfo(int) (Info, error)                                   { return Info{}, libLoad() }
+func rawMemInfo(int) (uint64, uint64, error)                            { return 0, 0, libLoad() }
+func rawStreamCreate(int) (stream, error)                               { return stream{}, libLoad() }
+func rawStreamDestroy(stream) error                                     { return libLoad() }
+func rawMemAlloc(int, uint64) (unsafe.Pointer, error)                   { return nil, libLoad() }
+func rawMemFree(int, unsafe.Pointer) error                              { return libLoad() }
+func rawHostAlloc(uint64) (unsafe.Pointer, error)                       { return nil, libLoad() }
+func rawHostFree(unsafe.Pointer) error                                  { return libLoad() }
 func rawCopy(stream, unsafe.Pointer, unsafe.Pointer, uint64, int) error { return libLoad() }
-func rawNTT(stream, ptr, int, int, *nttConsts) error     { return libLoad() }
-func rawComputeH(stream, ptr, ptr, ptr, int, *nttConsts) error { return libLoad() }
+func rawNTT(stream, ptr, int, int, *nttConsts) error                    { return libLoad() }
+func rawComputeH(stream, ptr, ptr, ptr, int, *nttConsts) error          { return libLoad() }
 func rawMSM(stream, int, ptr, ptr, uint64, int, unsafe.Pointer) (int, int, error) {
 	return 0, 0, libLoad()
 }

@@ -172,11 +172,11 @@ func edgeScalars(rng *rand.Rand, n int) map[string][]fr.Element {
 		return v
 	}
 	return map[string][]fr.Element{
-		"zero":   fill(func(int) fr.Element { return fr.Element{} }),
-		"one":    fill(func(int) fr.Element { var x fr.Element; x.SetOne(); return x }),
-		"r-1":    fill(func(int) fr.Element { return rm1 }),
+		"zero":    fill(func(int) fr.Element { return fr.Element{} }),
+		"one":     fill(func(int) fr.Element { var x fr.Element; x.SetOne(); return x }),
+		"r-1":     fill(func(int) fr.Element { return rm1 }),
 		"(r+1)/2": fill(func(int) fr.Element { return half }),
-		"small": fill(func(int) fr.Element { var x fr.Element; x.SetUint64(rng.Uint64N(9)); return x }),
+		"small":   fill(func(int) fr.Element { var x fr.Element; x.SetUint64(rng.Uint64N(9)); return x }),
 		"pow2": fill(func(int) fr.Element {
 			var x fr.Element
 			var b big.Int
