@@ -73,6 +73,7 @@ type Prover struct {
 	serial sync.Mutex
 
 	pickMu sync.Mutex
+	keyMu  sync.Mutex // guards keys
 	mu     sync.Mutex
 	keys   map[keyID]gpu.Key
 	closed bool
@@ -180,6 +181,8 @@ func (p *Prover) Close() error {
 	p.closed = true
 	p.mu.Unlock()
 	p.calls.Wait()
+	p.keyMu.Lock()
+	defer p.keyMu.Unlock()
 	for id, k := range p.keys {
 		k.Release()
 		delete(p.keys, id)
@@ -364,10 +367,11 @@ func (p *Prover) pick(exclude map[*device]bool) *device {
 	return best
 }
 
-// key returns pk loaded on d, loading it on first use.
+// key returns pk loaded on d, loading it on first use. Loads serialize on
+// keyMu (a resident key's upload takes seconds) without blocking p.mu.
 func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey) (gpu.Key, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.keyMu.Lock()
+	defer p.keyMu.Unlock()
 	id := keyID{pk, d}
 	if k, ok := p.keys[id]; ok {
 		return k, nil
