@@ -470,7 +470,22 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 	}
 	defer pr.release()
 
-	sums, err := p.deviceStages(ctx, d, key, pk, pr, admitted)
+	// B_G2's tail on the CPU, when the device leaves it to us: started as
+	// soon as the witness is classified, so it runs while the partition
+	// waits for and uses the device (after the device stages without
+	// overlap).
+	var g2 *g2Job
+	if !d.Info().G2 {
+		g2 = &g2Job{done: make(chan struct{})}
+		run := func() { p.runG2(ctx, pk, pr, g2) }
+		if p.cfg.DisableOverlap {
+			g2.start = run
+		} else {
+			go run()
+		}
+		defer g2.join()
+	}
+	sums, err := p.deviceStages(ctx, d, key, pk, pr, admitted, g2)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
@@ -637,7 +652,7 @@ func classify(segs []msm.Segment) (*split, error) {
 
 // deviceStages acquires a slot on d and runs H, the batch additions and the
 // tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2.
-func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, pr *prepared, admitted func()) (*groth16.Sums, error) {
+func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, pr *prepared, admitted func(), g2 *g2Job) (*groth16.Sums, error) {
 	slot, err := d.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
@@ -670,32 +685,8 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 	if pr.classErr != nil {
 		return nil, pr.classErr
 	}
-	// b_g2 on the CPU, beside the device (after it without overlap).
-	g2idx, g2scalars := pr.B.TailIdx, pr.B.Tail
-	if pr.B.full != nil {
-		g2idx, g2scalars = nil, pr.B.full
-	}
-	var g2sum bls.G2Jac
-	var g2err error
+	g2idx, g2scalars := pr.B.g2Scalars()
 	g2cpu := !d.Info().G2
-	g2done := make(chan struct{})
-	g2started := false
-	runG2 := func() {
-		defer close(g2done)
-		t0 := time.Now()
-		g2sum, g2err = gpu.TailG2CPU(pk.BG2, g2idx, g2scalars, p.cfg.Threads)
-		p.st.add(&p.st.bg2, time.Since(t0))
-	}
-	if g2cpu && !p.cfg.DisableOverlap {
-		g2started = true
-		go runG2()
-	}
-	// Whatever happens, the goroutine is joined before returning.
-	defer func() {
-		if g2started {
-			<-g2done
-		}
-	}()
 
 	g1 := []struct {
 		sec gpu.Section
@@ -732,20 +723,71 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 		// The device is done: free its slot for the next partition before
 		// joining the CPU's B_G2 work.
 		slot.Release()
-		if !g2started {
-			g2started = true
-			runG2()
+		if err := g2.wait(ctx); err != nil {
+			return nil, err
 		}
-		<-g2done
-		if g2err != nil {
-			return nil, g2err
-		}
-		sums.BG2 = g2sum
+		sums.BG2 = g2.sum
 	} else if err := stage(&p.st.tail, func() (err error) { sums.BG2, err = slot.TailG2(ctx, g2idx, g2scalars); return }); err != nil {
 		return nil, err
 	}
 	sums.BG2.AddAssign(&ones2)
 	return &sums, nil
+}
+
+// g2Job is the CPU's B_G2 tail MSM for one partition.
+type g2Job struct {
+	start func() // non-nil until started, when it runs on demand (no overlap)
+	done  chan struct{}
+	sum   bls.G2Jac
+	err   error
+}
+
+// wait runs the job if it was deferred, then waits for it.
+func (g *g2Job) wait(ctx context.Context) error {
+	if g.start != nil {
+		f := g.start
+		g.start = nil
+		f()
+	}
+	select {
+	case <-g.done:
+		return g.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// join waits for a started job to end (no goroutine outlives its partition).
+func (g *g2Job) join() {
+	if g.start == nil {
+		<-g.done
+	}
+}
+
+// runG2 computes B_G2's tail on the CPU once the classification is known.
+func (p *Prover) runG2(ctx context.Context, pk *groth16.ProvingKey, pr *prepared, g *g2Job) {
+	defer close(g.done)
+	<-pr.classified
+	if pr.classErr != nil {
+		g.err = pr.classErr
+		return
+	}
+	if g.err = ctx.Err(); g.err != nil {
+		return
+	}
+	t0 := time.Now()
+	idx, scalars := pr.B.g2Scalars()
+	g.sum, g.err = gpu.TailG2CPU(pk.BG2, idx, scalars, p.cfg.Threads)
+	p.st.add(&p.st.bg2, time.Since(t0))
+}
+
+// g2Scalars returns what B_G2's MSM beyond the batch addition takes: the
+// tail, or every scalar when the split was not worth it.
+func (s *split) g2Scalars() ([]uint32, []fr.Element) {
+	if s.full != nil {
+		return nil, s.full
+	}
+	return s.TailIdx, s.Tail
 }
 
 // stats accumulates stage times over all partitions, in nanoseconds.
