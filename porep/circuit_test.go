@@ -151,3 +151,30 @@ func TestRefgen8MiB(t *testing.T) {
 	}
 	checkRefgen(t, "porep-8m", true)
 }
+
+// TestRecordOnceWitnessPerPartition is the proving path for large sectors:
+// the R1CS depends only on the shape, so it is recorded once from a
+// synthetic partition, and each real partition contributes only its witness.
+// The system recorded from synthetic values has refgen's digest, is not
+// satisfied by the synthetic witness, and is by the real one.
+func TestRecordOnceWitnessPerPartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2.7 M constraints")
+	}
+	v := loadRefgen(t, "porep-2k")
+	syn, err := SyntheticPartition(v.shape, 5)
+	require.NoError(t, err)
+	sys := r1cs.NewSystem()
+	require.NoError(t, Synthesize(sys, v.shape, syn))
+	sys.Finalize()
+	dig, err := sys.CanonicalDigest()
+	require.NoError(t, err)
+	require.Equal(t, v.meta.Partition0.R1CSSHA256, hex.EncodeToString(dig[:]))
+	var ue *r1cs.UnsatisfiedError
+	require.ErrorAs(t, sys.IsSatisfied(), &ue, "a synthetic partition proves nothing")
+
+	w, err := Witness(v.shape, v.parts[0], 0)
+	require.NoError(t, err)
+	require.NoError(t, sys.SetAssignment(w.Inputs, w.Aux))
+	require.NoError(t, sys.IsSatisfied())
+}
