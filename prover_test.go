@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"math/bits"
 	mrand "math/rand/v2"
 	"sync"
@@ -493,4 +494,35 @@ func TestProvePartitionsCUDA(t *testing.T) {
 		assert.Positive(t, st.Stages.BG2)
 		require.NoError(t, p.Close())
 	}
+}
+
+// Prove two partitions of a small synthetic circuit with development
+// parameters; the prover verifies the proofs before returning them.
+func ExampleProver_ProvePartitions() {
+	sys := r1cs.NewSystem()
+	inputs, err := synth.Build(sys, synth.Shape{LogSize: 8, Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	sys.Finalize()
+	pk, err := groth16.Setup(sys, rand.Reader) // INSECURE: development parameters
+	if err != nil {
+		panic(err)
+	}
+
+	p, err := New(Config{Backend: BackendCPU})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Close()
+	proofs, err := p.ProvePartitions(context.Background(), pk, []*r1cs.System{sys, sys})
+	if err != nil {
+		panic(err)
+	}
+	for _, proof := range proofs {
+		fmt.Println(groth16.Verify(&pk.VK, &proof, inputs) == nil)
+	}
+	// Output:
+	// true
+	// true
 }

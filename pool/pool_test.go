@@ -177,3 +177,34 @@ func TestView(t *testing.T) {
 	assert.Panics(t, func() { View[bls.G1Affine](b, 10) })
 	b.Release()
 }
+
+func BenchmarkBudgetReserveRelease(b *testing.B) {
+	budget := NewBudget("bench", 1<<30)
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r, err := budget.Reserve(ctx, 1<<20)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			r.Release()
+		}
+	})
+}
+
+func BenchmarkPoolGetRelease(b *testing.B) {
+	p := New(NewBudget("bench", 1<<30), nil)
+	defer p.Close()
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			buf, err := p.Get(ctx, 3<<20)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			buf.Release()
+		}
+	})
+}
