@@ -297,3 +297,16 @@ func (s *System) SetAssignment(inputs, aux []fr.Element) error {
 	s.inputs, s.aux = inputs, aux
 	return nil
 }
+
+// WithAssignment returns a system sharing s's constraints (which must not be
+// modified afterwards) with another assignment, so that one recorded R1CS
+// serves the witnesses of many partitions of the same shape. The rules of
+// SetAssignment apply.
+func (s *System) WithAssignment(inputs, aux []fr.Element) (*System, error) {
+	c := *s
+	c.scratch = nil
+	if err := c.SetAssignment(inputs, aux); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

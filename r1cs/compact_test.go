@@ -85,3 +85,18 @@ func FuzzReadCompact(f *testing.F) {
 		}
 	})
 }
+
+func TestWithAssignmentSharesConstraints(t *testing.T) {
+	s := compactFixture(t)
+	w := NewWitness(0, 0)
+	for i := int64(0); i < 200; i++ {
+		square(w, i+7, (i+1)&1) // same shape, other values
+	}
+	c, err := s.WithAssignment(w.Inputs, w.Aux)
+	require.NoError(t, err)
+	require.NoError(t, c.IsSatisfied())
+	require.True(t, &s.A().Vars[0] == &c.A().Vars[0], "matrices are shared")
+	require.NotEqual(t, s.Aux()[0], c.Aux()[0])
+	_, err = s.WithAssignment(w.Inputs[:1], w.Aux)
+	require.Error(t, err)
+}
