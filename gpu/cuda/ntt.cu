@@ -314,27 +314,37 @@ static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, c
     return set_status(st, C2_ERR_INVALID, 0, "ntt kind %d", kind);
 }
 
-static int h_device(c2_status* st, cudaStream_t s, fr_t* a, fr_t* b, fr_t* c, int k, const c2_ntt_consts* kc) {
-    int rc;
-    fr_t one = fr_t::one();
+// The H pipeline in three steps so that host uploads can overlap the first
+// input's transforms.
+struct h_pipeline {
     table_set wf, wi, gs, gi;
-    if ((rc = wf.build(st, s, k, load_fr(kc->omega), one))) return rc;
-    if ((rc = wi.build(st, s, k, load_fr(kc->omega_inv), one))) return rc;
-    // iNTT scale 1/n and coset shift g^i folded into one table
-    if ((rc = gs.build(st, s, k, load_fr(kc->g), load_fr(kc->n_inv)))) return rc;
-    if ((rc = gi.build(st, s, k, load_fr(kc->g_inv), load_fr(kc->n_inv)))) return rc;
-    fr_t* v[3] = {a, b, c};
-    for (int i = 0; i < 3; i++) {
-        // natural values -> bit-reversed n*coefficients -> natural coset values
-        if ((rc = run_ntt(st, s, v[i], k, false, wi.t, false, gs.t))) return rc;
-        if ((rc = run_ntt(st, s, v[i], k, true, wf.t, true, gs.t))) return rc;
+    int k;
+    int init(c2_status* st, cudaStream_t s, int log_n, const c2_ntt_consts* kc) {
+        int rc;
+        k = log_n;
+        fr_t one = fr_t::one();
+        if ((rc = wf.build(st, s, k, load_fr(kc->omega), one))) return rc;
+        if ((rc = wi.build(st, s, k, load_fr(kc->omega_inv), one))) return rc;
+        // iNTT scale 1/n and coset shift g^i folded into one table
+        if ((rc = gs.build(st, s, k, load_fr(kc->g), load_fr(kc->n_inv)))) return rc;
+        return gi.build(st, s, k, load_fr(kc->g_inv), load_fr(kc->n_inv));
     }
-    uint64_t n = 1ull << k;
-    k_h_combine<<<blocks_for(n, 256), 256, 0, s>>>(a, b, c, n, load_fr(kc->z_inv));
-    C2_CHECK_LAUNCH(k_h_combine);
-    if ((rc = run_ntt(st, s, a, k, false, wi.t, false, gs.t))) return rc;
-    return bitrev_scale(st, s, a, k, 2, one, gi.t, false);
-}
+    // natural values -> bit-reversed n*coefficients -> natural coset values
+    int to_coset(c2_status* st, cudaStream_t s, fr_t* v) {
+        int rc;
+        if ((rc = run_ntt(st, s, v, k, false, wi.t, false, gs.t))) return rc;
+        return run_ntt(st, s, v, k, true, wf.t, true, gs.t);
+    }
+    // a = (a*b - c)/Z on the coset, then back to natural-order coefficients
+    int finish(c2_status* st, cudaStream_t s, fr_t* a, const fr_t* b, const fr_t* c, const c2_ntt_consts* kc) {
+        int rc;
+        uint64_t n = 1ull << k;
+        k_h_combine<<<blocks_for(n, 256), 256, 0, s>>>(a, b, c, n, load_fr(kc->z_inv));
+        C2_CHECK_LAUNCH(k_h_combine);
+        if ((rc = run_ntt(st, s, a, k, false, wi.t, false, gs.t))) return rc;
+        return bitrev_scale(st, s, a, k, 2, fr_t::one(), gi.t, false);
+    }
+};
 
 }  // namespace c2
 
@@ -376,25 +386,40 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
     scratch buf;
     fr_t *da = (fr_t*)a, *db = (fr_t*)b, *dc = (fr_t*)c;
     cudaEvent_t ev[2] = {nullptr, nullptr};
-    if (!on_device) {
+    struct ev_guard {
+        cudaEvent_t* e;
+        ~ev_guard() {
+            for (int i = 0; i < 2; i++)
+                if (e[i]) cudaEventDestroy(e[i]);
+        }
+    } guard{ev};
+    h_pipeline hp;
+    int rc = hp.init(st, sc->s, log_n, kc);
+    if (rc == C2_OK && !on_device) {
         C2_CHECK(buf.alloc(3 * bytes, sc->s));
         da = buf.as<fr_t>();
         db = da + ((size_t)1 << log_n);
         dc = db + ((size_t)1 << log_n);
-        // b and c travel on the copy stream while a's transforms run.
-        C2_CHECK(cudaMemcpyAsync(da, a, bytes, cudaMemcpyHostToDevice, sc->s));
         C2_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
         C2_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
-        C2_CHECK(cudaEventRecord(ev[0], sc->s));  // buffer allocated on s
+        C2_CHECK(cudaEventRecord(ev[0], sc->s));  // the buffer exists from here on
+        C2_CHECK(cudaMemcpyAsync(da, a, bytes, cudaMemcpyHostToDevice, sc->s));
+    }
+    // a's transforms are queued before b and c are uploaded (a pageable copy
+    // blocks the host), so the uploads overlap them.
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, da);
+    if (rc == C2_OK && !on_device) {
+        // b and c go on the copy stream (a pageable upload on s would first
+        // wait for a's transforms); s waits for them before using them.
         C2_CHECK(cudaStreamWaitEvent(sc->copy, ev[0], 0));
         C2_CHECK(cudaMemcpyAsync(db, b, bytes, cudaMemcpyHostToDevice, sc->copy));
         C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
         C2_CHECK(cudaEventRecord(ev[1], sc->copy));
         C2_CHECK(cudaStreamWaitEvent(sc->s, ev[1], 0));
     }
-    int rc = h_device(st, sc->s, da, db, dc, log_n, kc);
-    if (ev[0]) cudaEventDestroy(ev[0]);
-    if (ev[1]) cudaEventDestroy(ev[1]);
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db);
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, dc);
+    if (rc == C2_OK) rc = hp.finish(st, sc->s, da, db, dc, kc);
     if (rc) {
         cudaStreamSynchronize(sc->s);
         return rc;
