@@ -50,6 +50,13 @@ type Config struct {
 	// CPUFallback proves on the CPU once every device has failed, instead of
 	// returning ErrNoDevice.
 	CPUFallback bool
+	// Params is where Prove finds Groth16 parameters: a directory holding
+	// the shape's official file (as filecoin-proofs names it) or, failing
+	// that, a development file from `c2 setup`; or a single .params file.
+	Params string
+	// TrustParams skips the subgroup checks when reading parameter files, as
+	// Filecoin does for its published parameters (curve checks remain).
+	TrustParams bool
 	// TestDevices, when not nil, replaces Backend and Devices: the prover
 	// uses exactly these devices (fakes in tests) and closes them on Close.
 	TestDevices []gpu.Device

@@ -82,6 +82,9 @@ type Prover struct {
 	calls       sync.WaitGroup
 
 	st stats
+
+	shapesMu sync.Mutex
+	shapes   map[string]*shapeCache // per sector shape: key and recorded R1CS
 }
 
 type keyID struct {
@@ -196,15 +199,6 @@ func (p *Prover) Close() error {
 	errs = append(errs, p.cpu.Close())
 	p.host.Close()
 	return errors.Join(errs...)
-}
-
-// Prove computes the C2 proof of a PoRep commit-phase-1 output.
-//
-// Not yet supported: it needs the PoRep circuit (issue 7) and returns a
-// *NotSupportedError until then. ProvePartitions runs the same engine on
-// constraint systems built by the caller.
-func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
-	return nil, &NotSupportedError{What: "PoRep circuit (C1 input)"}
 }
 
 // ProvePartitions proves each finalized, satisfied system under pk and

@@ -1,0 +1,219 @@
+package c2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/inputs"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// DevParamsPrefix starts the file names of insecure development parameters
+// (made by `c2 setup`), which Prove uses only when the official file of the
+// shape is absent from Config.Params.
+const DevParamsPrefix = "dev-insecure-"
+
+// ErrNoParams is returned (wrapped) when no parameter file for a sector
+// shape is found.
+var ErrNoParams = errors.New("c2: no parameters for this sector shape")
+
+// InputMismatchError reports a C1 output whose witness carries public inputs
+// other than those derived from its commitments, seed and ticket: the C1 is
+// inconsistent (or corrupt) and no proof of it would verify on chain.
+type InputMismatchError struct {
+	Partition, Input int
+}
+
+func (e *InputMismatchError) Error() string {
+	return fmt.Sprintf("c2: C1 partition %d: public input %d derived from replica id, commitments and seed differs from the vanilla proof's", e.Partition, e.Input)
+}
+
+// shapeCache holds, per sector shape, the proving key and the R1CS recorded
+// once and shared by every partition proved afterwards.
+type shapeCache struct {
+	once sync.Once
+	pk   *groth16.ProvingKey
+	dev  bool
+	err  error
+
+	sysOnce sync.Once
+	sys     *r1cs.System
+	sysErr  error
+}
+
+func (p *Prover) shape(s porep.Shape) *shapeCache {
+	p.shapesMu.Lock()
+	defer p.shapesMu.Unlock()
+	if p.shapes == nil {
+		p.shapes = make(map[string]*shapeCache)
+	}
+	c, ok := p.shapes[s.Name]
+	if !ok {
+		c = &shapeCache{}
+		p.shapes[s.Name] = c
+	}
+	return c
+}
+
+// paramsPath finds the shape's parameter file under Config.Params: a file is
+// taken as is; in a directory the official file wins over a development one.
+func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
+	if p.cfg.Params == "" {
+		return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
+	}
+	st, err := os.Stat(p.cfg.Params)
+	if err != nil {
+		return "", false, fmt.Errorf("%w: %v", ErrNoParams, err)
+	}
+	if !st.IsDir() {
+		return p.cfg.Params, filepath.Base(p.cfg.Params) != s.ParamsName()+".params", nil
+	}
+	for _, name := range []string{s.ParamsName() + ".params", DevParamsPrefix + s.ParamsName() + ".params"} {
+		q := filepath.Join(p.cfg.Params, name)
+		if _, err := os.Stat(q); err == nil {
+			return q, name != s.ParamsName()+".params", nil
+		}
+	}
+	return "", false, fmt.Errorf("%w: no %s.params (or %s…) in %s", ErrNoParams, s.ParamsName(), DevParamsPrefix, p.cfg.Params)
+}
+
+func (p *Prover) provingKey(s porep.Shape) (*groth16.ProvingKey, error) {
+	c := p.shape(s)
+	c.once.Do(func() {
+		path, dev, err := p.paramsPath(s)
+		if err != nil {
+			c.err = err
+			return
+		}
+		var opts []groth16.ReadOption
+		if p.cfg.TrustParams {
+			opts = append(opts, groth16.TrustedFile())
+		}
+		c.pk, c.err = groth16.ReadParams(path, opts...)
+		c.dev = dev
+	})
+	return c.pk, c.err
+}
+
+// recorded returns the shape's R1CS, recording it from part the first time.
+func (p *Prover) recorded(s porep.Shape, part *porep.Partition) (*r1cs.System, error) {
+	c := p.shape(s)
+	c.sysOnce.Do(func() {
+		sys := r1cs.NewSystem()
+		if err := porep.Synthesize(sys, s, part); err != nil {
+			c.sysErr = err
+			return
+		}
+		sys.Finalize()
+		c.sys = sys
+	})
+	return c.sys, c.sysErr
+}
+
+// Prove computes the C2 proof of a PoRep commit-phase-1 output: c1 is the
+// JSON filecoin-ffi passes to C2 (or its base64 Commit2In wrapper). It
+// returns the partition proofs concatenated in order (192 bytes each), each
+// verified against public inputs derived here from the C1's replica id,
+// commitments and seed — never against values merely copied from the input.
+//
+// Parameters are read from Config.Params once per sector shape and kept; the
+// shape's R1CS is recorded once and shared by later partitions, whose
+// witnesses are synthesized in witness-only mode.
+func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
+	out, err := porep.DecodeC1(c1)
+	if err != nil {
+		return nil, err
+	}
+	shape, parts, err := porep.Partitions(out)
+	if err != nil {
+		return nil, err
+	}
+	want, err := derivedInputs(out)
+	if err != nil {
+		return nil, err
+	}
+	if len(want) != len(parts) {
+		return nil, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
+	}
+	pk, err := p.provingKey(shape)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := p.recorded(shape, parts[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	systems := make([]*r1cs.System, len(parts))
+	var eg errgroup.Group
+	eg.SetLimit(max(1, p.cfg.PrepWorkers))
+	for k := range parts {
+		eg.Go(func() error {
+			w, err := porep.Witness(shape, parts[k], max(1, runtime.GOMAXPROCS(0)/p.cfg.PrepWorkers))
+			if err != nil {
+				return &PartitionError{Index: k, Err: err}
+			}
+			if len(w.Inputs) != len(want[k])+1 {
+				return &PartitionError{Index: k, Err: fmt.Errorf("witness has %d public inputs, the proof type %d", len(w.Inputs)-1, len(want[k]))}
+			}
+			for i := range want[k] {
+				if w.Inputs[i+1] != want[k][i] {
+					return &InputMismatchError{Partition: k, Input: i + 1}
+				}
+			}
+			sys, err := rec.WithAssignment(w.Inputs, w.Aux)
+			if err != nil {
+				return &PartitionError{Index: k, Err: err}
+			}
+			systems[k] = sys
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	proofs, err := p.ProvePartitions(ctx, pk, systems)
+	if err != nil {
+		return nil, err
+	}
+	// ProvePartitions verified against the witness's inputs, which equal the
+	// derived ones; verify once more against the derived vectors themselves
+	// so that a proof is never returned on the strength of the input alone.
+	if err := groth16.VerifyBatch(&pk.VK, proofs, want); err != nil {
+		return nil, fmt.Errorf("c2: proof failed verification against derived public inputs: %w", err)
+	}
+	return groth16.MarshalProofs(proofs), nil
+}
+
+// derivedInputs computes every partition's public inputs (ONE excluded) from
+// the C1's proof type, replica id, comm_d, comm_r and seed.
+func derivedInputs(c1 *porep.C1Output) ([][]fr.Element, error) {
+	proof, err := inputs.ParseProof(c1.RegisteredProof)
+	if err != nil {
+		return nil, err
+	}
+	s, err := proof.Shape()
+	if err != nil {
+		return nil, err
+	}
+	all := make([][]fr.Element, s.Partitions)
+	for k := range all {
+		if all[k], err = inputs.Partition(s, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), k); err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
+}
