@@ -1,30 +1,48 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/synth"
+	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/r1cs"
 )
 
 func init() {
-	register("demo", "prove and verify a built-in PoRep-shaped circuit (development parameters)", runDemo)
+	register("demo", "prove an embedded 2 KiB sector's C1 output (development parameters, cached)", runDemo)
 }
+
+// demoC1 is the C1 output of a 2 KiB sector sealed by rust-fil-proofs
+// (testdata/refgen/out/porep-2k/c1.json).
+//
+//go:embed demodata/c1-2kib.json
+var demoC1 []byte
 
 func runDemo(args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	logSize := fs.Int("log", 16, "circuit size: 2^log constraints")
-	seed := fs.Uint64("seed", 1, "seed of the synthetic circuit and its witness")
+	synthetic := fs.Bool("synthetic", false, "prove a synthetic PoRep-shaped circuit instead of the 2 KiB C1")
+	logSize := fs.Int("log", 16, "with -synthetic: circuit size, 2^log constraints")
+	seed := fs.Uint64("seed", 1, "with -synthetic: seed of the circuit and its witness")
+	params := fs.String("params", "", "directory of (development) parameters; default: the user cache directory")
+	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if !*synthetic {
+		return demoC1Proof(*params, *backend)
 	}
 	fmt.Printf("c2 demo: synthetic PoRep-shaped circuit, 2^%d constraints, %d CPUs\n", *logSize, runtime.GOMAXPROCS(0))
 	fmt.Println("WARNING: development parameters from an insecure setup; proofs made with them prove nothing on chain.")
@@ -76,6 +94,60 @@ func runDemo(args []string) error {
 	return nil
 }
 
+// demoC1Proof proves the embedded C1 with development parameters from dir,
+// generating them on first use.
+func demoC1Proof(dir, backend string) error {
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no cache directory (%v): pass -params DIR", err)
+		}
+		dir = filepath.Join(cache, "c2", "params")
+	}
+	c1, err := porep.DecodeC1(demoC1)
+	if err != nil {
+		return err
+	}
+	shape, _, err := porep.Partitions(c1)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("c2 demo: C2 proof of a %d-byte sector sealed by rust-fil-proofs (%s), %d CPUs\n",
+		shape.SectorSize, c1.RegisteredProof, runtime.GOMAXPROCS(0))
+	fmt.Println("WARNING: development parameters from an insecure setup; proofs made with them prove nothing on chain.")
+	if _, _, err := findParams(dir, shape, ".params"); err != nil {
+		fmt.Printf("no parameters in %s: generating development parameters once (about 1 GiB; minutes on 2 cores)\n", dir)
+		if err := devSetup(shape, dir); err != nil {
+			return err
+		}
+	}
+
+	p, err := c2.New(c2.Config{Backend: c2.Backend(backend), Params: dir, TrustParams: true})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	fmt.Printf("devices: %v\n", p.Devices())
+	t0 := time.Now()
+	stop := ticker("prove")
+	proof, err := p.Prove(context.Background(), demoC1)
+	stop()
+	if err != nil {
+		return err
+	}
+	stage("prove (read params, synthesize, prove, verify)", time.Since(t0), "")
+	st := p.Stats().Stages
+	stage("  prep (a, b, c; classify)", st.Prep, "")
+	stage("  H (7 NTTs + MSM)", st.H, "")
+	stage("  batch additions", st.BatchAdd, "")
+	stage("  tail MSMs", st.Tail, "")
+	stage("  B_G2 tail (CPU)", st.BG2, "")
+	stage("  epilogue", st.Epilogue, "")
+	stage("  verify", st.Verify, "")
+	fmt.Printf("proof (%d bytes, verified against public inputs derived from the C1): %s\n", len(proof), hex.EncodeToString(proof))
+	return nil
+}
+
 func stage(name string, d time.Duration, detail string) {
-	fmt.Printf("%-30s %10.1f ms  %s\n", name, float64(d.Microseconds())/1000, detail)
+	fmt.Printf("%-34s %10.1f ms  %s\n", name, float64(d.Microseconds())/1000, detail)
 }

@@ -54,6 +54,12 @@ func runSetup(args []string) error {
 		fmt.Println("note: this records a 130 M-constraint system and computes ~450 M points; it needs hundreds of GiB and hours.")
 	}
 
+	return devSetup(shape, *out)
+}
+
+// devSetup records the shape's circuit, runs the insecure development setup
+// and writes dir/dev-insecure-<official name>.{params,vk}, printing stages.
+func devSetup(shape porep.Shape, dir string) error {
 	t0 := time.Now()
 	p, err := porep.SyntheticPartition(shape, 1) // the R1CS depends only on the shape
 	if err != nil {
@@ -67,17 +73,19 @@ func runSetup(args []string) error {
 	stage("synthesize", time.Since(t0), sys.Counts().String())
 
 	t0 = time.Now()
+	stop := ticker("setup (dev)")
 	pk, err := groth16.Setup(sys, rand.Reader)
+	stop()
 	if err != nil {
 		return err
 	}
 	sys = nil
 	stage("setup (dev)", time.Since(t0), fmt.Sprintf("h=%d l=%d a=%d b=%d", len(pk.H), len(pk.L), len(pk.A), len(pk.BG1)))
 
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	base := filepath.Join(*out, devPrefix+shape.ParamsName())
+	base := filepath.Join(dir, devPrefix+shape.ParamsName())
 	t0 = time.Now()
 	if err := writeFile(base+".params", pk.WriteTo); err != nil {
 		return err
@@ -87,6 +95,25 @@ func runSetup(args []string) error {
 	}
 	stage("write", time.Since(t0), base+".{params,vk}")
 	return nil
+}
+
+// ticker prints how long a long step has run, every 15 s, until stopped.
+func ticker(what string) (stop func()) {
+	done := make(chan struct{})
+	t0 := time.Now()
+	go func() {
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Printf("  … %s: %s\n", what, time.Since(t0).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // writeFile writes through a buffered temporary file renamed into place,
