@@ -7,6 +7,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2/porep/gadget"
+	"github.com/sealc2/c2/porep/poseidon"
 )
 
 // Partition is what the circuit of one partition reads from a C1 output
@@ -351,4 +352,102 @@ func merkle(m *MerkleProof, field string) (leaf, root fr.Element, path []PathLev
 		}
 	}
 	return leaf, root, path, nil
+}
+
+// Verify checks natively, without the circuit, that p proves what its
+// circuit proves: comm_r = Poseidon(comm_c, comm_r_last); per challenge the
+// data leaf is in tree D under comm_d, every parent column is in tree C
+// under comm_c, the labels recomputed from the parents hash into the
+// challenged column, which is in tree C under comm_c, the last label plus
+// the data leaf is in tree R_last under comm_r_last, and every path leads
+// to the challenged node (or the parent's position). It also runs
+// [Shape.Check]. A partition that passes Verify synthesizes into a
+// satisfied circuit; one that fails would make the prover fail later, so
+// checking first turns a bad C1 output into an *InputError naming the
+// challenge and the part that does not hold. part only labels errors.
+func (s Shape) Verify(p *Partition, part int) error {
+	if err := s.Check(p, part); err != nil {
+		return err
+	}
+	bad := func(i int, field, msg string) error { return &InputError{part, i, field, msg} }
+	h, err := poseidon.MustGet(2).Hash([]fr.Element{p.CommC, p.CommRLast})
+	if err != nil {
+		return err
+	}
+	if h != p.CommR {
+		return bad(-1, "comm_r", "is not Poseidon(comm_c, comm_r_last)")
+	}
+	rid := p.ReplicaID
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		if err := provePath(gadget.TreeSHA254, c.DataLeaf, c.DataPath, p.CommD, c.Node); err != "" {
+			return bad(i, "comm_d_proofs", err)
+		}
+		for j := range c.Parents {
+			col := &c.Parents[j]
+			leaf, err := poseidon.MustGet(len(col.Rows)).Hash(col.Rows)
+			if err != nil {
+				return err
+			}
+			if root, _ := gadget.PathRoot(gadget.TreePoseidon, leaf, col.Path); root != p.CommC {
+				return bad(i, parentField(j), "column is not in tree C under comm_c")
+			}
+		}
+		labels := make([]fr.Element, s.Layers)
+		parents := make([]fr.Element, 0, DRGParents+ExpParents)
+		for layer := 1; layer <= s.Layers; layer++ {
+			parents = parents[:0]
+			for j := 0; j < DRGParents; j++ {
+				parents = append(parents, c.Parents[j].Rows[layer-1])
+			}
+			if layer > 1 {
+				for j := DRGParents; j < DRGParents+ExpParents; j++ {
+					parents = append(parents, c.Parents[j].Rows[layer-2])
+				}
+			}
+			if labels[layer-1], err = gadget.LabelNative(rid, uint32(layer), c.Node, parents); err != nil {
+				return err
+			}
+		}
+		var enc fr.Element
+		enc.Add(&labels[s.Layers-1], &c.DataLeaf)
+		if err := provePath(gadget.TreePoseidon, enc, c.ReplicaPath, p.CommRLast, c.Node); err != "" {
+			return bad(i, "comm_r_last_proof", "encoded node: "+err)
+		}
+		col, err := poseidon.MustGet(s.Layers).Hash(labels)
+		if err != nil {
+			return err
+		}
+		if err := provePath(gadget.TreePoseidon, col, c.ColumnPath, p.CommC, c.Node); err != "" {
+			return bad(i, "replica_column_proofs.c_x", "column of recomputed labels: "+err)
+		}
+	}
+	return nil
+}
+
+// provePath reports why leaf is not at position node under root, or "".
+func provePath(h gadget.TreeHash, leaf fr.Element, path []PathLevel, root fr.Element, node uint64) string {
+	got, err := gadget.PathRoot(h, leaf, path)
+	if err != nil {
+		return err.Error()
+	}
+	if got != root {
+		return "path does not lead to the root"
+	}
+	pos, mul := uint64(0), uint64(1)
+	for _, l := range path {
+		pos += uint64(l.Index) * mul
+		mul *= uint64(l.Arity())
+	}
+	if pos != node {
+		return fmt.Sprintf("path is at position %d, not the challenged node %d", pos, node)
+	}
+	return ""
+}
+
+func parentField(j int) string {
+	if j < DRGParents {
+		return fmt.Sprintf("drg_parents[%d]", j)
+	}
+	return fmt.Sprintf("exp_parents[%d]", j-DRGParents)
 }

@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -48,7 +52,27 @@ func runProve(args []string) error {
 	if err != nil {
 		return err
 	}
-	stage("read C1", time.Since(t0), fmt.Sprintf("%s, %d partitions", c1.RegisteredProof, len(parts)))
+	for k, p := range parts {
+		if err := shape.Verify(p, k); err != nil {
+			return fmt.Errorf("the C1 output's vanilla proofs do not hold: %w", err)
+		}
+	}
+	// The public inputs a verifier derives from the commitments and the seed.
+	proofType, err := inputs.ParseProof(c1.RegisteredProof)
+	if err != nil {
+		return err
+	}
+	is, err := proofType.Shape()
+	if err != nil {
+		return err
+	}
+	want := make([][]fr.Element, len(parts))
+	for k := range parts {
+		if want[k], err = inputs.Partition(is, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proofType.PoRepID(), k); err != nil {
+			return err
+		}
+	}
+	stage("read + check C1", time.Since(t0), fmt.Sprintf("%s, %d partitions", c1.RegisteredProof, len(parts)))
 
 	t0 = time.Now()
 	path, dev, err := findParams(*params, shape, ".params")
@@ -76,6 +100,9 @@ func runProve(args []string) error {
 			return err
 		}
 		sys.Finalize()
+		if !slices.Equal(sys.Inputs()[1:], want[k]) {
+			return fmt.Errorf("partition %d: the vanilla proofs' challenges or parents differ from those of the seed and PoRep id", k)
+		}
 		systems[k] = sys
 	}
 	stage("synthesize", time.Since(t0), systems[0].Counts().String())
