@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/r1cs"
 )
 
 // TestPartitionsRejects mutates the refgen 2 KiB C1 output: each defect is
@@ -98,4 +100,33 @@ func TestVerify(t *testing.T) {
 		require.ErrorAs(t, v.shape.Verify(parts[0], 0), &ie, tc.field)
 		require.Equal(t, tc.field, ie.Field, ie.Error())
 	}
+}
+
+// TestSatisfyingPartition checks the generator of fictitious sectors: its
+// partitions pass the native verification for every shape and, for 2 KiB,
+// synthesize into a satisfied system (and a tampered one does not).
+func TestSatisfyingPartition(t *testing.T) {
+	for _, s := range Shapes {
+		p, err := SatisfyingPartition(s, 11)
+		require.NoError(t, err, s.Name)
+		require.NoError(t, s.Verify(p, 0), s.Name)
+	}
+	if testing.Short() {
+		t.Skip("2.7 M constraints")
+	}
+	p, err := SatisfyingPartition(Shape2KiB, 12)
+	require.NoError(t, err)
+	sys := r1cs.NewSystem()
+	require.NoError(t, Synthesize(sys, Shape2KiB, p))
+	sys.Finalize()
+	require.NoError(t, sys.IsSatisfied())
+
+	p.Challenges[1].Parents[13].Rows[0].SetUint64(3)
+	var ie *InputError
+	require.ErrorAs(t, Shape2KiB.Verify(p, 0), &ie)
+	sys = r1cs.NewSystem()
+	require.NoError(t, Synthesize(sys, Shape2KiB, p))
+	sys.Finalize()
+	var ue *r1cs.UnsatisfiedError
+	require.ErrorAs(t, sys.IsSatisfied(), &ue)
 }
