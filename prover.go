@@ -32,11 +32,6 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// NotSupportedError reports a feature that does not exist yet.
-type NotSupportedError struct{ What string }
-
-func (e *NotSupportedError) Error() string { return "c2: not yet supported: " + e.What }
-
 // ErrNoDevice is returned (wrapped in a *PartitionError) when every device
 // has failed and Config.CPUFallback is off.
 var ErrNoDevice = errors.New("c2: no usable device left")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	mrand "math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -116,14 +118,24 @@ func verifyAll(t *testing.T, f *fixture, proofs []groth16.Proof) {
 	}
 }
 
-func TestProveNotSupportedYet(t *testing.T) {
+func TestProveRejectsBadInput(t *testing.T) {
 	p, err := New(Config{})
 	require.NoError(t, err)
 	defer p.Close()
 	_, err = p.Prove(context.Background(), []byte("{}"))
-	var ns *NotSupportedError
-	require.ErrorAs(t, err, &ns)
-	assert.Contains(t, err.Error(), "PoRep circuit")
+	var ce *porep.C1Error
+	require.ErrorAs(t, err, &ce, "an empty object is not a C1 output")
+
+	raw, err := os.ReadFile("testdata/refgen/out/porep-2k/c1.json")
+	require.NoError(t, err)
+	_, err = p.Prove(context.Background(), raw)
+	require.ErrorIs(t, err, ErrNoParams, "no Config.Params")
+
+	q, err := New(Config{Params: t.TempDir()})
+	require.NoError(t, err)
+	defer q.Close()
+	_, err = q.Prove(context.Background(), raw)
+	require.ErrorIs(t, err, ErrNoParams, "empty params directory")
 }
 
 func TestZeroConfigUsesCPU(t *testing.T) {
