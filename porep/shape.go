@@ -124,8 +124,8 @@ func (s Shape) NumInputs() int { return 4 + s.Challenges*(4+DRGParents+ExpParent
 func (s Shape) Validate() error {
 	pow2 := func(x uint64) bool { return x != 0 && x&(x-1) == 0 }
 	switch {
-	case s.SectorSize < 2<<10 || !pow2(s.SectorSize):
-		return &ShapeError{s.Name, fmt.Sprintf("sector size %d is not a power of two ≥ 2048", s.SectorSize)}
+	case s.SectorSize < BaseArity*NodeSize || !pow2(s.SectorSize):
+		return &ShapeError{s.Name, fmt.Sprintf("sector size %d is not a power of two ≥ %d", s.SectorSize, BaseArity*NodeSize)}
 	case s.Layers < 1 || s.Layers > 16:
 		return &ShapeError{s.Name, fmt.Sprintf("%d layers", s.Layers)}
 	case s.Partitions < 1 || s.Challenges < 1:

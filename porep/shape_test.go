@@ -51,6 +51,45 @@ func TestShapeTrees(t *testing.T) {
 	bad = Shape2KiB
 	bad.SectorSize = 3000
 	require.ErrorAs(t, bad.Validate(), &se)
+	bad.SectorSize = 128
+	require.ErrorAs(t, bad.Validate(), &se)
+}
+
+// testShapes are the circuits of rust-fil-proofs' storage-proofs-porep
+// tests/stacked_circuit.rs: 2 layers, 1 challenge, 8 nodes per base tree,
+// with the constraint counts (before the per-input constraints) it asserts.
+var testShapes = []struct {
+	s           Shape
+	constraints int
+}{
+	{Shape{Name: "test-8-0-0", SectorSize: 8 * NodeSize, Layers: 2, Partitions: 1, Challenges: 1}, 1_199_620},
+	{Shape{Name: "test-8-4-0", SectorSize: 32 * NodeSize, Layers: 2, Partitions: 1, Challenges: 1, SubArity: 4}, 1_296_576},
+	{Shape{Name: "test-8-4-2", SectorSize: 64 * NodeSize, Layers: 2, Partitions: 1, Challenges: 1, SubArity: 4, TopArity: 2}, 1_346_982},
+}
+
+// TestRustTestCircuits counts the rust-fil-proofs test circuits, whose
+// sub and top tree levels the production 2 KiB and 8 MiB vectors lack, and
+// proves satisfiable ones with sub and top levels satisfied.
+func TestRustTestCircuits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 M constraints")
+	}
+	for _, tc := range testShapes {
+		got := countShape(t, tc.s)
+		require.Equal(t, tc.constraints, got.Constraints-got.Inputs, tc.s.Name)
+		require.Equal(t, tc.s.NumInputs(), got.Inputs)
+		if tc.s.Nodes() < 32 {
+			continue // too few nodes for SatisfyingPartition
+		}
+		p, err := SatisfyingPartition(tc.s, 2)
+		require.NoError(t, err)
+		require.NoError(t, tc.s.Verify(p, 0))
+		sys := r1cs.NewSystem()
+		require.NoError(t, Synthesize(sys, tc.s, p))
+		sys.Finalize()
+		require.Equal(t, got, sys.Counts())
+		require.NoError(t, sys.IsSatisfied(), tc.s.Name)
+	}
 }
 
 // TestCheckRejects feeds malformed partitions to Synthesize: each is
