@@ -184,3 +184,28 @@ func TestLargeShapeCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeShapesSatisfied proves one challenge of the 32 GiB and 64 GiB
+// circuits (11 layers, trees 8-8-0 and 8-8-2, 7.2 M constraints each) from a
+// satisfying partition: the recorded system is satisfied, and the
+// concurrent witness equals the recorded assignment.
+func TestLargeShapesSatisfied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("15 M constraints")
+	}
+	for _, s := range []Shape{Shape32GiB, Shape64GiB} {
+		s.Challenges = 1
+		s.Name += "-1-challenge"
+		p, err := SatisfyingPartition(s, 3)
+		require.NoError(t, err)
+		require.NoError(t, s.Verify(p, 0))
+		sys := r1cs.NewSystem()
+		require.NoError(t, Synthesize(sys, s, p))
+		sys.Finalize()
+		require.NoError(t, sys.IsSatisfied(), s.Name)
+		w, err := Witness(s, p, 0)
+		require.NoError(t, err)
+		require.Equal(t, sys.Inputs(), w.Inputs)
+		require.True(t, r1cs.WitnessDigest(sys.Inputs(), sys.Aux()) == r1cs.WitnessDigest(w.Inputs, w.Aux), s.Name)
+	}
+}
