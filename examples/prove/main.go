@@ -90,6 +90,12 @@ func prove(ctx context.Context, prover *c2.Prover, pk *groth16.ProvingKey, c1JSO
 	}
 	systems := make([]*r1cs.System, len(parts))
 	for k, p := range parts {
+		// Check the vanilla proofs natively first (milliseconds): a bad C1
+		// output fails here with the challenge and part named, not later
+		// as an unsatisfied circuit.
+		if err := shape.Verify(p, k); err != nil {
+			return nil, err
+		}
 		sys := r1cs.NewSystem()
 		if err := porep.Synthesize(sys, shape, p); err != nil {
 			return nil, err
