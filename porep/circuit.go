@@ -152,7 +152,9 @@ func synthReplica(cs *gadget.CS, g *global, c *Challenge, dataLeaf gadget.Num, l
 // concurrently and the replica segments after them. Gadgets carry their
 // values, so in witness-only mode a segment needs no variable of another:
 // the values it reads (rows, the challenge bits, labels) are rebuilt from
-// the vanilla proof or passed along.
+// the vanilla proof or passed along. Every segment writes straight into
+// its slice of the assignment; the segment sizes of a shape are learned
+// once, from a first run of one challenge.
 func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	if err := s.Check(p, 0); err != nil {
 		return nil, err
@@ -164,38 +166,63 @@ func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	g := synthGlobal(gadget.New(w), p)
 
 	nseg := s.Layers + 3 // data, columns, labels, replica
-	segs := make([]r1cs.Witness, len(p.Challenges)*nseg)
 	sizes, known := segmentAux.get(s)
-	prefix := len(w.Aux)
-	var aux []fr.Element
-	if known {
-		total := prefix
-		for i := range segs {
-			total += sizes[i%nseg]
+	if !known {
+		segs := make([]r1cs.Witness, nseg)
+		if err := witnessSegments(s, &g, p.Challenges[:1], segs, workers); err != nil {
+			return nil, err
 		}
-		aux = make([]fr.Element, total)
-		copy(aux, w.Aux)
-		off := prefix
+		sizes = make([]int, nseg)
 		for i := range segs {
-			n := sizes[i%nseg]
-			segs[i].Aux = aux[off : off : off+n]
-			off += n
+			sizes[i] = len(segs[i].Aux)
 		}
+		segmentAux.put(s, sizes)
 	}
-	labels := make([]gadget.Num, len(p.Challenges)*s.Layers)
-	dataLeaves := make([]gadget.Num, len(p.Challenges))
 
+	segs := make([]r1cs.Witness, len(p.Challenges)*nseg)
+	total := len(w.Aux)
+	for i := range segs {
+		total += sizes[i%nseg]
+	}
+	aux := make([]fr.Element, total)
+	off := copy(aux, w.Aux)
+	for i := range segs {
+		n := sizes[i%nseg]
+		segs[i].Aux = aux[off : off : off+n]
+		off += n
+	}
+	if err := witnessSegments(s, &g, p.Challenges, segs, workers); err != nil {
+		return nil, err
+	}
+	off = len(w.Aux)
+	for i := range segs {
+		if n := sizes[i%nseg]; len(segs[i].Aux) != n || n > 0 && &segs[i].Aux[0] != &aux[off] {
+			panic("porep: a segment allocated a different number of variables") // a circuit bug
+		}
+		off += sizes[i%nseg]
+		w.Inputs = append(w.Inputs, segs[i].Inputs...)
+	}
+	w.Aux = aux
+	return w, nil
+}
+
+// witnessSegments runs the segments of the challenges (see [Witness]) into
+// segs, Layers+3 per challenge.
+func witnessSegments(s Shape, g *global, challenges []Challenge, segs []r1cs.Witness, workers int) error {
+	nseg := s.Layers + 3
+	labels := make([]gadget.Num, len(challenges)*s.Layers)
+	dataLeaves := make([]gadget.Num, len(challenges))
 	var eg errgroup.Group
 	eg.SetLimit(workers)
-	for i := range p.Challenges {
-		c := &p.Challenges[i]
+	for i := range challenges {
+		c := &challenges[i]
 		seg := segs[i*nseg : (i+1)*nseg]
 		eg.Go(func() (err error) {
-			dataLeaves[i], err = synthData(gadget.New(&seg[0]), &g, c)
+			dataLeaves[i], err = synthData(gadget.New(&seg[0]), g, c)
 			return err
 		})
 		eg.Go(func() error {
-			_, _, err := synthColumns(gadget.New(&seg[1]), &g, c)
+			_, _, err := synthColumns(gadget.New(&seg[1]), g, c)
 			return err
 		})
 		// The labels read the rows and the challenge bits by value.
@@ -209,61 +236,22 @@ func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 		node := gadget.New(&r1cs.Witness{}).AllocUInt64(c.Node)
 		for layer := 1; layer <= s.Layers; layer++ {
 			eg.Go(func() error {
-				cs := gadget.New(&seg[1+layer])
-				labels[i*s.Layers+layer-1] = synthLabel(cs, &g, &node, cols, layer, nil)
+				labels[i*s.Layers+layer-1] = synthLabel(gadget.New(&seg[1+layer]), g, &node, cols, layer, nil)
 				return nil
 			})
 		}
 	}
 	if err := eg.Wait(); err != nil {
-		return nil, err
+		return err
 	}
-	for i := range p.Challenges {
-		c := &p.Challenges[i]
+	for i := range challenges {
+		c := &challenges[i]
 		seg := &segs[(i+1)*nseg-1]
 		eg.Go(func() error {
-			return synthReplica(gadget.New(seg), &g, c, dataLeaves[i], labels[i*s.Layers:(i+1)*s.Layers])
+			return synthReplica(gadget.New(seg), g, c, dataLeaves[i], labels[i*s.Layers:(i+1)*s.Layers])
 		})
 	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-
-	for i := range segs {
-		w.Inputs = append(w.Inputs, segs[i].Inputs...)
-	}
-	if known {
-		off := prefix
-		for i := range segs {
-			if n := sizes[i%nseg]; len(segs[i].Aux) != n || n > 0 && &segs[i].Aux[0] != &aux[off] {
-				panic("porep: a segment allocated a different number of variables") // a circuit bug
-			}
-			off += sizes[i%nseg]
-		}
-		w.Aux = aux
-		return w, nil
-	}
-	sizes = make([]int, nseg)
-	offs := make([]int, len(segs))
-	total := prefix
-	for i := range segs {
-		if i < nseg {
-			sizes[i] = len(segs[i].Aux)
-		} else if len(segs[i].Aux) != sizes[i%nseg] {
-			panic("porep: challenges allocated different numbers of variables") // a circuit bug
-		}
-		offs[i] = total
-		total += len(segs[i].Aux)
-	}
-	aux = make([]fr.Element, total)
-	copy(aux, w.Aux)
-	for i := range segs {
-		eg.Go(func() error { copy(aux[offs[i]:], segs[i].Aux); return nil })
-	}
-	eg.Wait()
-	w.Aux = aux
-	segmentAux.put(s, sizes)
-	return w, nil
+	return eg.Wait()
 }
 
 // segmentAux remembers, per shape, how many aux variables each segment of

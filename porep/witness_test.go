@@ -10,8 +10,7 @@ import (
 
 // TestWitnessConcurrent checks that the concurrent, segmented witness
 // equals the sequential synthesis into an r1cs.Witness, on the first call
-// for a shape (segments copied together) and on later ones (segments written
-// in place).
+// for a shape (which first learns the segment sizes) and on later ones.
 func TestWitnessConcurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2.7 M constraints")
