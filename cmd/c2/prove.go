@@ -92,32 +92,46 @@ func runProve(args []string) error {
 	}
 	stage("read params", time.Since(t0), path)
 
-	t0 = time.Now()
-	systems := make([]*r1cs.System, len(parts))
-	for k, p := range parts {
-		sys := r1cs.NewSystem()
-		if err := porep.Synthesize(sys, shape, p); err != nil {
-			return err
-		}
-		sys.Finalize()
-		if !slices.Equal(sys.Inputs()[1:], want[k]) {
-			return fmt.Errorf("partition %d: the vanilla proofs' challenges or parents differ from those of the seed and PoRep id", k)
-		}
-		systems[k] = sys
-	}
-	stage("synthesize", time.Since(t0), systems[0].Counts().String())
-
 	prover, err := c2.New(c2.Config{Backend: c2.Backend(*backend)})
 	if err != nil {
 		return err
 	}
 	defer prover.Close()
+
+	// The R1CS depends only on the shape: record it once (with partition
+	// 0's assignment) and give every later partition only its witness, so
+	// that one system is held at a time (26 GB for 32 GiB sectors).
 	t0 = time.Now()
-	proofs, err := prover.ProvePartitions(context.Background(), pk, systems)
-	if err != nil {
+	sys := r1cs.NewSystem()
+	if err := porep.Synthesize(sys, shape, parts[0]); err != nil {
 		return err
 	}
-	stage("prove + verify", time.Since(t0), fmt.Sprintf("%d proofs on %v", len(proofs), prover.Devices()))
+	sys.Finalize()
+	stage("synthesize (record)", time.Since(t0), sys.Counts().String())
+	proofs := make([]groth16.Proof, len(parts))
+	for k, p := range parts {
+		if k > 0 {
+			t0 = time.Now()
+			w, err := porep.Witness(shape, p, 0)
+			if err != nil {
+				return err
+			}
+			if err := sys.SetAssignment(w.Inputs, w.Aux); err != nil {
+				return err
+			}
+			stage(fmt.Sprintf("partition %d witness", k), time.Since(t0), "")
+		}
+		if !slices.Equal(sys.Inputs()[1:], want[k]) {
+			return fmt.Errorf("partition %d: the vanilla proofs' challenges or parents differ from those of the seed and PoRep id", k)
+		}
+		t0 = time.Now()
+		pr, err := prover.ProvePartitions(context.Background(), pk, []*r1cs.System{sys})
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", k, err)
+		}
+		proofs[k] = pr[0]
+		stage(fmt.Sprintf("partition %d prove + verify", k), time.Since(t0), fmt.Sprint(prover.Devices()))
+	}
 	if err := os.WriteFile(*out, groth16.MarshalProofs(proofs), 0o644); err != nil {
 		return err
 	}
