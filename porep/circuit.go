@@ -4,6 +4,19 @@
 // do: the same variables in the same order, the same constraints with the
 // same coefficients, hence the same R1CS, witness, public inputs and
 // Groth16 parameters.
+//
+// The flow from a C1 output to what a Groth16 prover needs:
+//
+//	c1, err := DecodeC1(json)               // the C1 output (or a Commit2In wrapper)
+//	shape, parts, err := Partitions(c1)     // one Partition per Groth16 proof
+//	err = shape.Verify(parts[k], k)         // optional: check the vanilla proofs natively
+//	err = Synthesize(sys, shape, parts[k])  // record (r1cs.System), count (r1cs.Counter), …
+//	w, err := Witness(shape, parts[k], 0)   // … or only the assignment, on all cores
+//
+// The R1CS depends only on the [Shape]: it can be recorded once, from any
+// partition of the shape ([SyntheticPartition] needs no sector), and paired
+// with each partition's [Witness]. [SatisfyingPartition] makes provable
+// partitions of any shape for tests and benchmarks.
 package porep
 
 import (
