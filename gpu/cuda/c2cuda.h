@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 1
+#define C2_ABI_VERSION 2
 
 enum {
     C2_OK = 0,
@@ -58,8 +58,9 @@ enum {
     C2_NTT_FORWARD_NR = 4 /* forward, output left in bit-reversed order */
 };
 
-/* MSM output: per-window sums, window w weighing 2^(w*window_bits). Each sum is
- * an XYZZ point (X, Y, ZZ, ZZZ; infinity when ZZ = 0). */
+/* MSM output: per-window sums. With W windows, window w has width
+ * 256/W + (w < 256%W) bits and weighs 2^o_w, o_w = w*(256/W) + min(w, 256%W).
+ * Each sum is an XYZZ point (X, Y, ZZ, ZZZ; infinity when ZZ = 0). */
 #define C2_MAX_WINDOWS 64
 
 int c2_abi_version(void);
@@ -86,9 +87,10 @@ int c2_ntt(c2_status* st, c2_stream* s, void* data, int on_device, int log_n, in
 int c2_compute_h(c2_status* st, c2_stream* s, void* a, void* b, void* c, int on_device, int log_n,
                  const c2_ntt_consts* k);
 
-/* group: 1 = G1, 2 = G2. window_bits = 0 picks one (bits 8-15, when set, are
- * log2 of the streaming chunk, a test knob). out receives *nwindows XYZZ window
- * sums (room for C2_MAX_WINDOWS). */
+/* group: 1 = G1, 2 = G2. window_bits = 0 picks the window count; otherwise
+ * W = ceil(256/window_bits) (bits 8-15, when set, are log2 of the streaming
+ * chunk, a test knob). out receives *nwindows XYZZ window sums (room for
+ * C2_MAX_WINDOWS); *used_window_bits is the widest window. */
 int c2_msm(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,
            const void* scalars, int scalars_on_device, uint64_t n, int window_bits, void* out,
            int* nwindows, int* used_window_bits);

@@ -3,9 +3,9 @@
 //
 // MSM outline, per chunk of points (chunks stream from the host while the
 // previous chunk computes):
-//   1. each scalar leaves Montgomery form and is cut into W signed c-bit
-//      digits; digit d != 0 of window w becomes a (key = w*2^(c-1) + |d|-1,
-//      value = point index | sign) pair;
+//   1. each scalar leaves Montgomery form and is cut into W signed digits of
+//      near-equal widths (digits.cuh); digit d != 0 of window w becomes a
+//      (key = w*nb + |d|-1, value = point index | sign) pair;
 //   2. one radix sort of all pairs groups the points of every bucket;
 //   3. buckets are ordered by size (largest first) so that the threads of a
 //      warp walk lists of equal length, and one thread per bucket adds its
@@ -13,43 +13,31 @@
 // Then each window's weighted bucket sum (sum (b+1) B_b) is computed by many
 // threads, each owning a segment of buckets (running sums, plus a small scalar
 // multiple for the segment offset), and the segments are summed by a tree.
-// The host combines the W window sums (Horner with c doublings per window).
+// The host combines the W window sums (Horner, window_width doublings each).
 #pragma once
 #include <cub/cub.cuh>
 #include "common.cuh"
+#include "digits.cuh"
 #include "ec.cuh"
 
 namespace c2 {
 
 static constexpr uint64_t MSM_CHUNK = 1ull << 24;
 
+// Keys and values of the (bucket, point) pairs of W windows; nb buckets per
+// window (2^(widest window - 1)), key W*nb marks a zero digit.
 template <class F>
-__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, uint32_t chunk_stride, int c, int W,
+__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, uint32_t chunk_stride, int W, uint32_t nb,
                          uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     fr_t s = scalars[i].from_mont();
-    const uint32_t nb = 1u << (c - 1);
-    const uint32_t mask = (1u << c) - 1;
     uint32_t carry = 0;
     for (int w = 0; w < W; w++) {
-        int o = w * c;
-        int li = o >> 5, sh = o & 31;
-        uint64_t word = 0;
-        if (li < 8) word = s.v[li];
-        if (li + 1 < 8) word |= (uint64_t)s.v[li + 1] << 32;
-        uint32_t d = (uint32_t)((word >> sh) & mask) + carry;
-        uint32_t key, val = i;
-        if (d > nb) {
-            d = (1u << c) - d;  // magnitude of d - 2^c
-            carry = 1;
-            val |= 0x80000000u;
-        } else {
-            carry = 0;
-        }
-        key = d == 0 ? (uint32_t)W * nb : w * nb + d - 1;
-        keys[(size_t)w * chunk_stride + i] = key;
-        vals[(size_t)w * chunk_stride + i] = val;
+        bool neg;
+        uint32_t d = signed_digit(s.v, w, W, carry, neg);
+        keys[(size_t)w * chunk_stride + i] = d == 0 ? (uint32_t)W * nb : w * nb + d - 1;
+        vals[(size_t)w * chunk_stride + i] = i | (neg ? 0x80000000u : 0u);
     }
 }
 
@@ -165,7 +153,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     if (c == 0) c = msm_pick_window(n, max_c);
     if (c < 4 || c > 24) return set_status(st, C2_ERR_INVALID, 0, "msm: window %d outside [4, 24]", c);
     const int W = (256 + c - 1) / c;
-    const uint32_t nb = 1u << (c - 1);
+    const uint32_t nb = 1u << (window_width(0, W) - 1);  // the widest window's buckets
     const uint32_t TB = (uint32_t)W * nb;
     const uint64_t chunk = chunk_log ? 1ull << chunk_log : MSM_CHUNK;
     const uint64_t CH = n < chunk ? n : chunk;
@@ -257,7 +245,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         const A* cbs = bases_dev ? bases + off : bs_slot[slot];
         if (!(scalars_dev && bases_dev)) C2_CHECK(cudaStreamWaitEvent(s, copied[slot], 0));
         // windows are stored with stride cnt so that the m pairs are dense
-        k_digits<F><<<blocks_for(cnt, 256), 256, 0, s>>>(csc, (uint32_t)cnt, (uint32_t)cnt, c, W, keys, vals);
+        k_digits<F><<<blocks_for(cnt, 256), 256, 0, s>>>(csc, (uint32_t)cnt, (uint32_t)cnt, W, nb, keys, vals);
         C2_CHECK_LAUNCH(k_digits);
         const uint64_t m = (uint64_t)W * cnt;
         cub::DoubleBuffer<uint32_t> dk(keys, keys + M), dv(vals, vals + M);
@@ -290,7 +278,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     C2_CHECK(cudaStreamSynchronize(s));
     C2_CHECK(cudaGetLastError());
     *nwindows = W;
-    *used_c = c;
+    *used_c = window_width(0, W);
     return ok(st);
 }
 

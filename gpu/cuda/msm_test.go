@@ -383,3 +383,46 @@ func TestBatchAddG2(t *testing.T) {
 	require.NoError(t, err)
 	requireG2(t, want, got, "edge points")
 }
+
+func TestWindowLayout(t *testing.T) {
+	for nw := 1; nw <= maxWindows; nw++ {
+		off := 0
+		for w := 0; w < nw; w++ {
+			require.Equal(t, off, windowOffset(w, nw))
+			require.LessOrEqual(t, windowWidth(w, nw), windowWidth(0, nw))
+			require.GreaterOrEqual(t, windowWidth(w, nw), windowWidth(0, nw)-1)
+			off += windowWidth(w, nw)
+		}
+		require.Equal(t, 256, off, "windows of %d", nw)
+	}
+}
+
+func TestCombineWindows(t *testing.T) {
+	// combineG1/G2 against sum sums[w]·2^offset(w) by scalar multiplication
+	rng := testRand(t)
+	for _, nw := range []int{1, 11, 13, 22, 64} {
+		s1 := randG1(rng, nw)
+		s2 := randG2(rng, nw)
+		j1 := make([]bls12381.G1Jac, nw)
+		j2 := make([]bls12381.G2Jac, nw)
+		var want1 bls12381.G1Jac
+		var want2 bls12381.G2Jac
+		want1.X.SetOne()
+		want1.Y.SetOne()
+		want2.X.SetOne()
+		want2.Y.SetOne()
+		for w := 0; w < nw; w++ {
+			j1[w].FromAffine(&s1[w])
+			j2[w].FromAffine(&s2[w])
+			k := new(big.Int).Lsh(big.NewInt(1), uint(windowOffset(w, nw)))
+			var p1 bls12381.G1Jac
+			var p2 bls12381.G2Jac
+			p1.ScalarMultiplication(&j1[w], k)
+			p2.ScalarMultiplication(&j2[w], k)
+			want1.AddAssign(&p1)
+			want2.AddAssign(&p2)
+		}
+		requireG1(t, want1, combineG1(j1), fmt.Sprintf("G1 %d windows", nw))
+		requireG2(t, want2, combineG2(j2), fmt.Sprintf("G2 %d windows", nw))
+	}
+}

@@ -274,19 +274,59 @@ func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) 
 	}
 	defer d.release(s)
 	var out [maxWindows]g1xyzz
-	nw, c, err := rawMSM(s, 1, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
+	nw, _, err := rawMSM(s, 1, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
 		unsafe.Pointer(&out[0]))
 	if err != nil {
 		return res, err
 	}
-	for w := nw - 1; w >= 0; w-- {
-		for i := 0; i < c && w != nw-1; i++ {
-			res.DoubleAssign()
-		}
-		j := out[w].jac()
-		res.AddAssign(&j)
+	sums := make([]bls12381.G1Jac, nw)
+	for w := range sums {
+		sums[w] = out[w].jac()
 	}
-	return res, nil
+	return combineG1(sums), nil
+}
+
+// windowWidth and windowOffset mirror digits.cuh: W near-equal windows
+// covering 256 bits, the wider ones first.
+func windowWidth(w, nw int) int {
+	if w < 256%nw {
+		return 256/nw + 1
+	}
+	return 256 / nw
+}
+
+func windowOffset(w, nw int) int { return w*(256/nw) + min(w, 256%nw) }
+
+// combineG1 returns sum sums[w]·2^windowOffset(w) (Horner from the top).
+func combineG1(sums []bls12381.G1Jac) bls12381.G1Jac {
+	var res bls12381.G1Jac
+	res.X.SetOne()
+	res.Y.SetOne()
+	for w := len(sums) - 1; w >= 0; w-- {
+		if w != len(sums)-1 {
+			for i := 0; i < windowWidth(w, len(sums)); i++ {
+				res.DoubleAssign()
+			}
+		}
+		res.AddAssign(&sums[w])
+	}
+	return res
+}
+
+// combineG2 is combineG1 in G2.
+func combineG2(sums []bls12381.G2Jac) bls12381.G2Jac {
+	var res bls12381.G2Jac
+	res.X.SetOne()
+	res.Y.SetOne()
+	for w := len(sums) - 1; w >= 0; w-- {
+		if w != len(sums)-1 {
+			for i := 0; i < windowWidth(w, len(sums)); i++ {
+				res.DoubleAssign()
+			}
+		}
+		res.AddAssign(&sums[w])
+	}
+	return res
 }
 
 // MSMG2 returns sum scalars[i]·bases[i] over i < len(scalars) in G2.
@@ -318,19 +358,16 @@ func (d *Device) msmG2(bases ptr, scalars []fr.Element) (bls12381.G2Jac, error) 
 	}
 	defer d.release(s)
 	var out [maxWindows]g2xyzz
-	nw, c, err := rawMSM(s, 2, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
+	nw, _, err := rawMSM(s, 2, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
 		unsafe.Pointer(&out[0]))
 	if err != nil {
 		return res, err
 	}
-	for w := nw - 1; w >= 0; w-- {
-		for i := 0; i < c && w != nw-1; i++ {
-			res.DoubleAssign()
-		}
-		j := out[w].jac()
-		res.AddAssign(&j)
+	sums := make([]bls12381.G2Jac, nw)
+	for w := range sums {
+		sums[w] = out[w].jac()
 	}
-	return res, nil
+	return combineG2(sums), nil
 }
 
 func checkBitmap(op string, bitmap []uint64, n int) error {

@@ -1,0 +1,67 @@
+// Host check of the MSM's signed-digit decomposition (digits.cuh): for every
+// window count the kernel may use, sum d_w 2^(o_w) must give back the scalar,
+// with |d_w| <= 2^(c_w - 1) and no carry out of the top window.
+// Build and run: make -C gpu/cuda hosttest
+#include <stdio.h>
+#include <random>
+#include "../digits.cuh"
+
+using namespace c2;
+
+// acc += sign * d * 2^o on 9 little-endian 32-bit limbs (mod 2^288).
+static void add_shifted(uint32_t acc[9], uint32_t d, int o, bool neg) {
+    uint32_t v[9] = {0};
+    uint64_t x = (uint64_t)d << (o & 31);
+    int li = o >> 5;
+    if (li < 9) v[li] = (uint32_t)x;
+    if (li + 1 < 9) v[li + 1] = (uint32_t)(x >> 32);
+    uint64_t c = 0;
+    for (int i = 0; i < 9; i++) {
+        uint64_t t = neg ? (uint64_t)acc[i] - v[i] - c : (uint64_t)acc[i] + v[i] + c;
+        acc[i] = (uint32_t)t;
+        c = neg ? ((t >> 63) & 1) : (t >> 32);
+    }
+}
+
+int main() {
+    std::random_device rd;
+    uint64_t seed = ((uint64_t)rd() << 32) | rd();
+    printf("seed %llu\n", (unsigned long long)seed);
+    std::mt19937_64 rng(seed);
+    const uint32_t rm1[8] = {0x00000000, 0xffffffff, 0xfffe5bfe, 0x53bda402,
+                             0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};  // r - 1
+    int bad = 0, checked = 0;
+    for (int W = 11; W <= 64; W++) {
+        for (int it = 0; it < 20000; it++) {
+            uint32_t s[8];
+            if (it == 0) {
+                for (int i = 0; i < 8; i++) s[i] = 0;
+            } else if (it == 1) {
+                for (int i = 0; i < 8; i++) s[i] = rm1[i];
+            } else if (it == 2) {
+                for (int i = 0; i < 8; i++) s[i] = 0xffffffff;
+                s[7] = 0x7fffffff;  // 2^255 - 1
+            } else {
+                for (int i = 0; i < 8; i++) s[i] = (uint32_t)rng();
+                if (it % 7 == 0) s[rng() % 8] = 0xffffffff;  // long runs of ones
+                s[7] &= 0x7fffffff;                          // s < 2^255
+            }
+            uint32_t acc[9] = {0}, carry = 0;
+            bool ok = true;
+            for (int w = 0; w < W; w++) {
+                bool neg;
+                uint32_t d = signed_digit(s, w, W, carry, neg);
+                if (d > (1u << (window_width(w, W) - 1))) ok = false;
+                add_shifted(acc, d, window_offset(w, W), neg);
+            }
+            if (carry) ok = false;
+            for (int i = 0; i < 8; i++)
+                if (acc[i] != s[i]) ok = false;
+            if (acc[8]) ok = false;
+            checked++;
+            if (!ok && bad++ < 5) printf("W=%d iteration %d: wrong decomposition\n", W, it);
+        }
+    }
+    printf("digits: %d scalars, %d wrong\n", checked, bad);
+    return bad ? 1 : 0;
+}
