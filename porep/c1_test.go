@@ -10,8 +10,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/r1cs"
 )
 
 // c1Vectors are the C1 outputs testdata/refgen made with filecoin-proofs-api.
@@ -312,4 +316,58 @@ func TestLabelingProofIntegerBounds(t *testing.T) {
 		var ce *C1Error
 		assert.True(t, errors.As(err, &ce), "%s: %v", bad, err)
 	}
+}
+
+// TestC1ProveWithBellpersonParams is the end-to-end exactness check against
+// bellperson for a real C1: it runs only when REFGEN_CACHE holds the output
+// of `refgen porep-params` (bellperson random parameters for the 2 KiB
+// circuit, ~1 GiB, and bellperson's proof of the committed 2 KiB C1). Go
+// verifies bellperson's proof, synthesizes partition 0 of the committed C1,
+// proves it with bellperson's parameters and verifies the proof; the proof is
+// written to $REFGEN_CACHE/go-porep-2k-c1.proof for `refgen verify`
+// (testdata/refgen/verify-go-proofs.sh does both).
+func TestC1ProveWithBellpersonParams(t *testing.T) {
+	cache := os.Getenv("REFGEN_CACHE")
+	if cache == "" {
+		t.Skip("REFGEN_CACHE not set (see testdata/refgen/README.md, porep-params)")
+	}
+	paramsPath := filepath.Join(cache, "porep-2k.params")
+	if _, err := os.Stat(paramsPath); err != nil {
+		t.Skipf("no %s: run `refgen porep-params` first", paramsPath)
+	}
+	raw, _ := readC1Vector(t, "porep-2k")
+	c1, err := DecodeC1(raw)
+	require.NoError(t, err)
+	shape, parts, err := Partitions(c1)
+	require.NoError(t, err)
+
+	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "porep-2k.vk"))
+	require.NoError(t, err)
+	inb, err := os.ReadFile(filepath.Join(cache, "porep-2k-inputs-p0.bin"))
+	require.NoError(t, err)
+	require.Len(t, inb, 32*(shape.NumInputs()-1))
+	inputs := make([]fr.Element, len(inb)/32)
+	for i := range inputs {
+		inputs[i], err = fr.LittleEndian.Element((*[32]byte)(inb[32*i : 32*i+32]))
+		require.NoError(t, err)
+	}
+	bp, err := os.ReadFile(filepath.Join(cache, "porep-2k-c1.proof"))
+	require.NoError(t, err)
+	bproof, err := groth16.ReadProof(bp)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, bproof, inputs), "bellperson's proof of the C1 in Go")
+
+	sys := r1cs.NewSystem()
+	require.NoError(t, Synthesize(sys, shape, parts[0]))
+	sys.Finalize()
+	require.NoError(t, sys.IsSatisfied())
+	require.Equal(t, inputs, sys.Inputs()[1:], "Go public inputs differ from bellperson's")
+
+	pk, err := groth16.ReadParams(paramsPath)
+	require.NoError(t, err)
+	proof, err := groth16.Prove(pk, sys)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, proof, inputs), "Go proof with bellperson's parameters")
+	b := proof.Bytes()
+	require.NoError(t, os.WriteFile(filepath.Join(cache, "go-porep-2k-c1.proof"), b[:], 0o644))
 }

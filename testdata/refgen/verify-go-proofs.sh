@@ -31,5 +31,19 @@ done
 cat "$dir"/go-proof-{0,1,2}.bin > "$dir/all.bin"
 cat "$vec"/inputs-{0,1,2}.bin > "$dir/all-inputs.bin"
 expect 0 --vk "$vec/interop.vk" --proof "$dir/all.bin" --inputs "$dir/all-inputs.bin"
+
+# PoRep 2 KiB, only when `refgen porep-params` has filled $REFGEN_CACHE (~1 GiB, ~40 min on 2 cores):
+# Go proves partition 0 of the committed C1 with bellperson's parameters; bellperson judges it.
+if [ -n "${REFGEN_CACHE:-}" ] && [ -f "$REFGEN_CACHE/porep-2k.params" ]; then
+  (cd "$root" && REFGEN_CACHE="$REFGEN_CACHE" go test -count=1 -timeout 60m -run '^TestC1ProveWithBellpersonParams$' ./porep)
+  expect 0 --vk "$REFGEN_CACHE/porep-2k.vk" --proof "$REFGEN_CACHE/go-porep-2k-c1.proof" --inputs "$REFGEN_CACHE/porep-2k-inputs-p0.bin"
+  python3 - "$REFGEN_CACHE/porep-2k-inputs-p0.bin" "$dir/bad-inputs.bin" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read()); d[3 * 32] ^= 1; open(sys.argv[2], 'wb').write(d)
+PY
+  expect 1 --vk "$REFGEN_CACHE/porep-2k.vk" --proof "$REFGEN_CACHE/go-porep-2k-c1.proof" --inputs "$dir/bad-inputs.bin"
+else
+  echo "skip PoRep 2 KiB: set REFGEN_CACHE after running 'refgen porep-params'"
+fi
 if [ "$fail" = 0 ]; then echo "verify-go-proofs: bellperson accepts all Go proofs and rejects all tampered cases"; fi
 exit $fail
