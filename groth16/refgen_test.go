@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -357,4 +358,37 @@ func TestRefgenGoProofs(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(outDir, "go-proof-bad-"+strconv.Itoa(n)+".bin"), bb[:], 0o644))
 		}
 	}
+}
+
+// TestRefgenPoRepParamsRoundTrip reads bellperson's random parameters for the
+// 2 KiB PoRep circuit (~1 GiB, made on demand by `refgen porep-params` into
+// REFGEN_CACHE) and writes them back byte for byte (compared by SHA-256).
+func TestRefgenPoRepParamsRoundTrip(t *testing.T) {
+	cache := os.Getenv("REFGEN_CACHE")
+	path := filepath.Join(cache, "porep-2k.params")
+	if _, err := os.Stat(path); cache == "" || err != nil {
+		t.Skip("REFGEN_CACHE has no porep-2k.params (see testdata/refgen/README.md, porep-params)")
+	}
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	want := sha256.New()
+	_, err = io.Copy(want, f)
+	require.NoError(t, err)
+
+	pk, err := groth16.ReadParams(path)
+	require.NoError(t, err)
+	got := sha256.New()
+	_, err = pk.WriteTo(got)
+	require.NoError(t, err)
+	require.Equal(t, want.Sum(nil), got.Sum(nil), ".params written back differs")
+	assert.Equal(t, 40, pk.VK.NumInputs())
+	assert.Equal(t, 1<<22, pk.DomainSize())
+
+	vkb, err := os.ReadFile(filepath.Join(cache, "porep-2k.vk"))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = pk.VK.WriteTo(&buf)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(vkb, buf.Bytes()), "vk inside .params differs from .vk")
 }
