@@ -157,37 +157,43 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 		return nil, err
 	}
 
-	systems := make([]*r1cs.System, len(parts))
-	var eg errgroup.Group
-	eg.SetLimit(max(1, p.cfg.PrepWorkers))
-	for k := range parts {
-		eg.Go(func() error {
-			w, err := porep.Witness(shape, parts[k], max(1, runtime.GOMAXPROCS(0)/p.cfg.PrepWorkers))
-			if err != nil {
-				return &PartitionError{Index: k, Err: err}
-			}
-			if len(w.Inputs) != len(want[k])+1 {
-				return &PartitionError{Index: k, Err: fmt.Errorf("witness has %d public inputs, the proof type %d", len(w.Inputs)-1, len(want[k]))}
-			}
-			for i := range want[k] {
-				if w.Inputs[i+1] != want[k][i] {
-					return &InputMismatchError{Partition: k, Input: i + 1}
-				}
-			}
-			sys, err := rec.WithAssignment(w.Inputs, w.Aux)
-			if err != nil {
-				return &PartitionError{Index: k, Err: err}
-			}
-			systems[k] = sys
-			return nil
-		})
+	// Check the vanilla proofs natively first: a bad C1 fails in
+	// milliseconds with the challenge and field named, not after proving.
+	for k, part := range parts {
+		if err := shape.Verify(part, k); err != nil {
+			return nil, err
+		}
 	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-	proofs, err := p.ProvePartitions(ctx, pk, systems)
-	if err != nil {
-		return nil, err
+
+	// Witnesses are the big host allocation (32 bytes per aux variable, plus
+	// a, b, c in the pipeline): prove in groups whose witnesses fit the host
+	// budget, at least one partition at a time.
+	perPart := 32 * int64(rec.NumAux()+3*pk.DomainSize())
+	group := int(max(1, min(int64(p.cfg.PrepWorkers+1), p.cfg.HostMemory/max(perPart, 1))))
+	proofs := make([]groth16.Proof, 0, len(parts))
+	for lo := 0; lo < len(parts); lo += group {
+		hi := min(lo+group, len(parts))
+		systems := make([]*r1cs.System, hi-lo)
+		var eg errgroup.Group
+		for k := lo; k < hi; k++ {
+			eg.Go(func() error {
+				sys, err := partitionSystem(rec, shape, parts[k], want[k], k, max(1, runtime.GOMAXPROCS(0)/(hi-lo)))
+				systems[k-lo] = sys
+				return err
+			})
+		}
+		if err := eg.Wait(); err != nil {
+			return nil, err
+		}
+		ps, err := p.ProvePartitions(ctx, pk, systems)
+		if err != nil {
+			var pe *PartitionError
+			if errors.As(err, &pe) {
+				pe.Index += lo
+			}
+			return nil, err
+		}
+		proofs = append(proofs, ps...)
 	}
 	// ProvePartitions verified against the witness's inputs, which equal the
 	// derived ones; verify once more against the derived vectors themselves
@@ -196,6 +202,28 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 		return nil, fmt.Errorf("c2: proof failed verification against derived public inputs: %w", err)
 	}
 	return groth16.MarshalProofs(proofs), nil
+}
+
+// partitionSystem synthesizes partition k's witness, checks its public
+// inputs against the derived ones and pairs it with the recorded R1CS.
+func partitionSystem(rec *r1cs.System, shape porep.Shape, part *porep.Partition, want []fr.Element, k, workers int) (*r1cs.System, error) {
+	w, err := porep.Witness(shape, part, workers)
+	if err != nil {
+		return nil, &PartitionError{Index: k, Err: err}
+	}
+	if len(w.Inputs) != len(want)+1 {
+		return nil, &PartitionError{Index: k, Err: fmt.Errorf("witness has %d public inputs, the proof type %d", len(w.Inputs)-1, len(want))}
+	}
+	for i := range want {
+		if w.Inputs[i+1] != want[i] {
+			return nil, &InputMismatchError{Partition: k, Input: i + 1}
+		}
+	}
+	sys, err := rec.WithAssignment(w.Inputs, w.Aux)
+	if err != nil {
+		return nil, &PartitionError{Index: k, Err: err}
+	}
+	return sys, nil
 }
 
 // derivedInputs computes every partition's public inputs (ONE excluded) from

@@ -1,8 +1,12 @@
 // Command c2 produces and checks Filecoin PoRep C2 (Groth16, BLS12-381)
 // proofs.
 //
-//	c2 demo     prove and verify a built-in circuit with development parameters
+//	c2 demo     prove an embedded 2 KiB sector's C1 output (development parameters)
+//	c2 prove    prove a C1 output with a sector size's parameters
 //	c2 verify   verify a proof file against a .vk/.params file and public inputs
+//	c2 setup    generate INSECURE development parameters for a sector size
+//	c2 bench    run synthetic PoRep-shaped partitions through the pipeline
+//	c2 devices  list CUDA devices, or say why there are none
 //
 // Run `c2 <command> -h` for a command's flags.
 package main

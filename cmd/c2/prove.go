@@ -7,17 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
 	"github.com/sealc2/c2"
-	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
-	"github.com/sealc2/c2/porep/inputs"
-	"github.com/sealc2/c2/r1cs"
 )
 
 func init() {
@@ -39,7 +33,6 @@ func runProve(args []string) error {
 		return errors.New("--c1 and --params are required")
 	}
 
-	t0 := time.Now()
 	b, err := os.ReadFile(*c1Path)
 	if err != nil {
 		return err
@@ -52,90 +45,38 @@ func runProve(args []string) error {
 	if err != nil {
 		return err
 	}
-	for k, p := range parts {
-		if err := shape.Verify(p, k); err != nil {
-			return fmt.Errorf("the C1 output's vanilla proofs do not hold: %w", err)
-		}
-	}
-	// The public inputs a verifier derives from the commitments and the seed.
-	proofType, err := inputs.ParseProof(c1.RegisteredProof)
-	if err != nil {
+	fmt.Printf("%s: %d partition(s), %s\n", c1.RegisteredProof, len(parts), shape)
+	if _, dev, err := findParams(*params, shape, ".params"); err != nil {
 		return err
-	}
-	is, err := proofType.Shape()
-	if err != nil {
-		return err
-	}
-	want := make([][]fr.Element, len(parts))
-	for k := range parts {
-		if want[k], err = inputs.Partition(is, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proofType.PoRepID(), k); err != nil {
-			return err
-		}
-	}
-	stage("read + check C1", time.Since(t0), fmt.Sprintf("%s, %d partitions", c1.RegisteredProof, len(parts)))
-
-	t0 = time.Now()
-	path, dev, err := findParams(*params, shape, ".params")
-	if err != nil {
-		return err
-	}
-	if dev {
+	} else if dev {
 		fmt.Println("WARNING: using INSECURE development parameters; this proof is worthless on chain.")
 	}
-	var opts []groth16.ReadOption
-	if *trust {
-		opts = append(opts, groth16.TrustedFile())
-	}
-	pk, err := groth16.ReadParams(path, opts...)
-	if err != nil {
-		return err
-	}
-	stage("read params", time.Since(t0), path)
 
-	prover, err := c2.New(c2.Config{Backend: c2.Backend(*backend)})
+	prover, err := c2.New(c2.Config{Backend: c2.Backend(*backend), Params: *params, TrustParams: *trust})
 	if err != nil {
 		return err
 	}
 	defer prover.Close()
-
-	// The R1CS depends only on the shape: record it once (with partition
-	// 0's assignment) and give every later partition only its witness, so
-	// that one system is held at a time (26 GB for 32 GiB sectors).
-	t0 = time.Now()
-	sys := r1cs.NewSystem()
-	if err := porep.Synthesize(sys, shape, parts[0]); err != nil {
+	t0 := time.Now()
+	stop := ticker("prove")
+	proof, err := prover.Prove(context.Background(), b)
+	stop()
+	if err != nil {
 		return err
 	}
-	sys.Finalize()
-	stage("synthesize (record)", time.Since(t0), sys.Counts().String())
-	proofs := make([]groth16.Proof, len(parts))
-	for k, p := range parts {
-		if k > 0 {
-			t0 = time.Now()
-			w, err := porep.Witness(shape, p, 0)
-			if err != nil {
-				return err
-			}
-			if err := sys.SetAssignment(w.Inputs, w.Aux); err != nil {
-				return err
-			}
-			stage(fmt.Sprintf("partition %d witness", k), time.Since(t0), "")
-		}
-		if !slices.Equal(sys.Inputs()[1:], want[k]) {
-			return fmt.Errorf("partition %d: the vanilla proofs' challenges or parents differ from those of the seed and PoRep id", k)
-		}
-		t0 = time.Now()
-		pr, err := prover.ProvePartitions(context.Background(), pk, []*r1cs.System{sys})
-		if err != nil {
-			return fmt.Errorf("partition %d: %w", k, err)
-		}
-		proofs[k] = pr[0]
-		stage(fmt.Sprintf("partition %d prove + verify", k), time.Since(t0), fmt.Sprint(prover.Devices()))
-	}
-	if err := os.WriteFile(*out, groth16.MarshalProofs(proofs), 0o644); err != nil {
+	stage("prove (params, synthesis, proofs, verification)", time.Since(t0), fmt.Sprint(prover.Devices()))
+	st := prover.Stats().Stages
+	stage("  prep (a, b, c; classify)", st.Prep, "")
+	stage("  H (7 NTTs + MSM)", st.H, "")
+	stage("  batch additions", st.BatchAdd, "")
+	stage("  tail MSMs", st.Tail, "")
+	stage("  B_G2 tail (CPU)", st.BG2, "")
+	stage("  epilogue", st.Epilogue, "")
+	stage("  verify", st.Verify, "")
+	if err := os.WriteFile(*out, proof, 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s (%d bytes)\n", *out, len(proofs)*groth16.ProofSize)
+	fmt.Printf("wrote %s (%d bytes), verified against public inputs derived from the C1\n", *out, len(proof))
 	return nil
 }
 

@@ -1,11 +1,11 @@
 // Command prove is the smallest program that embeds c2 to turn a Filecoin
-// PoRep commit-phase-1 output into the seal proof: load the parameters once,
-// create a Prover, prove, handle errors, close. Copy it into node software.
+// PoRep commit-phase-1 output into the seal proof: create a Prover once,
+// prove, handle errors, close. Copy it into node software.
 //
-//	go run ./examples/prove -c1 c1.json -params FILE.params -out proof.bin
+//	go run ./examples/prove -c1 c1.json -params /var/tmp/filecoin-proof-parameters -out proof.bin
 //
-// The parameters are the official v28 .params file of the sector size (or,
-// for tests, one made by `c2 setup`).
+// -params is the directory of the official v28 parameter files (or a single
+// .params file, or a directory made by `c2 setup` for tests).
 package main
 
 import (
@@ -20,92 +20,53 @@ import (
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
-	"github.com/sealc2/c2/r1cs"
 )
 
 func main() {
 	c1Path := flag.String("c1", "", "C1 output (JSON as filecoin-ffi returns it)")
-	paramsPath := flag.String("params", "", "Groth16 parameters of the sector size (.params)")
+	params := flag.String("params", "", "directory of the Groth16 parameter files (or one .params file)")
 	out := flag.String("out", "proof.bin", "where to write the proof")
 	flag.Parse()
-	if *c1Path == "" || *paramsPath == "" {
+	if *c1Path == "" || *params == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *c1Path, *paramsPath, *out); err != nil {
+	if err := run(ctx, *c1Path, *params, *out); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, c1Path, paramsPath, out string) error {
-	// Parameters are large (1 GiB for 2 KiB sectors, 44 GiB for 32 GiB):
-	// load them once per sector size and reuse them for every sector.
-	pk, err := groth16.ReadParams(paramsPath)
-	if err != nil {
-		return err // a *groth16.FormatError names the file, section and point
-	}
-
-	// One Prover per process: it owns the GPUs (or the CPU) and the memory
-	// budgets, and is safe for concurrent use.
-	prover, err := c2.New(c2.Config{})
+func run(ctx context.Context, c1Path, params, out string) error {
+	// One Prover per process: it owns the GPUs (or the CPU), the memory
+	// budgets and the parameters it loaded (once per sector size), and is
+	// safe for concurrent use. TrustParams reads the published parameters
+	// without subgroup checks, as filecoin-proofs does.
+	prover, err := c2.New(c2.Config{Params: params, TrustParams: true})
 	if err != nil {
 		return err
 	}
 	defer prover.Close()
 
-	b, err := os.ReadFile(c1Path)
+	c1, err := os.ReadFile(c1Path)
 	if err != nil {
 		return err
 	}
-	proof, err := prove(ctx, prover, pk, b)
+	proof, err := prover.Prove(ctx, c1) // verified before it is returned
+	var ce *porep.C1Error
 	var ie *porep.InputError
+	var fe *groth16.FormatError
 	var pe *c2.PartitionError
 	switch {
-	case errors.As(err, &ie):
-		return fmt.Errorf("the C1 output is malformed (%s): %w", ie.Field, err)
+	case errors.As(err, &ce), errors.As(err, &ie):
+		return fmt.Errorf("the C1 output is malformed: %w", err)
+	case errors.Is(err, c2.ErrNoParams), errors.As(err, &fe):
+		return fmt.Errorf("parameters: %w", err)
 	case errors.As(err, &pe):
 		return fmt.Errorf("partition %d could not be proved: %w", pe.Index, err)
 	case err != nil:
 		return err
 	}
-	return os.WriteFile(out, proof, 0o644)
-}
-
-// prove synthesizes the PoRep circuit of every partition of the C1 output
-// and proves them; the returned proofs (192 bytes per partition,
-// concatenated) have been verified.
-func prove(ctx context.Context, prover *c2.Prover, pk *groth16.ProvingKey, c1JSON []byte) ([]byte, error) {
-	c1, err := porep.DecodeC1(c1JSON)
-	if err != nil {
-		return nil, err // a *porep.C1Error names the JSON path
-	}
-	shape, parts, err := porep.Partitions(c1)
-	if err != nil {
-		return nil, err
-	}
-	if pk.VK.NumInputs() != shape.NumInputs() {
-		return nil, fmt.Errorf("parameters for %d inputs, %s has %d", pk.VK.NumInputs(), shape.Name, shape.NumInputs())
-	}
-	systems := make([]*r1cs.System, len(parts))
-	for k, p := range parts {
-		// Check the vanilla proofs natively first (milliseconds): a bad C1
-		// output fails here with the challenge and part named, not later
-		// as an unsatisfied circuit.
-		if err := shape.Verify(p, k); err != nil {
-			return nil, err
-		}
-		sys := r1cs.NewSystem()
-		if err := porep.Synthesize(sys, shape, p); err != nil {
-			return nil, err
-		}
-		sys.Finalize()
-		systems[k] = sys
-	}
-	proofs, err := prover.ProvePartitions(ctx, pk, systems)
-	if err != nil {
-		return nil, err
-	}
-	return groth16.MarshalProofs(proofs), nil
+	return os.WriteFile(out, proof, 0o644) // 192 bytes per partition
 }
