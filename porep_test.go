@@ -15,6 +15,7 @@ import (
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -94,4 +95,35 @@ func readScalarsLE(t *testing.T, path string) []fr.Element {
 		require.NoError(t, err)
 	}
 	return out
+}
+
+// TestBellpersonC2ProofVerifies checks bellperson's own C2 proof of the
+// committed 2 KiB C1 (made by `refgen porep-params` with bellperson random
+// parameters; only its 4,708-byte vk and the 192-byte proof are committed)
+// against the public inputs c2 derives from the C1, and that a changed input
+// fails.
+func TestBellpersonC2ProofVerifies(t *testing.T) {
+	const dir = "testdata/refgen/out/porep-2k/"
+	vk, err := groth16.ReadVerifyingKey(dir + "bellperson-porep-2k.vk")
+	require.NoError(t, err)
+	raw, err := os.ReadFile(dir + "bellperson-c2.proof")
+	require.NoError(t, err)
+	proofs, err := groth16.ReadProofs(raw)
+	require.NoError(t, err)
+	require.Len(t, proofs, 1)
+
+	c1raw, err := os.ReadFile(c1Path2KiB)
+	require.NoError(t, err)
+	c1, err := porep.DecodeC1(c1raw)
+	require.NoError(t, err)
+	proof, err := inputs.ParseProof(c1.RegisteredProof)
+	require.NoError(t, err)
+	shape, err := proof.Shape()
+	require.NoError(t, err)
+	pub, err := inputs.Partition(shape, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), 0)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, &proofs[0], pub))
+
+	pub[len(pub)-1].SetUint64(1)
+	require.ErrorIs(t, groth16.Verify(vk, &proofs[0], pub), groth16.ErrInvalidProof)
 }
