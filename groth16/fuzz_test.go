@@ -71,3 +71,24 @@ func FuzzDecodeVerifyingKey(f *testing.F) {
 		require.Equal(t, b, encodeVK(t, vk))
 	})
 }
+
+// FuzzReadProofs: decoding a proof concatenation never panics, fails only
+// with a *ProofError whose offset lies inside the input, and what it
+// accepts re-encodes to the same bytes (the encoding is canonical).
+func FuzzReadProofs(f *testing.F) {
+	// Seeds: testdata/fuzz/FuzzReadProofs (bellperson's interop proofs,
+	// truncations and flag flips) plus these.
+	f.Add([]byte{})
+	f.Add(make([]byte, ProofSize))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ps, err := ReadProofs(b)
+		if err != nil {
+			var pe *ProofError
+			require.ErrorAs(t, err, &pe)
+			require.GreaterOrEqual(t, pe.Offset, 0)
+			require.LessOrEqual(t, pe.Offset, len(b))
+			return
+		}
+		require.Equal(t, b, MarshalProofs(ps))
+	})
+}
