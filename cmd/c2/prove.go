@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/porep"
@@ -57,22 +55,10 @@ func runProve(args []string) error {
 		return err
 	}
 	defer prover.Close()
-	t0 := time.Now()
-	stop := ticker("prove")
-	proof, err := prover.Prove(context.Background(), b)
-	stop()
+	proof, err := proveC1(prover, b)
 	if err != nil {
 		return err
 	}
-	stage("prove (params, synthesis, proofs, verification)", time.Since(t0), fmt.Sprint(prover.Devices()))
-	st := prover.Stats().Stages
-	stage("  prep (a, b, c; classify)", st.Prep, "")
-	stage("  H (7 NTTs + MSM)", st.H, "")
-	stage("  batch additions", st.BatchAdd, "")
-	stage("  tail MSMs", st.Tail, "")
-	stage("  B_G2 tail (CPU)", st.BG2, "")
-	stage("  epilogue", st.Epilogue, "")
-	stage("  verify", st.Verify, "")
 	if err := os.WriteFile(*out, proof, 0o644); err != nil {
 		return err
 	}
