@@ -7,9 +7,11 @@
 //      near-equal widths (digits.cuh); digit d != 0 of window w becomes a
 //      (key = w*nb + |d|-1, value = point index | sign) pair;
 //   2. one radix sort of all pairs groups the points of every bucket;
-//   3. buckets are ordered by size (largest first) so that the threads of a
-//      warp walk lists of equal length, and one thread per bucket adds its
-//      affine points into an XYZZ accumulator kept across chunks.
+//   3. buckets are ordered by size (largest first) and cut into tasks of at
+//      most MSM_PIECE points (tasks.cuh), so that the threads of a warp walk
+//      lists of about equal length whatever the scalars; tasks add affine
+//      points into XYZZ accumulators kept across chunks (piece 0 into the
+//      bucket, other pieces into extras summed in afterwards).
 // Then each window's weighted bucket sum (sum (b+1) B_b) is computed by many
 // threads, each owning a segment of buckets (running sums, plus a small scalar
 // multiple for the segment offset), and the segments are summed by a tree.
@@ -18,11 +20,13 @@
 #include <cub/cub.cuh>
 #include "common.cuh"
 #include "digits.cuh"
+#include "tasks.cuh"
 #include "ec.cuh"
 
 namespace c2 {
 
 static constexpr uint64_t MSM_CHUNK = 1ull << 24;
+static constexpr uint32_t MSM_PIECE = 128;  // most points one accumulation task adds
 
 // Keys and values of the (bucket, point) pairs of W windows; nb buckets per
 // window (2^(widest window - 1)), key W*nb marks a zero digit.
@@ -60,26 +64,68 @@ static __global__ void k_bucket_sizes(const uint32_t* __restrict__ start, const 
     id[b] = b;
 }
 
+// The group law as tasks.cuh wants it.
 template <class F>
-__global__ void __launch_bounds__(128) k_accumulate(const affine_t<F>* __restrict__ bases,
-                                                    const uint32_t* __restrict__ vals,
-                                                    const uint32_t* __restrict__ order,
-                                                    const uint32_t* __restrict__ start,
-                                                    const uint32_t* __restrict__ end, uint32_t nbuckets,
-                                                    xyzz_t<F>* __restrict__ buckets) {
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nbuckets) return;
-    uint32_t b = order[t];
-    uint32_t s = start[b], e = end[b];
-    if (s == e) return;
-    xyzz_t<F> acc = buckets[b];
-    for (uint32_t j = s; j < e; j++) {
-        uint32_t v = vals[j];
-        affine_t<F> p = bases[v & 0x7fffffffu];
-        if (v >> 31) p.y = p.y.neg();
-        acc = acc.add_affine(p);
+struct ec_group {
+    using acc_t = xyzz_t<F>;
+    using point_t = affine_t<F>;
+    C2_HD static acc_t zero() { return acc_t::inf(); }
+    C2_HD static acc_t add_point(const acc_t& a, point_t p, bool neg) {
+        if (neg) p.y = p.y.neg();
+        return a.add_affine(p);
     }
-    buckets[b] = acc;
+    C2_HD static acc_t add(const acc_t& a, const acc_t& b) { return a.add(b); }
+};
+
+// pieces[t] for t < nbuckets, pieces[nbuckets] = 0 (so that the exclusive
+// scan's last entry is the task count).
+static __global__ void k_pieces(const uint32_t* __restrict__ order, const uint32_t* __restrict__ start,
+                                const uint32_t* __restrict__ end, uint32_t nbuckets, uint32_t L,
+                                uint32_t* __restrict__ pieces) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t > nbuckets) return;
+    if (t == nbuckets) {
+        pieces[t] = 0;
+        return;
+    }
+    uint32_t b = order[t];
+    pieces[t] = task_pieces(end[b] - start[b], L);
+}
+
+static __global__ void k_owner(const uint32_t* __restrict__ first, uint32_t nbuckets, uint32_t* __restrict__ owner) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < nbuckets) fill_owner(t, first, owner);
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
+                                                   const uint32_t* __restrict__ owner,
+                                                   const uint32_t* __restrict__ order,
+                                                   const uint32_t* __restrict__ start,
+                                                   const uint32_t* __restrict__ end, uint32_t L,
+                                                   const uint32_t* __restrict__ vals,
+                                                   const affine_t<F>* __restrict__ bases, xyzz_t<F>* buckets,
+                                                   xyzz_t<F>* extra, uint32_t max_tasks) {
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= max_tasks || k >= first[nbuckets]) return;
+    run_task<ec_group<F>>(k, owner, first, order, start, end, L, vals, bases, buckets, extra);
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) k_fold_extras(const uint32_t* __restrict__ first, uint32_t nbuckets,
+                                                     const uint32_t* __restrict__ owner, xyzz_t<F>* extra,
+                                                     uint32_t max_tasks) {
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= max_tasks || k >= first[nbuckets]) return;
+    fold_extras<ec_group<F>>(k, owner, first, extra);
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) k_fix_up(const uint32_t* __restrict__ first, uint32_t nbuckets,
+                                                const uint32_t* __restrict__ order, xyzz_t<F>* buckets,
+                                                const xyzz_t<F>* extra) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < nbuckets) fix_up<ec_group<F>>(t, first, order, buckets, extra);
 }
 
 // Thread (w, seg) computes sum over b in its segment of (b+1) * B[w][b].
@@ -165,6 +211,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     while ((1ull << size_bits) <= CH) size_bits++;
 
     scratch m_keys, m_vals, m_buckets, m_start, m_end, m_size, m_id, m_cub, m_sc, m_bs, m_part;
+    scratch m_pieces, m_first, m_owner, m_extra;
     C2_CHECK(m_keys.alloc(2 * M * sizeof(uint32_t), s));
     C2_CHECK(m_vals.alloc(2 * M * sizeof(uint32_t), s));
     C2_CHECK(m_buckets.alloc((size_t)TB * sizeof(X), s));
@@ -187,8 +234,23 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         cub::DoubleBuffer<uint32_t> sk(bsize, bsize + TB), sv(bid, bid + TB);
         C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, cub2, sk, sv, (int)TB, 0, size_bits, s));
     }
-    C2_CHECK(m_cub.alloc(cub1 > cub2 ? cub1 : cub2, s));
+    size_t cub3 = 0;
+    // tasks: at most one per bucket plus M / MSM_PIECE extra pieces
+    const uint64_t max_tasks64 = (uint64_t)TB + M / MSM_PIECE + 1;
+    if (max_tasks64 >= (1ull << 32)) return set_status(st, C2_ERR_INVALID, 0, "msm: too many tasks");
+    const uint32_t max_tasks = (uint32_t)max_tasks64;
+    C2_CHECK(m_pieces.alloc(((size_t)TB + 1) * sizeof(uint32_t), s));
+    C2_CHECK(m_first.alloc(((size_t)TB + 1) * sizeof(uint32_t), s));
+    C2_CHECK(m_owner.alloc((size_t)max_tasks * sizeof(uint32_t), s));
+    C2_CHECK(m_extra.alloc((M / MSM_PIECE + 1) * sizeof(X), s));
+    uint32_t* pieces = m_pieces.as<uint32_t>();
+    uint32_t* first = m_first.as<uint32_t>();
+    uint32_t* owner = m_owner.as<uint32_t>();
+    X* extra = m_extra.as<X>();
+    C2_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub3, pieces, first, (int)TB + 1, s));
     size_t cub_bytes = cub1 > cub2 ? cub1 : cub2;
+    if (cub3 > cub_bytes) cub_bytes = cub3;
+    C2_CHECK(m_cub.alloc(cub_bytes, s));
     C2_CHECK(cudaMemsetAsync(buckets, 0, (size_t)TB * sizeof(X), s));
 
     // staging for host inputs (double-buffered)
@@ -258,8 +320,20 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         C2_CHECK_LAUNCH(k_bucket_sizes);
         cub::DoubleBuffer<uint32_t> sk(bsize, bsize + TB), sv(bid, bid + TB);
         C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(m_cub.p, cub_bytes, sk, sv, (int)TB, 0, size_bits, s));
-        k_accumulate<F><<<blocks_for(TB, 128), 128, 0, s>>>(cbs, dv.Current(), sv.Current(), bstart, bend, TB, buckets);
-        C2_CHECK_LAUNCH(k_accumulate);
+        // cut buckets into tasks of at most MSM_PIECE points (tasks.cuh)
+        const uint32_t* order = sv.Current();
+        k_pieces<<<blocks_for((uint64_t)TB + 1, 256), 256, 0, s>>>(order, bstart, bend, TB, MSM_PIECE, pieces);
+        C2_CHECK_LAUNCH(k_pieces);
+        C2_CHECK(cub::DeviceScan::ExclusiveSum(m_cub.p, cub_bytes, pieces, first, (int)TB + 1, s));
+        k_owner<<<blocks_for(TB, 256), 256, 0, s>>>(first, TB, owner);
+        C2_CHECK_LAUNCH(k_owner);
+        k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, order, bstart, bend, MSM_PIECE,
+                                                                  dv.Current(), cbs, buckets, extra, max_tasks);
+        C2_CHECK_LAUNCH(k_run_tasks);
+        k_fold_extras<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, extra, max_tasks);
+        C2_CHECK_LAUNCH(k_fold_extras);
+        k_fix_up<F><<<blocks_for(TB, 128), 128, 0, s>>>(first, TB, order, buckets, extra);
+        C2_CHECK_LAUNCH(k_fix_up);
         if (!(scalars_dev && bases_dev)) {
             C2_CHECK(cudaEventRecord(used[slot], s));
             if (ci + 1 < nchunks && (rc = issue_copy(ci + 1))) return rc;

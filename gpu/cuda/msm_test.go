@@ -426,3 +426,36 @@ func TestCombineWindows(t *testing.T) {
 		requireG2(t, want2, combineG2(j2), fmt.Sprintf("G2 %d windows", nw))
 	}
 }
+
+func TestMSMSkewedScalars(t *testing.T) {
+	// Many equal scalars put up to all points of a window into one bucket,
+	// which the accumulation then splits into pieces (tasks.cuh).
+	d := testDevice(t)
+	rng := testRand(t)
+	bases := testPointsG1(t, d, rng, 1<<15)
+	var same fr.Element
+	same.SetRandom()
+	for _, n := range []int{129, 1000, 20000, 1 << 15} {
+		for _, kind := range []string{"all equal", "half equal"} {
+			sc := randScalars(rng, n)
+			for i := range sc {
+				if kind == "all equal" || i%2 == 0 {
+					sc[i] = same
+				}
+			}
+			want := refMSMG1(t, bases, sc)
+			got, err := d.MSMG1(bases[:n], sc)
+			require.NoError(t, err)
+			requireG1(t, want, got, fmt.Sprintf("%s n=%d", kind, n))
+		}
+	}
+	g2 := testPointsG2(t, d, rng, 3000)
+	sc := make([]fr.Element, len(g2))
+	for i := range sc {
+		sc[i] = same
+	}
+	want := refMSMG2(t, g2, sc)
+	got, err := d.MSMG2(g2, sc)
+	require.NoError(t, err)
+	requireG2(t, want, got, "G2 all equal")
+}

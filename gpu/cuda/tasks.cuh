@@ -1,0 +1,81 @@
+// Work split of the MSM bucket accumulation.
+//
+// Buckets are visited in sorted order t (largest first). Bucket order[t]
+// with s points is cut into p_t = max(1, ceil(s / L)) pieces of at most L
+// points; first[t] = sum of p_u for u < t numbers the pieces ("tasks"), so
+// one thread per task does bounded work whatever the scalar distribution
+// (many equal scalars put all points of a window into one bucket). Piece 0
+// adds into the bucket itself; piece i >= 1 of bucket t writes
+// extra[first[t] + i - t - 1] (a dense index, since every bucket owns exactly
+// one piece 0), and a two-level fix-up adds the extras of each split bucket
+// into it.
+// The functions below are the per-thread bodies, generic over the group so
+// that hosttest/tasks_test.cc can run them on integers.
+#pragma once
+#include <stdint.h>
+#include "field.cuh"
+
+namespace c2 {
+
+C2_HD uint32_t task_pieces(uint32_t size, uint32_t L) { return size <= L ? 1 : (size + L - 1) / L; }
+
+// One task. G provides acc_t, point_t, zero(), add_point(acc, point, neg)
+// and add(acc, acc).
+template <class G>
+C2_HD void run_task(uint32_t k, const uint32_t* owner, const uint32_t* first, const uint32_t* order,
+                    const uint32_t* start, const uint32_t* end, uint32_t L, const uint32_t* vals,
+                    const typename G::point_t* bases, typename G::acc_t* buckets, typename G::acc_t* extra) {
+    const uint32_t t = owner[k];
+    const uint32_t b = order[t];
+    const uint32_t i = k - first[t];
+    const uint32_t s = start[b] + i * L;
+    const uint32_t e0 = end[b];
+    if (s >= e0) return;  // empty bucket
+    const uint32_t e = e0 - s > L ? s + L : e0;
+    typename G::acc_t acc = i == 0 ? buckets[b] : G::zero();
+    for (uint32_t j = s; j < e; j++) {
+        const uint32_t v = vals[j];
+        acc = G::add_point(acc, bases[v & 0x7fffffffu], (v >> 31) != 0);
+    }
+    if (i == 0)
+        buckets[b] = acc;
+    else
+        extra[k - t - 1] = acc;
+}
+
+// Owner of each task of sorted position t.
+C2_HD void fill_owner(uint32_t t, const uint32_t* first, uint32_t* owner) {
+    for (uint32_t k = first[t]; k < first[t + 1]; k++) owner[k] = t;
+}
+
+// Extras are summed in two levels so that one bucket with very many pieces
+// does not serialize: fold_extras (one thread per task) sums each run of
+// FOLD consecutive extras of a bucket into the run's first slot, then fix_up
+// (one thread per sorted position) adds the run heads into the bucket.
+static constexpr uint32_t FOLD = 64;
+
+template <class G>
+C2_HD void fold_extras(uint32_t k, const uint32_t* owner, const uint32_t* first, typename G::acc_t* extra) {
+    const uint32_t t = owner[k];
+    const uint32_t i = k - first[t];  // piece index
+    const uint32_t p = first[t + 1] - first[t];
+    if (i == 0 || (i - 1) % FOLD != 0) return;
+    typename G::acc_t* x = extra + (k - t - 1);
+    const uint32_t n = p - i < FOLD ? p - i : FOLD;  // extras in this run
+    typename G::acc_t acc = x[0];
+    for (uint32_t j = 1; j < n; j++) acc = G::add(acc, x[j]);
+    x[0] = acc;
+}
+
+template <class G>
+C2_HD void fix_up(uint32_t t, const uint32_t* first, const uint32_t* order, typename G::acc_t* buckets,
+                  const typename G::acc_t* extra) {
+    const uint32_t p = first[t + 1] - first[t];
+    if (p <= 1) return;
+    const uint32_t b = order[t];
+    typename G::acc_t acc = buckets[b];
+    for (uint32_t i = 1; i < p; i += FOLD) acc = G::add(acc, extra[first[t] + i - t - 1]);
+    buckets[b] = acc;
+}
+
+}  // namespace c2
