@@ -144,6 +144,34 @@ func TestMSMG1(t *testing.T) {
 	}
 }
 
+func TestMSMG1OnDevice(t *testing.T) {
+	// h computed and kept on the device, then the H MSM from device scalars
+	d := testDevice(t)
+	rng := testRand(t)
+	const logN = 14
+	n := 1 << logN
+	bases := testPointsG1(t, d, rng, n)
+	a, b, c := randFr(rng, n), randFr(rng, n), randFr(rng, n)
+	bufs := make([]*Buffer, 3)
+	for i, v := range [][]fr.Element{a, b, c} {
+		var err error
+		bufs[i], err = d.UploadFr(v)
+		require.NoError(t, err)
+		defer bufs[i].Free()
+	}
+	require.NoError(t, d.ComputeHResident(bufs[0], bufs[1], bufs[2], logN))
+	h := refHLiteral(a, b, c)
+	res, err := d.UploadG1(bases)
+	require.NoError(t, err)
+	defer res.Free()
+	want := refMSMG1(t, bases, h[:n-1])
+	got, err := d.MSMG1OnDevice(res, bufs[0], n-1)
+	require.NoError(t, err)
+	requireG1(t, want, got, "H MSM from device scalars")
+	_, err = d.MSMG1OnDevice(res, bufs[0], n+1)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+}
+
 func TestMSMG2(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)

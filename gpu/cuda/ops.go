@@ -261,11 +261,30 @@ func (d *Device) MSMG1Resident(bases *Buffer, scalars []fr.Element) (bls12381.G1
 	return d.msmG1(bases.arg(), scalars)
 }
 
+// MSMG1OnDevice is MSMG1 with both the bases and the n scalars in device
+// memory, e.g. h left on the device by ComputeHResident (no host round trip).
+func (d *Device) MSMG1OnDevice(bases, scalars *Buffer, n int) (bls12381.G1Jac, error) {
+	if n < 0 {
+		return bls12381.G1Jac{}, argError("MSMG1OnDevice", "n = %d", n)
+	}
+	if err := bases.check("MSMG1OnDevice", uint64(n)*g1Bytes); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	if err := scalars.check("MSMG1OnDevice", uint64(n)*frBytes); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	return d.msmG1n(bases.arg(), scalars.arg(), n)
+}
+
 func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) {
+	return d.msmG1n(bases, ptr{p: unsafe.Pointer(unsafe.SliceData(scalars))}, len(scalars))
+}
+
+func (d *Device) msmG1n(bases, scalars ptr, n int) (bls12381.G1Jac, error) {
 	var res bls12381.G1Jac
 	res.X.SetOne()
 	res.Y.SetOne()
-	if len(scalars) == 0 {
+	if n == 0 {
 		return res, nil
 	}
 	s, err := d.acquire("MSMG1")
@@ -274,8 +293,7 @@ func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) 
 	}
 	defer d.release(s)
 	var out [maxWindows]g1xyzz
-	nw, _, err := rawMSM(s, 1, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
-		unsafe.Pointer(&out[0]))
+	nw, _, err := rawMSM(s, 1, bases, scalars, uint64(n), msmKnobs(), unsafe.Pointer(&out[0]))
 	if err != nil {
 		return res, err
 	}
