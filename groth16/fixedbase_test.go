@@ -15,9 +15,15 @@ func TestFixedBaseMatchesScalarMultiplication(t *testing.T) {
 	var p2 bls.G2Affine
 	p1.ScalarMultiplication(&g1, big.NewInt(987654321))
 	p2.ScalarMultiplication(&g2, big.NewInt(123456789))
-	t1, t2 := newG1Table(&p1), newG2Table(&p2)
+	for _, c := range []uint{5, 8, 16} {
+		checkTables(t, &p1, &p2, c)
+	}
+}
 
-	s := make([]fr.Element, 600)
+func checkTables(t *testing.T, p1 *bls.G1Affine, p2 *bls.G2Affine, c uint) {
+	t1, t2 := newG1Table(p1, c), newG2Table(p2, min(c, 8))
+
+	s := make([]fr.Element, 300)
 	for i := range s {
 		s[i].MustSetRandom()
 	}
@@ -31,10 +37,10 @@ func TestFixedBaseMatchesScalarMultiplication(t *testing.T) {
 		s[i].BigInt(&k)
 		var w1 bls.G1Affine
 		var w2 bls.G2Affine
-		w1.ScalarMultiplication(&p1, &k)
-		w2.ScalarMultiplication(&p2, &k)
-		require.True(t, got1[i].Equal(&w1), "G1 %d", i)
-		require.True(t, got2[i].Equal(&w2), "G2 %d", i)
+		w1.ScalarMultiplication(p1, &k)
+		w2.ScalarMultiplication(p2, &k)
+		require.True(t, got1[i].Equal(&w1), "G1 c=%d %d", c, i)
+		require.True(t, got2[i].Equal(&w2), "G2 c=%d %d", c, i)
 	}
 	require.True(t, got1[0].IsInfinity())
 }

@@ -149,7 +149,13 @@ func setupWith(sys *r1cs.System, tau, alpha, beta, gamma, delta fr.Element) (*Pr
 	}
 
 	_, _, g1, g2 := bls.Generators()
-	t1, t2 := newG1Table(&g1), newG2Table(&g2)
+	// A 16-bit G1 table (1 M points to build) pays off from about a million
+	// G1 points; small keys use 8-bit tables.
+	c1 := uint(8)
+	if len(h)+len(l)+2*len(aq)+len(bq) > 1<<20 {
+		c1 = 16
+	}
+	t1, t2 := newG1Table(&g1, c1), newG2Table(&g2, 8)
 	pk := &ProvingKey{
 		H:   t1.mulAll(h),
 		L:   t1.mulAll(l),
