@@ -128,7 +128,15 @@ func (p *Prover) recorded(s porep.Shape, part *porep.Partition) (*r1cs.System, e
 //
 // Parameters are read from Config.Params once per sector shape and kept; the
 // shape's R1CS is recorded once and shared by later partitions, whose
-// witnesses are synthesized in witness-only mode.
+// witnesses are synthesized in witness-only mode. Both stay in host memory
+// for the Prover's lifetime: for 2 KiB sectors ~1.1 GB of key and ~150 MB of
+// R1CS; for 32 GiB sectors ~44 GiB of key and ~9 GB of R1CS (CSR, 8 bytes per
+// non-zero plus row starts).
+//
+// Errors: *porep.C1Error or *porep.InputError for a malformed C1,
+// *InputMismatchError when its vanilla proofs do not belong to its seed and
+// commitments, ErrNoParams (wrapped) or *groth16.FormatError for parameters,
+// *PartitionError for a partition that could not be proved.
 func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 	out, err := porep.DecodeC1(c1)
 	if err != nil {
