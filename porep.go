@@ -129,9 +129,9 @@ func (p *Prover) recorded(s porep.Shape, part *porep.Partition) (*r1cs.System, e
 // Parameters are read from Config.Params once per sector shape and kept; the
 // shape's R1CS is recorded once and shared by later partitions, whose
 // witnesses are synthesized in witness-only mode. Both stay in host memory
-// for the Prover's lifetime: for 2 KiB sectors ~1.1 GB of key and ~150 MB of
-// R1CS; for 32 GiB sectors ~44 GiB of key and ~9 GB of R1CS (CSR, 8 bytes per
-// non-zero plus row starts).
+// for the Prover's lifetime: for 2 KiB sectors ~1.1 GB of key and ~0.3 GB of
+// R1CS; for 32 GiB sectors ~44 GiB of key and ~13 GB of R1CS (CSR at 8 bytes
+// per non-zero, row starts, and the recording partition's assignment).
 //
 // Errors: *porep.C1Error or *porep.InputError for a malformed C1,
 // *InputMismatchError when its vanilla proofs do not belong to its seed and
