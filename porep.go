@@ -39,16 +39,12 @@ func (e *InputMismatchError) Error() string {
 }
 
 // shapeCache holds, per sector shape, the proving key and the R1CS recorded
-// once and shared by every partition proved afterwards.
+// once and shared by every partition proved afterwards. Failures are not
+// cached: parameters installed after a failed call are found by the next.
 type shapeCache struct {
-	once sync.Once
-	pk   *groth16.ProvingKey
-	dev  bool
-	err  error
-
-	sysOnce sync.Once
-	sys     *r1cs.System
-	sysErr  error
+	mu  sync.Mutex // held while loading or recording
+	pk  *groth16.ProvingKey
+	sys *r1cs.System
 }
 
 func (p *Prover) shape(s porep.Shape) *shapeCache {
@@ -89,35 +85,51 @@ func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
 
 func (p *Prover) provingKey(s porep.Shape) (*groth16.ProvingKey, error) {
 	c := p.shape(s)
-	c.once.Do(func() {
-		path, dev, err := p.paramsPath(s)
-		if err != nil {
-			c.err = err
-			return
-		}
-		var opts []groth16.ReadOption
-		if p.cfg.TrustParams {
-			opts = append(opts, groth16.TrustedFile())
-		}
-		c.pk, c.err = groth16.ReadParams(path, opts...)
-		c.dev = dev
-	})
-	return c.pk, c.err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pk != nil {
+		return c.pk, nil
+	}
+	path, _, err := p.paramsPath(s)
+	if err != nil {
+		return nil, err
+	}
+	var opts []groth16.ReadOption
+	if p.cfg.TrustParams {
+		opts = append(opts, groth16.TrustedFile())
+	}
+	pk, err := groth16.ReadParams(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if pk.VK.NumInputs() != s.NumInputs() {
+		return nil, fmt.Errorf("c2: %s: key for %d public inputs, %s has %d", path, pk.VK.NumInputs(), s.Name, s.NumInputs())
+	}
+	c.pk = pk
+	return pk, nil
 }
 
-// recorded returns the shape's R1CS, recording it from part the first time.
-func (p *Prover) recorded(s porep.Shape, part *porep.Partition) (*r1cs.System, error) {
+// recorded returns the shape's R1CS, recording it the first time from a
+// synthetic partition: the constraints depend only on the shape, never on
+// the caller's data.
+func (p *Prover) recorded(s porep.Shape) (*r1cs.System, error) {
 	c := p.shape(s)
-	c.sysOnce.Do(func() {
-		sys := r1cs.NewSystem()
-		if err := porep.Synthesize(sys, s, part); err != nil {
-			c.sysErr = err
-			return
-		}
-		sys.Finalize()
-		c.sys = sys
-	})
-	return c.sys, c.sysErr
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sys != nil {
+		return c.sys, nil
+	}
+	part, err := porep.SyntheticPartition(s, 1)
+	if err != nil {
+		return nil, err
+	}
+	sys := r1cs.NewSystem()
+	if err := porep.Synthesize(sys, s, part); err != nil {
+		return nil, err
+	}
+	sys.Finalize()
+	c.sys = sys
+	return sys, nil
 }
 
 // Prove computes the C2 proof of a PoRep commit-phase-1 output: c1 is the
@@ -153,24 +165,24 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 	if len(want) != len(parts) {
 		return nil, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
 	}
+	// Check the vanilla proofs natively first: a bad C1 fails in
+	// milliseconds with the challenge and field named, before parameters
+	// are read or anything is proved.
+	for k, part := range parts {
+		if err := shape.Verify(part, k); err != nil {
+			return nil, err
+		}
+	}
 	pk, err := p.provingKey(shape)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := p.recorded(shape, parts[0])
+	rec, err := p.recorded(shape)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-
-	// Check the vanilla proofs natively first: a bad C1 fails in
-	// milliseconds with the challenge and field named, not after proving.
-	for k, part := range parts {
-		if err := shape.Verify(part, k); err != nil {
-			return nil, err
-		}
 	}
 
 	// Witnesses are the big host allocation (32 bytes per aux variable, plus

@@ -55,9 +55,22 @@ func TestProveC1(t *testing.T) {
 	require.NoError(t, err)
 	dir := devParams2KiB(t, c1)
 
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	// The prover starts before the parameters are installed: the first call
+	// fails, and the failure is not remembered once they are there.
+	params := t.TempDir()
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
 	require.NoError(t, err)
 	defer p.Close()
+	_, err = p.Prove(context.Background(), raw)
+	require.ErrorIs(t, err, c2.ErrNoParams)
+	files, err := filepath.Glob(filepath.Join(dir, c2.DevParamsPrefix+"*.params"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(abs, filepath.Join(params, filepath.Base(f))))
+	}
 
 	proof, err := p.Prove(context.Background(), raw)
 	require.NoError(t, err)
