@@ -68,7 +68,8 @@ func runBench(args []string) error {
 	threads := fs.Int("threads", 0, "CPU goroutines per MSM (0: all CPUs)")
 	prep := fs.Int("prep", 0, "partitions prepared on the CPU at once (0: default)")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic circuit")
-	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions")
+	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions (needs -params)")
+	params := fs.String("params", "", "with -c1: directory (or file) of the sector size's parameters")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -95,13 +96,20 @@ func runBench(args []string) error {
 		if err != nil {
 			return err
 		}
+		cfg.Params, cfg.TrustParams = *params, true
 		prover, err := c2.New(cfg)
 		if err != nil {
 			return err
 		}
 		defer prover.Close()
-		_, err = prover.Prove(context.Background(), data)
-		return err
+		pool.ResetPeakRSS()
+		if _, err := proveC1(prover, data); err != nil {
+			return err
+		}
+		if rss, err := pool.PeakRSS(); err == nil {
+			fmt.Printf("peak RSS %.2f GiB\n", float64(rss)/(1<<30))
+		}
+		return nil
 	}
 
 	log := io.Writer(os.Stderr)
