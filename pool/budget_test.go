@@ -159,7 +159,8 @@ func TestBudgetRandomReservers(t *testing.T) {
 				n := rng.Int64N(total) + 1
 				ctx, cancel := context.WithCancel(context.Background())
 				if rng.IntN(4) == 0 {
-					go func() { time.Sleep(time.Duration(rng.IntN(200)) * time.Microsecond); cancel() }()
+					d := time.Duration(rng.IntN(200)) * time.Microsecond // rng is not safe to share
+					go func() { time.Sleep(d); cancel() }()
 				}
 				r, err := b.Reserve(ctx, n)
 				if err != nil {
