@@ -77,17 +77,23 @@ func (d *Domain) ComputeH(a, b, c []fr.Element) error {
 		a[0].SetZero()
 		return nil
 	}
-	for _, v := range [][]fr.Element{a, b, c} {
+	// bellperson takes a, b and c to the coset (an inverse FFT and a coset
+	// FFT each), forms (a·b − c)/Z there and comes back by one coset inverse
+	// FFT: seven transforms. That last one is linear and undoes c's trip to
+	// the coset, so c needs only its inverse FFT: six transforms, the same h
+	// (satisfied or not).
+	for _, v := range [][]fr.Element{a, b} {
 		// Coefficients come out bit-reversed, which is what DIT takes in;
 		// evaluations on the coset come out in natural order.
 		d.d.FFTInverse(v, fft.DIF)
 		d.d.FFT(v, fft.DIT, fft.OnCoset())
 	}
+	d.d.FFTInverse(c, fft.DIF) // C's coefficients, bit-reversed
 	va := fr.Vector(a)
 	va.Mul(va, b)
+	d.d.FFTInverse(a, fft.DIF, fft.OnCoset()) // A·B's coset interpolant, bit-reversed
 	va.Sub(va, c)
 	va.ScalarMul(va, &d.zInv)
-	d.d.FFTInverse(a, fft.DIF, fft.OnCoset())
 	utils.BitReverse(a)
 	return nil
 }

@@ -97,6 +97,57 @@ func TestComputeHIsExactQuotient(t *testing.T) {
 	}
 }
 
+// bellperson's recipe written out literally (evaluate A, B, C on the coset
+// g·{ωʲ}, divide by Z there, interpolate over the coset) on random vectors
+// that satisfy nothing: ComputeH must return the same h, not merely a valid
+// quotient.
+func TestComputeHMatchesBellpersonRecipe(t *testing.T) {
+	for _, n := range []int{2, 8, 32} {
+		d, err := NewDomain(n)
+		require.NoError(t, err)
+		a := make([]fr.Element, n)
+		b := make([]fr.Element, n)
+		c := make([]fr.Element, n)
+		for j := range n {
+			a[j].MustSetRandom()
+			b[j].MustSetRandom()
+			c[j].MustSetRandom()
+		}
+		A := interpolate(a, d.Generator())
+		B := interpolate(b, d.Generator())
+		C := interpolate(c, d.Generator())
+		g := fr.NewElement(7)
+		var gn, one, zInv fr.Element
+		one.SetOne()
+		gn.Exp(g, big.NewInt(int64(n)))
+		zInv.Sub(&gn, &one)
+		zInv.Inverse(&zInv)
+		// vals[j] = (A·B − C)(g·ωʲ) / Z(g·ωʲ); interpolating over {ωʲ} gives
+		// the coefficients of h(g·x), so coefficient i is scaled by g^−i.
+		vals := make([]fr.Element, n)
+		omega := d.Generator()
+		x := g
+		for j := range n {
+			ax, bx, cx := horner(A, &x), horner(B, &x), horner(C, &x)
+			vals[j].Mul(&ax, &bx)
+			vals[j].Sub(&vals[j], &cx)
+			vals[j].Mul(&vals[j], &zInv)
+			x.Mul(&x, &omega)
+		}
+		want := interpolate(vals, omega)
+		var gInv, s fr.Element
+		gInv.Inverse(&g)
+		s.SetOne()
+		for i := range want {
+			want[i].Mul(&want[i], &s)
+			s.Mul(&s, &gInv)
+		}
+
+		require.NoError(t, d.ComputeH(a, b, c))
+		require.Equal(t, want, a, "n=%d", n)
+	}
+}
+
 func TestComputeHRejectsBadInput(t *testing.T) {
 	_, err := NewDomain(3)
 	require.Error(t, err)
