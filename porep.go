@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sync/errgroup"
@@ -42,9 +41,8 @@ func (e *InputMismatchError) Error() string {
 // once and shared by every partition proved afterwards. Failures are not
 // cached: parameters installed after a failed call are found by the next.
 type shapeCache struct {
-	mu  sync.Mutex // held while loading or recording
-	pk  *groth16.ProvingKey
-	sys *r1cs.System
+	pk  lazy[*groth16.ProvingKey]
+	sys lazy[*r1cs.System]
 }
 
 func (p *Prover) shape(s porep.Shape) *shapeCache {
@@ -83,53 +81,43 @@ func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
 	return "", false, fmt.Errorf("%w: no %s.params (or %s…) in %s", ErrNoParams, s.ParamsName(), DevParamsPrefix, p.cfg.Params)
 }
 
-func (p *Prover) provingKey(s porep.Shape) (*groth16.ProvingKey, error) {
-	c := p.shape(s)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pk != nil {
-		return c.pk, nil
-	}
-	path, _, err := p.paramsPath(s)
-	if err != nil {
-		return nil, err
-	}
-	var opts []groth16.ReadOption
-	if p.cfg.TrustParams {
-		opts = append(opts, groth16.TrustedFile())
-	}
-	pk, err := groth16.ReadParams(path, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if pk.VK.NumInputs() != s.NumInputs() {
-		return nil, fmt.Errorf("c2: %s: key for %d public inputs, %s has %d", path, pk.VK.NumInputs(), s.Name, s.NumInputs())
-	}
-	c.pk = pk
-	return pk, nil
+func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.ProvingKey, error) {
+	return p.shape(s).pk.get(ctx, func() (*groth16.ProvingKey, error) {
+		path, _, err := p.paramsPath(s)
+		if err != nil {
+			return nil, err
+		}
+		var opts []groth16.ReadOption
+		if p.cfg.TrustParams {
+			opts = append(opts, groth16.TrustedFile())
+		}
+		pk, err := groth16.ReadParams(path, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if pk.VK.NumInputs() != s.NumInputs() {
+			return nil, fmt.Errorf("c2: %s: key for %d public inputs, %s has %d", path, pk.VK.NumInputs(), s.Name, s.NumInputs())
+		}
+		return pk, nil
+	})
 }
 
 // recorded returns the shape's R1CS, recording it the first time from a
 // synthetic partition: the constraints depend only on the shape, never on
 // the caller's data.
-func (p *Prover) recorded(s porep.Shape) (*r1cs.System, error) {
-	c := p.shape(s)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.sys != nil {
-		return c.sys, nil
-	}
-	part, err := porep.SyntheticPartition(s, 1)
-	if err != nil {
-		return nil, err
-	}
-	sys := r1cs.NewSystem()
-	if err := porep.Synthesize(sys, s, part); err != nil {
-		return nil, err
-	}
-	sys.Finalize()
-	c.sys = sys
-	return sys, nil
+func (p *Prover) recorded(ctx context.Context, s porep.Shape) (*r1cs.System, error) {
+	return p.shape(s).sys.get(ctx, func() (*r1cs.System, error) {
+		part, err := porep.SyntheticPartition(s, 1)
+		if err != nil {
+			return nil, err
+		}
+		sys := r1cs.NewSystem()
+		if err := porep.Synthesize(sys, s, part); err != nil {
+			return nil, err
+		}
+		sys.Finalize()
+		return sys, nil
+	})
 }
 
 // Prove computes the C2 proof of a PoRep commit-phase-1 output: c1 is the
@@ -173,11 +161,11 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	pk, err := p.provingKey(shape)
+	pk, err := p.provingKey(ctx, shape)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := p.recorded(shape)
+	rec, err := p.recorded(ctx, shape)
 	if err != nil {
 		return nil, err
 	}

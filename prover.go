@@ -68,9 +68,9 @@ type Prover struct {
 	serial sync.Mutex
 
 	pickMu sync.Mutex
-	keyMu  sync.Mutex // guards keys
+	keyMu  sync.Mutex // guards the keys map, not the loads
 	mu     sync.Mutex
-	keys   map[keyID]gpu.Key
+	keys   map[keyID]*lazy[gpu.Key]
 	closed bool
 	// lastFailure is why the most recent device left the rotation.
 	lastFailure error
@@ -112,7 +112,7 @@ func New(cfg Config) (*Prover, error) {
 		cfg:  c,
 		cpu:  gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
 		prep: make(chan struct{}, c.PrepWorkers),
-		keys: make(map[keyID]gpu.Key),
+		keys: make(map[keyID]*lazy[gpu.Key]),
 	}
 	var devs []gpu.Device
 	switch {
@@ -181,8 +181,10 @@ func (p *Prover) Close() error {
 	p.calls.Wait()
 	p.keyMu.Lock()
 	defer p.keyMu.Unlock()
-	for id, k := range p.keys {
-		k.Release()
+	for id, l := range p.keys { // no load is in flight once the calls returned
+		if k, ok := l.peek(); ok {
+			k.Release()
+		}
 		delete(p.keys, id)
 	}
 	var errs []error
@@ -356,21 +358,19 @@ func (p *Prover) pick(exclude map[*device]bool) *device {
 	return best
 }
 
-// key returns pk loaded on d, loading it on first use. Loads serialize on
-// keyMu (a resident key's upload takes seconds) without blocking p.mu.
+// key returns pk loaded on d, loading it on first use. Each (key, device)
+// loads on its own: a resident key's upload takes seconds and must not hold
+// up lookups of loaded keys or loads on other devices.
 func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey) (gpu.Key, error) {
-	p.keyMu.Lock()
-	defer p.keyMu.Unlock()
 	id := keyID{pk, d}
-	if k, ok := p.keys[id]; ok {
-		return k, nil
+	p.keyMu.Lock()
+	l, ok := p.keys[id]
+	if !ok {
+		l = new(lazy[gpu.Key])
+		p.keys[id] = l
 	}
-	k, err := d.LoadKey(ctx, pk)
-	if err != nil {
-		return nil, err
-	}
-	p.keys[id] = k
-	return k, nil
+	p.keyMu.Unlock()
+	return l.get(ctx, func() (gpu.Key, error) { return d.LoadKey(ctx, pk) })
 }
 
 // prepared is one partition after the CPU preparation stage. The

@@ -538,3 +538,39 @@ func ExampleProver_ProvePartitions() {
 	// true
 	// true
 }
+
+// A key whose upload hangs holds up neither the calls that use another key
+// on the same device nor, once its caller gives up, anything at all.
+func TestKeyLoadsDoNotBlockEachOther(t *testing.T) {
+	f := newFixture(t, 60, 1, false)
+	pk2, err := groth16.Setup(f.parts[0], rand.Reader)
+	require.NoError(t, err)
+	dev := gpu.NewFake(gpu.FakeOptions{Name: "slow-upload", Faults: []gpu.Fault{{Stage: gpu.StageLoadKey, Hang: true}}})
+	p, err := New(Config{TestDevices: []gpu.Device{dev}, Threads: 2})
+	require.NoError(t, err)
+
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.ProvePartitions(ctx1, f.pk, f.parts)
+		first <- err
+	}()
+	require.Eventually(t, func() bool { return dev.Calls(gpu.StageLoadKey) == 1 }, 10*time.Second, time.Millisecond)
+
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel2()
+	proofs, err := p.ProvePartitions(ctx2, pk2, f.parts)
+	require.NoError(t, err, "another key's hanging upload held this call up")
+	require.NoError(t, groth16.Verify(&pk2.VK, &proofs[0], f.parts[0].Inputs()[1:]))
+
+	cancel1()
+	require.ErrorIs(t, <-first, context.Canceled)
+	// The abandoned load is not kept: the next call loads the key again.
+	proofs, err = p.ProvePartitions(context.Background(), f.pk, f.parts)
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	require.NoError(t, p.Close())
+	slots, keys := dev.Live()
+	assert.Zero(t, slots)
+	assert.Zero(t, keys)
+}
