@@ -83,6 +83,6 @@ func findParams(p string, s porep.Shape, ext string) (path string, dev bool, err
 			return q, name != s.ParamsName()+ext, nil
 		}
 	}
-	return "", false, fmt.Errorf("no %s%s or %s%s%s in %s (c2 setup --sector-size %d --out %s makes development parameters)",
-		s.ParamsName(), ext, devPrefix, s.ParamsName(), ext, p, s.SectorSize, p)
+	return "", false, fmt.Errorf("%w: no %s%s or %s%s%s in %s (c2 setup --sector-size %d --out %s makes development parameters)",
+		c2.ErrNoParams, s.ParamsName(), ext, devPrefix, s.ParamsName(), ext, p, s.SectorSize, p)
 }

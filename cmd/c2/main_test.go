@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
+)
+
+const refgen = "../../testdata/refgen/out/porep-2k/"
+
+// bellperson's C2 proof of the committed 2 KiB C1 under bellperson's key,
+// checked the way a verifier does: public inputs derived from the C1.
+func TestVerifyBellpersonProof(t *testing.T) {
+	args := []string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof"}
+	require.NoError(t, runVerify(append(args, "--c1", refgen+"c1.json")))
+	require.NoError(t, runVerify(append(args, "--inputs", refgen+"inputs-p0.bin")), "inputs given as a file")
+
+	// The same proof with one byte of C changed is refused.
+	raw, err := os.ReadFile(refgen + "bellperson-c2.proof")
+	require.NoError(t, err)
+	raw[len(raw)-1] ^= 1
+	bad := filepath.Join(t.TempDir(), "bad.proof")
+	require.NoError(t, os.WriteFile(bad, raw, 0o644))
+	err = runVerify([]string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", bad, "--c1", refgen + "c1.json"})
+	require.Error(t, err)
+
+	// Inputs of the wrong length name the file.
+	short := filepath.Join(t.TempDir(), "short.bin")
+	require.NoError(t, os.WriteFile(short, make([]byte, 31), 0o644))
+	err = runVerify(append(args, "--inputs", short))
+	require.ErrorContains(t, err, short)
+
+	// Another sector's inputs (the 8 MiB C1) do not fit this key.
+	err = runVerify(append(args, "--c1", "../../testdata/refgen/out/porep-8m/c1.json"))
+	require.Error(t, err)
+}
+
+func TestVerifyNeedsItsFlags(t *testing.T) {
+	require.Error(t, runVerify(nil))
+	require.Error(t, runVerify([]string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof"}),
+		"neither --c1 nor --inputs")
+	require.Error(t, runVerify([]string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof",
+		"--c1", refgen + "c1.json", "--inputs", refgen + "inputs-p0.bin"}), "both --c1 and --inputs")
+	var fe *groth16.FormatError
+	require.ErrorAs(t, runVerify([]string{"--vk", refgen + "c1.json", "--proof", refgen + "bellperson-c2.proof",
+		"--inputs", refgen + "inputs-p0.bin"}), &fe, "a JSON file is no verifying key")
+}
+
+func TestProveRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "proof.bin")
+	require.Error(t, runProve([]string{"--params", dir}), "--c1 is required")
+
+	// No parameters for the shape in the directory.
+	err := runProve([]string{"--c1", refgen + "c1.json", "--params", dir, "--out", out})
+	require.ErrorIs(t, err, c2.ErrNoParams)
+	require.ErrorContains(t, err, "v28-stacked-proof-of-replication")
+	require.NoFileExists(t, out)
+
+	// A truncated C1 is a C1Error, before any parameters are looked at.
+	raw, err := os.ReadFile(refgen + "c1.json")
+	require.NoError(t, err)
+	trunc := filepath.Join(dir, "c1.json")
+	require.NoError(t, os.WriteFile(trunc, raw[:len(raw)/2], 0o644))
+	var ce *porep.C1Error
+	require.ErrorAs(t, runProve([]string{"--c1", trunc, "--params", dir, "--out", out}), &ce)
+	require.NoFileExists(t, out)
+}
+
+func TestSetupRefusesBadSize(t *testing.T) {
+	require.Error(t, runSetup([]string{"--out", t.TempDir(), "--sector-size", "3KiB"}))
+	require.Error(t, runSetup([]string{"--sector-size", "2KiB"}), "--out is required")
+}
