@@ -79,6 +79,18 @@ C2_HD void addc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
 C2_HD void addc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
     asm volatile("addc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
 }
+C2_HD void madc_hi(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&) {
+    asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+}
+C2_HD void sub_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+}
+C2_HD void subc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
+    asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+}
+C2_HD void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
+    asm volatile("subc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+}
 #else
 inline void mad_lo_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
     uint64_t s = (uint64_t)(uint32_t)((uint64_t)a * b) + c;
@@ -105,7 +117,32 @@ inline void addc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 32);
 }
-inline void addc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) { d = a + b + f.cf; }
+// addc and madc.hi drop their carry out; the host counts the dropped carries
+// that were not zero, so hosttest can check the bounds that make dropping
+// them safe.
+inline uint64_t dropped_carries = 0;
+inline void addc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    uint64_t s = (uint64_t)a + b + f.cf;
+    d = (uint32_t)s;
+    dropped_carries += s >> 32;
+}
+inline void madc_hi(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
+    uint64_t s = (((uint64_t)a * b) >> 32) + c + f.cf;
+    d = (uint32_t)s;
+    dropped_carries += s >> 32;
+}
+// PTX subtraction: the carry flag holds the borrow (1 when the result wrapped).
+inline void sub_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    uint64_t s = (uint64_t)a - b;
+    d = (uint32_t)s;
+    f.cf = (uint32_t)(s >> 63);
+}
+inline void subc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    uint64_t s = (uint64_t)a - b - f.cf;
+    d = (uint32_t)s;
+    f.cf = (uint32_t)(s >> 63);
+}
+inline void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) { d = a - b - f.cf; }
 #endif
 
 // t[1..N+1] += u[0..N-1] (u shifted up one limb), carry into t[N+1].
@@ -261,7 +298,9 @@ struct Fe {
 
     // Montgomery product a*b/R mod p.
     C2_HD friend Fe operator*(const Fe& a, const Fe& b) {
-#ifdef C2_FIELD_PTX
+#if defined(C2_FIELD_EO)
+        return mul_eo(a, b);
+#elif defined(C2_FIELD_PTX)
         return mul_chain(a, b);
 #else
         return mul_portable(a, b);
@@ -326,7 +365,231 @@ struct Fe {
         }
         return reduce_once(t, t[N]);
     }
-    C2_HD Fe sqr() const { return *this * *this; }
+
+    // ---- Even/odd Montgomery product (C2_FIELD_EO) ----
+    // The running CIOS value is kept as two N-word halves, x (words 0..N-1)
+    // and y (words 1..N, i.e. one word up), value x + 2^32 y. In a row
+    // x*w (w one 32-bit word), the 64-bit products of the even limbs of x
+    // fill disjoint word pairs (j, j+1) of one half and those of the odd limbs
+    // disjoint pairs of the other, so each half takes one carry chain of
+    // mad.lo.cc/madc.hi.cc pairs on the same operands, which ptxas fuses into
+    // one IMAD.WIDE.U32.X each (carry in and out). Word pairs stay aligned
+    // across rows: the division by 2^32 swaps the roles of the halves and
+    // moves x two words down inside the next row's odd-limb chain, so no
+    // instruction is spent on shifting.
+    //
+    // Bounds: with a, b < p the CIOS value before each division is below
+    // 2p + 2^33 p < 2^(32(N+1)) for both moduli, so y never exceeds N words
+    // and the carry out of a chain that ends at y's top word is zero; x's
+    // carries go into y[N-1] (the same word N).
+
+    // Adds m*p with m = x[0] * (-p^-1): even limbs of p into x, odd ones into
+    // y; x[0] becomes 0.
+    C2_HD static void eo_reduce(uint32_t* x, uint32_t* y, carry_t& f) {
+        const uint32_t m = x[0] * P::INV;
+        mad_lo_cc(y[0], P::mod(1), m, y[0], f);
+        madc_hi_cc(y[1], P::mod(1), m, y[1], f);
+#pragma unroll
+        for (int j = 3; j < N - 1; j += 2) {
+            madc_lo_cc(y[j - 1], P::mod(j), m, y[j - 1], f);
+            madc_hi_cc(y[j], P::mod(j), m, y[j], f);
+        }
+        madc_lo_cc(y[N - 2], P::mod(N - 1), m, y[N - 2], f);
+        madc_hi(y[N - 1], P::mod(N - 1), m, y[N - 1], f);
+        mad_lo_cc(x[0], P::mod(0), m, x[0], f);
+        madc_hi_cc(x[1], P::mod(0), m, x[1], f);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            madc_lo_cc(x[j], P::mod(j), m, x[j], f);
+            madc_hi_cc(x[j + 1], P::mod(j), m, x[j + 1], f);
+        }
+        addc(y[N - 1], y[N - 1], 0, f);
+    }
+
+    // Divides the value (x[0] == 0) by 2^32 and adds u*w (u's limbs given by
+    // ux, which may be a or p): afterwards x is again the even half (word 0
+    // up) and y the odd half.
+    // wf maps the new word 0 to w (a row of a product ignores it; a row of a
+    // plain reduction returns word0 * (-p^-1)).
+    template <class U, class W>
+    C2_HD static void eo_shift_row(uint32_t* x, uint32_t* y, U ux, W wf, carry_t& f) {
+        // new word 0 = y[0] + x[1]; its carry enters word 1, the first word
+        // of the new odd half, which is x >> 64 plus the odd limbs of u*w.
+        add_cc(y[0], y[0], x[1], f);
+        const uint32_t w = wf(y[0]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j += 2) {
+            madc_lo_cc(x[j - 1], ux(j), w, x[j + 1], f);
+            madc_hi_cc(x[j], ux(j), w, x[j + 2], f);
+        }
+        madc_lo_cc(x[N - 2], ux(N - 1), w, 0, f);
+        madc_hi(x[N - 1], ux(N - 1), w, 0, f);
+        // the old y (words 0..N-1 now) takes the even limbs
+        mad_lo_cc(y[0], ux(0), w, y[0], f);
+        madc_hi_cc(y[1], ux(0), w, y[1], f);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            madc_lo_cc(y[j], ux(j), w, y[j], f);
+            madc_hi_cc(y[j + 1], ux(j), w, y[j + 1], f);
+        }
+        addc(x[N - 1], x[N - 1], 0, f);
+#pragma unroll
+        for (int k = 0; k < N; k++) {
+            uint32_t t = x[k];
+            x[k] = y[k];
+            y[k] = t;
+        }
+    }
+
+    // (x >> 32) + y (x[0] == 0), a value below 2p, fully reduced.
+    C2_HD static Fe eo_final(const uint32_t* x, const uint32_t* y, carry_t& f) {
+        uint32_t r[N];
+        add_cc(r[0], x[1], y[0], f);
+#pragma unroll
+        for (int k = 1; k < N - 1; k++) addc_cc(r[k], x[k + 1], y[k], f);
+        addc(r[N - 1], y[N - 1], 0, f);
+        return eo_reduce_once(r, f);
+    }
+
+    // r < 2p (N words) reduced to [0, p).
+    C2_HD static Fe eo_reduce_once(const uint32_t* r, carry_t& f) {
+        uint32_t s[N], keep;
+        sub_cc(s[0], r[0], P::mod(0), f);
+#pragma unroll
+        for (int k = 1; k < N; k++) subc_cc(s[k], r[k], P::mod(k), f);
+        subc(keep, 0, 0, f);  // all ones when r < p
+        Fe o;
+#pragma unroll
+        for (int k = 0; k < N; k++) o.v[k] = keep ? r[k] : s[k];
+        return o;
+    }
+
+    C2_HD static Fe mul_eo(const Fe& a, const Fe& b) {
+        uint32_t x[N], y[N];
+        carry_t f;
+        auto ax = [&](int j) { return a.v[j]; };
+        const uint32_t b0 = b.v[0];
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            uint64_t pe = (uint64_t)a.v[j] * b0, po = (uint64_t)a.v[j + 1] * b0;
+            x[j] = (uint32_t)pe;
+            x[j + 1] = (uint32_t)(pe >> 32);
+            y[j] = (uint32_t)po;
+            y[j + 1] = (uint32_t)(po >> 32);
+        }
+        eo_reduce(x, y, f);
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            const uint32_t bi = b.v[i];
+            eo_shift_row(x, y, ax, [&](uint32_t) { return bi; }, f);
+            eo_reduce(x, y, f);
+        }
+        return eo_final(x, y, f);
+    }
+
+    // One chain adding the products a[i] * a[j] (j = j0, j0 + 2, ... < N) to
+    // the word pairs (s, s+1), (s+2, s+3), ... of h; top is the highest
+    // index of h written so far. A chain that ends on a fresh word cannot
+    // carry out; otherwise its carry goes to the fresh word above.
+    C2_HD static void sq_chain(uint32_t* h, int& top, int s, const Fe& a, int i, int j0, carry_t& f) {
+        if (j0 >= N) return;
+        int k = s;
+        mad_lo_cc(h[k], a.v[j0], a.v[i], h[k], f);
+#pragma unroll
+        for (int j = j0; j < N; j += 2, k += 2) {
+            if (j != j0) madc_lo_cc(h[k], a.v[j], a.v[i], h[k], f);
+            if (j + 2 < N) {
+                madc_hi_cc(h[k + 1], a.v[j], a.v[i], h[k + 1], f);
+            } else if (k + 1 > top) {
+                madc_hi(h[k + 1], a.v[j], a.v[i], h[k + 1], f);
+                top = k + 1;
+            } else {
+                madc_hi_cc(h[k + 1], a.v[j], a.v[i], h[k + 1], f);
+                addc(h[k + 2], h[k + 2], 0, f);  // h[k + 2] is fresh (k + 2 > top)
+                top = k + 2;
+            }
+        }
+    }
+
+    // Montgomery square: the off-diagonal products a[i] a[j] (i < j) once,
+    // in two halves by the parity of i + j (e: pairs at even words, o: pairs
+    // at odd words, o[k] = word k + 1), merged, doubled, plus the diagonal
+    // squares; then the low N words are reduced with the rows of mul_eo
+    // (products replaced by m * p) and the high N words added.
+    C2_HD static Fe sqr_eo(const Fe& a) {
+        uint32_t e[2 * N], o[2 * N];
+        carry_t f;
+#pragma unroll
+        for (int k = 0; k < 2 * N; k++) e[k] = o[k] = 0;
+        int etop = -1, otop = -1;
+        // row 0: disjoint products, no additions
+#pragma unroll
+        for (int j = 1; j < N; j += 2) {
+            uint64_t po = (uint64_t)a.v[j] * a.v[0];
+            o[j - 1] = (uint32_t)po;  // words j, j + 1
+            o[j] = (uint32_t)(po >> 32);
+            otop = j;
+        }
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            uint64_t pe = (uint64_t)a.v[j] * a.v[0];
+            e[j] = (uint32_t)pe;
+            e[j + 1] = (uint32_t)(pe >> 32);
+            etop = j + 1;
+        }
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) {
+            sq_chain(o, otop, 2 * i, a, i, i + 1, f);  // words 2i+1, ...: o index 2i
+            sq_chain(e, etop, 2 * i + 2, a, i, i + 2, f);
+        }
+        // S = e + 2^32 o (words 2..2N-1), then 2S
+        add_cc(e[1], e[1], o[0], f);
+#pragma unroll
+        for (int k = 2; k < 2 * N - 1; k++) addc_cc(e[k], e[k], o[k - 1], f);
+        addc(e[2 * N - 1], e[2 * N - 1], 0, f);
+        add_cc(e[1], e[1], e[1], f);
+#pragma unroll
+        for (int k = 2; k < 2 * N - 1; k++) addc_cc(e[k], e[k], e[k], f);
+        addc(e[2 * N - 1], e[2 * N - 1], e[2 * N - 1], f);
+        // + sum a[i]^2 2^(64 i)
+        mad_lo_cc(e[0], a.v[0], a.v[0], e[0], f);
+        madc_hi_cc(e[1], a.v[0], a.v[0], e[1], f);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) {
+            madc_lo_cc(e[2 * i], a.v[i], a.v[i], e[2 * i], f);
+            madc_hi_cc(e[2 * i + 1], a.v[i], a.v[i], e[2 * i + 1], f);
+        }
+        madc_lo_cc(e[2 * N - 2], a.v[N - 1], a.v[N - 1], e[2 * N - 2], f);
+        madc_hi(e[2 * N - 1], a.v[N - 1], a.v[N - 1], e[2 * N - 1], f);
+        // reduce the low half: x = e[0..N-1], y = 0
+        uint32_t x[N], y[N];
+#pragma unroll
+        for (int k = 0; k < N; k++) x[k] = e[k], y[k] = 0;
+        auto px = [](int j) { return P::mod(j); };
+        auto mf = [](uint32_t w0) { return w0 * P::INV; };
+        eo_reduce(x, y, f);
+#pragma unroll
+        for (int i = 1; i < N; i++) eo_shift_row(x, y, px, mf, f);
+        // (x >> 32) + y + high half, below 2p
+        uint32_t r[N];
+        add_cc(r[0], x[1], y[0], f);
+#pragma unroll
+        for (int k = 1; k < N - 1; k++) addc_cc(r[k], x[k + 1], y[k], f);
+        addc(r[N - 1], y[N - 1], 0, f);
+        add_cc(r[0], r[0], e[N], f);
+#pragma unroll
+        for (int k = 1; k < N - 1; k++) addc_cc(r[k], r[k], e[N + k], f);
+        addc(r[N - 1], r[N - 1], e[2 * N - 1], f);
+        return eo_reduce_once(r, f);
+    }
+
+    C2_HD Fe sqr() const {
+#if defined(C2_FIELD_EO) && !defined(C2_FIELD_EO_NOSQR)
+        return sqr_eo(*this);
+#else
+        return *this * *this;
+#endif
+    }
 
     // Leaves Montgomery form: returns a/R (the plain integer value).
     C2_HD Fe from_mont() const {
