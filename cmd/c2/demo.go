@@ -78,7 +78,7 @@ func runDemo(args []string) error {
 	}
 	total := time.Since(t0)
 	stage("  evaluate a,b,c", tm.Evaluate, "")
-	stage("  H (7 FFTs)", tm.H, "")
+	stage("  H (FFTs)", tm.H, "")
 	stage("  prep_msm (split)", tm.Split, "")
 	stage("  MSMs (H, L, A, B_G1, B_G2)", tm.MSM, "")
 	stage("  assemble", tm.Assemble, "")
@@ -148,7 +148,7 @@ func proveC1(p *c2.Prover, c1 []byte) ([]byte, error) {
 	stage("prove (params, synthesis, proofs, verification)", time.Since(t0), fmt.Sprint(p.Devices()))
 	st := p.Stats().Stages
 	stage("  prep (a, b, c; classify)", st.Prep, "")
-	stage("  H (7 NTTs + MSM)", st.H, "")
+	stage("  H (NTTs + dense H MSM)", st.H, "")
 	stage("  batch additions", st.BatchAdd, "")
 	stage("  tail MSMs", st.Tail, "")
 	stage("  B_G2 tail (CPU)", st.BG2, "")
