@@ -43,19 +43,30 @@ func (l *lazy[T]) get(ctx context.Context, build func() (T, error)) (T, error) {
 		l.busy = busy
 		l.mu.Unlock()
 
-		v, err := build()
-		l.mu.Lock()
-		if err == nil {
-			l.val, l.ok = v, true
-		}
-		l.busy = nil
-		l.mu.Unlock()
-		close(busy)
+		v, err := l.build(busy, build)
 		if err != nil {
 			return zero, err
 		}
 		return v, nil
 	}
+}
+
+// build runs one attempt and ends it, even if build panics (the waiters then
+// try again rather than wait forever).
+func (l *lazy[T]) build(busy chan struct{}, build func() (T, error)) (v T, err error) {
+	ok := false
+	defer func() {
+		l.mu.Lock()
+		if ok && err == nil {
+			l.val, l.ok = v, true
+		}
+		l.busy = nil
+		l.mu.Unlock()
+		close(busy)
+	}()
+	v, err = build()
+	ok = true
+	return v, err
 }
 
 // peek returns the value if it has been built.

@@ -86,3 +86,18 @@ func TestLazyWaiterHonoursContext(t *testing.T) {
 	_, err = m.get(ctx, func() (int, error) { t.Error("built under an ended context"); return 0, nil })
 	require.Error(t, err)
 }
+
+// A build that panics still ends its attempt: the panic reaches its caller,
+// and the others build again instead of waiting forever.
+func TestLazyPanicEndsTheAttempt(t *testing.T) {
+	var l lazy[int]
+	func() {
+		defer func() { require.NotNil(t, recover()) }()
+		_, _ = l.get(context.Background(), func() (int, error) { panic("circuit bug") })
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, err := l.get(ctx, func() (int, error) { return 3, nil })
+	require.NoError(t, err)
+	assert.Equal(t, 3, v)
+}
