@@ -14,6 +14,33 @@ struct affine_t {
     C2_HD bool is_inf() const { return x.is_zero() && y.is_zero(); }
 };
 
+// Statement order of the mixed addition (xyzz_t::add_affine_in<Order>): all
+// orders compute the same products on the same operands (identical results,
+// checked by hosttest/ec_test.cc); they differ in how many values are live
+// at once, which decides spills in the G2 bucket kernels (255 registers).
+//   0: the original order;
+//   1: zz*pp, p*pp, zzz*ppp, x*pp, y*ppp first (each input consumed early);
+//   2: as 1 with x*pp before p*pp.
+// ptxas -v, nvcc 11.8, sm_90 (hosttest/ec_regs.cu), k_run_tasks spill stores
+// / registers: G2 portable 0: 1504 B, 1: 580 B, 2: 704 B; G2 FIELD=eo 0: 980 B,
+// 1: 480 B, 2: 356 B; G1 portable 0: 168 regs, 1: 200; G1 FIELD=eo 0: 162,
+// 1: 140, 2: 160. Defaults: G1 0, G2 1; FIELD=eo sets G1 1, G2 2 (Makefile).
+// C2_EC_ORDER_G1 / C2_EC_ORDER_G2 override.
+#ifndef C2_EC_ORDER_G1
+#define C2_EC_ORDER_G1 0
+#endif
+#ifndef C2_EC_ORDER_G2
+#define C2_EC_ORDER_G2 1
+#endif
+template <class F>
+struct add_order {
+    static constexpr int value = C2_EC_ORDER_G1;
+};
+template <>
+struct add_order<fp2_t> {
+    static constexpr int value = C2_EC_ORDER_G2;
+};
+
 template <class F>
 struct xyzz_t {
     F x, y, zz, zzz;
@@ -59,6 +86,12 @@ struct xyzz_t {
 
     // this + q for an affine q.
     C2_HD xyzz_t add_affine(const affine_t<F>& q) const {
+        return add_affine_in<add_order<F>::value>(q);
+    }
+
+    // add_affine in statement order Order (see add_order).
+    template <int Order>
+    C2_HD xyzz_t add_affine_in(const affine_t<F>& q) const {
         if (q.is_inf()) return *this;
         if (is_inf()) return from_affine(q);
         F u2 = q.x * zz;
@@ -70,13 +103,31 @@ struct xyzz_t {
             return inf();
         }
         F pp = p.sqr();
-        F ppp = p * pp;
-        F qq = x * pp;
         xyzz_t o;
-        o.x = r.sqr() - ppp - qq.dbl();
-        o.y = r * (qq - o.x) - y * ppp;
-        o.zz = zz * pp;
-        o.zzz = zzz * ppp;
+        if constexpr (Order == 1) {
+            o.zz = zz * pp;
+            F ppp = p * pp;
+            o.zzz = zzz * ppp;
+            F qq = x * pp;
+            F yppp = y * ppp;
+            o.x = r.sqr() - ppp - qq.dbl();
+            o.y = r * (qq - o.x) - yppp;
+        } else if constexpr (Order == 2) {
+            o.zz = zz * pp;
+            F qq = x * pp;
+            F ppp = p * pp;
+            o.zzz = zzz * ppp;
+            F yppp = y * ppp;
+            o.x = r.sqr() - ppp - qq.dbl();
+            o.y = r * (qq - o.x) - yppp;
+        } else {
+            F ppp = p * pp;
+            F qq = x * pp;
+            o.x = r.sqr() - ppp - qq.dbl();
+            o.y = r * (qq - o.x) - y * ppp;
+            o.zz = zz * pp;
+            o.zzz = zzz * ppp;
+        }
         return o;
     }
 
