@@ -161,12 +161,22 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	pk, err := p.provingKey(ctx, shape)
-	if err != nil {
-		return nil, err
+	// The key (a file read) and the shape's R1CS (a synthesis) are independent:
+	// on a first call they are built side by side, once the parameter file is
+	// known to exist (a missing one fails at once, not after the synthesis).
+	if _, cached := p.shape(shape).pk.peek(); !cached {
+		if _, _, err := p.paramsPath(shape); err != nil {
+			return nil, err
+		}
 	}
-	rec, err := p.recorded(ctx, shape)
-	if err != nil {
+	var (
+		pk  *groth16.ProvingKey
+		rec *r1cs.System
+		eg  errgroup.Group
+	)
+	eg.Go(func() (err error) { pk, err = p.provingKey(ctx, shape); return err })
+	eg.Go(func() (err error) { rec, err = p.recorded(ctx, shape); return err })
+	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
