@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 #include "../field.cuh"
+#include "field_gen.h"
 
 using namespace c2;
 
@@ -80,104 +81,6 @@ static bool reference_ok(const Fe<P>& a, const Fe<P>& b, const Fe<P>& r) {
     big rhs = big_mod(rs, m, N);
     return lhs == rhs;
 }
-
-// ---- operands ----
-template <class P>
-struct gen {
-    using F = Fe<P>;
-    static constexpr int N = P::N;
-    std::mt19937_64& rng;
-
-    static bool below_p(const F& x) {
-        for (int k = N - 1; k >= 0; k--)
-            if (x.v[k] != P::mod(k)) return x.v[k] < P::mod(k);
-        return false;
-    }
-    static F from_words(const uint32_t* w) {
-        F x;
-        for (int i = 0; i < N; i++) x.v[i] = w[i];
-        return x;
-    }
-    // uniform in [0, p)
-    F uniform() {
-        uint32_t top = P::mod(N - 1), mask = 1;
-        while (mask < top) mask = mask << 1 | 1;
-        for (;;) {
-            F x;
-            for (int i = 0; i < N; i++) x.v[i] = (uint32_t)rng();
-            x.v[N - 1] &= mask;
-            if (below_p(x)) return x;
-        }
-    }
-    // limbs drawn from {0, 1, 2^31, 2^32-1, random}: long carry runs
-    F sparse() {
-        for (;;) {
-            F x;
-            for (int i = 0; i < N; i++) {
-                switch (rng() % 5) {
-                case 0: x.v[i] = 0; break;
-                case 1: x.v[i] = 1; break;
-                case 2: x.v[i] = 0x80000000u; break;
-                case 3: x.v[i] = 0xffffffffu; break;
-                default: x.v[i] = (uint32_t)rng();
-                }
-            }
-            if (rng() & 1) x.v[N - 1] = P::mod(N - 1) - (uint32_t)(rng() % 2);
-            if (below_p(x)) return x;
-        }
-    }
-    // p - d for a small d >= 1, p - 2^k, 2^k, and friends
-    std::vector<F> edges() {
-        std::vector<F> e;
-        uint32_t w[N];
-        auto p_minus = [&](uint32_t d) {
-            uint64_t br = d;
-            for (int i = 0; i < N; i++) {
-                uint64_t t = (uint64_t)P::mod(i) - br;
-                w[i] = (uint32_t)t;
-                br = (t >> 63) & 1;
-            }
-            e.push_back(from_words(w));
-        };
-        e.push_back(F::zero());
-        F one_plain = F::zero();
-        one_plain.v[0] = 1;
-        e.push_back(one_plain);
-        one_plain.v[0] = 2;
-        e.push_back(one_plain);
-        e.push_back(F::one());
-        e.push_back(F::one().neg());
-        for (uint32_t d = 1; d <= 3; d++) p_minus(d);
-        // (p - 1) / 2 and (p + 1) / 2
-        for (int i = 0; i < N; i++) w[i] = (P::mod(i) >> 1) | (i + 1 < N ? P::mod(i + 1) << 31 : 0);
-        e.push_back(from_words(w));
-        w[0] += 1;
-        e.push_back(from_words(w));
-        int bits = 32 * (N - 1);
-        for (uint32_t t = P::mod(N - 1); t; t >>= 1) bits++;
-        for (int k : {31, 32, 63, 64, 95, 128, 200, 254, 255, 300, 352, 379, 380}) {
-            if (k >= bits) continue;
-            for (int i = 0; i < N; i++) w[i] = 0;
-            w[k / 32] = 1u << (k % 32);
-            F pk = from_words(w);
-            e.push_back(pk);
-            e.push_back(F::zero() - pk);  // p - 2^k
-        }
-        // all-ones low limbs under p's top limb; p's top limb alone
-        for (int i = 0; i < N; i++) w[i] = 0xffffffffu;
-        w[N - 1] = P::mod(N - 1) - 1;
-        e.push_back(from_words(w));
-        for (int i = 0; i < N; i++) w[i] = 0;
-        w[N - 1] = P::mod(N - 1);
-        e.push_back(from_words(w));
-        for (const F& x : e)
-            if (!below_p(x)) {
-                printf("bad edge value\n");
-                exit(2);
-            }
-        return e;
-    }
-};
 
 template <class P>
 static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
