@@ -9,6 +9,7 @@ import (
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/ntt"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -155,20 +156,20 @@ func setupWith(sys *r1cs.System, tau, alpha, beta, gamma, delta fr.Element) (*Pr
 	if len(h)+len(l)+2*len(aq)+len(bq) > 1<<20 {
 		c1 = 16
 	}
-	t1, t2 := newG1Table(&g1, c1), newG2Table(&g2, 8)
+	t1, t2 := msm.NewFixedBaseG1(&g1, c1), msm.NewFixedBaseG2(&g2, 8)
 	pk := &ProvingKey{
-		H:   t1.mulAll(h),
-		L:   t1.mulAll(l),
-		A:   t1.mulAll(aq),
-		BG1: t1.mulAll(bq),
-		BG2: t2.mulAll(bq),
+		H:   t1.Mul(h),
+		L:   t1.Mul(l),
+		A:   t1.Mul(aq),
+		BG1: t1.Mul(bq),
+		BG2: t2.Mul(bq),
 	}
 	vk := &pk.VK
-	g1s := t1.mulAll([]fr.Element{alpha, beta, delta})
-	g2s := t2.mulAll([]fr.Element{beta, gamma, delta})
+	g1s := t1.Mul([]fr.Element{alpha, beta, delta})
+	g2s := t2.Mul([]fr.Element{beta, gamma, delta})
 	vk.AlphaG1, vk.BetaG1, vk.DeltaG1 = g1s[0], g1s[1], g1s[2]
 	vk.BetaG2, vk.GammaG2, vk.DeltaG2 = g2s[0], g2s[1], g2s[2]
-	vk.IC = t1.mulAll(ic)
+	vk.IC = t1.Mul(ic)
 	return pk, nil
 }
 

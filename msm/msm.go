@@ -2,7 +2,6 @@ package msm
 
 import (
 	"fmt"
-	"math/bits"
 	"runtime"
 	"sync"
 
@@ -10,45 +9,6 @@ import (
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
-
-// SumG1 returns Σ bases[i] over the bits i set in ones, using up to tasks
-// goroutines (≤ 0: GOMAXPROCS). ones must cover len(bases) bits.
-func SumG1(bases []bls.G1Affine, ones []uint64, tasks int) bls.G1Jac {
-	parts := sumChunks(len(ones), tasks, func(lo, hi int) any {
-		var acc bls.G1Jac
-		for w := lo; w < hi; w++ {
-			for word := ones[w]; word != 0; word &= word - 1 {
-				acc.AddMixed(&bases[w<<6+bits.TrailingZeros64(word)])
-			}
-		}
-		return acc
-	})
-	var total bls.G1Jac
-	for _, p := range parts {
-		pj := p.(bls.G1Jac)
-		total.AddAssign(&pj)
-	}
-	return total
-}
-
-// SumG2 is SumG1 over G2.
-func SumG2(bases []bls.G2Affine, ones []uint64, tasks int) bls.G2Jac {
-	parts := sumChunks(len(ones), tasks, func(lo, hi int) any {
-		var acc bls.G2Jac
-		for w := lo; w < hi; w++ {
-			for word := ones[w]; word != 0; word &= word - 1 {
-				acc.AddMixed(&bases[w<<6+bits.TrailingZeros64(word)])
-			}
-		}
-		return acc
-	})
-	var total bls.G2Jac
-	for _, p := range parts {
-		pj := p.(bls.G2Jac)
-		total.AddAssign(&pj)
-	}
-	return total
-}
 
 // sumChunks runs f over [0, words) split into about tasks ranges.
 func sumChunks(words, tasks int, f func(lo, hi int) any) []any {

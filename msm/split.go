@@ -2,8 +2,8 @@
 // exploiting what PoRep witnesses look like: most scalars are 0 or 1.
 //
 // A query's scalars are first classified ([NewSplit], SupraSeal's prep_msm):
-// zeros are skipped, bases whose scalar is exactly 1 are summed with plain
-// point additions ([SumG1], [SumG2]), and only the remaining "tail" goes
+// zeros are skipped, bases whose scalar is exactly 1 are summed with batched
+// affine additions ([SumG1], [SumG2]), and only the remaining "tail" goes
 // through a Pippenger MSM (gnark-crypto's MultiExp). The classification is
 // shared by G1 and G2 queries over the same scalars (b_g1 and b_g2).
 package msm

@@ -1,4 +1,4 @@
-package groth16
+package msm
 
 import (
 	"math/big"
@@ -23,7 +23,7 @@ func TestFixedBaseMatchesScalarMultiplication(t *testing.T) {
 }
 
 func checkTables(t *testing.T, p1 *bls.G1Affine, p2 *bls.G2Affine, c uint) {
-	t1, t2 := newG1Table(p1, c), newG2Table(p2, min(c, 8))
+	t1, t2 := NewFixedBaseG1(p1, c), NewFixedBaseG2(p2, min(c, 8))
 
 	s := make([]fr.Element, 300)
 	for i := range s {
@@ -33,7 +33,7 @@ func checkTables(t *testing.T, p1 *bls.G1Affine, p2 *bls.G2Affine, c uint) {
 	s[1].SetOne()
 	s[2].SetOne()
 	s[2].Neg(&s[2]) // r − 1: every window non-trivial
-	got1, got2 := t1.mulAll(s), t2.mulAll(s)
+	got1, got2 := t1.Mul(s), t2.Mul(s)
 	for i := range s {
 		var k big.Int
 		s[i].BigInt(&k)
@@ -64,7 +64,7 @@ func TestFixedBaseAllEqualAndOppositeOperands(t *testing.T) {
 		{mul(1), mul(-1), mul(2)}, // after d0 = 1: G+G doubles, G−G cancels
 		{mul(5), mul(-3), mul(15)},
 	}
-	tb := &g1Table{c: 2, win: table}
+	tb := &FixedBaseG1{c: 2, win: table}
 	scalars := make([]fr.Element, 64)
 	for k := range scalars {
 		scalars[k].SetUint64(uint64(k))

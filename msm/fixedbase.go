@@ -1,4 +1,4 @@
-package groth16
+package msm
 
 import (
 	"runtime"
@@ -9,26 +9,29 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
 
-// Fixed-base scalar multiplication for key generation: with a table of
-// j·2^(c·w)·P for every c-bit digit j and window w, k·P costs ⌈256/c⌉ mixed
+// Fixed-base scalar multiplication (for key generation): with a table of
+// j·2^(c·w)·P for every c-bit digit j and window w, k·P costs ⌈256/c⌉
 // additions instead of ~255 doublings and additions. c = 8 costs a table of
-// 8,160 points; c = 16, used for large keys in G1, 16 × 65,535 points
-// (100 MB) for half the additions.
+// 8,160 points; c = 16 costs 16 × 65,535 points (100 MB in G1) for half the
+// additions.
 
-type g1Table struct {
+// FixedBaseG1 is a table of multiples of one G1 point.
+type FixedBaseG1 struct {
 	c   uint
 	win [][]bls.G1Affine // win[w][j-1] = j·2^(c·w)·P
 }
 
-type g2Table struct {
+// FixedBaseG2 is a table of multiples of one G2 point.
+type FixedBaseG2 struct {
 	c   uint
 	win [][]bls.G2Affine
 }
 
 func windows(c uint) int { return int((256 + c - 1) / c) }
 
-func newG1Table(p *bls.G1Affine, c uint) *g1Table {
-	t := &g1Table{c: c, win: make([][]bls.G1Affine, windows(c))}
+// NewFixedBaseG1 builds the table of p with c-bit windows (1 ≤ c ≤ 16).
+func NewFixedBaseG1(p *bls.G1Affine, c uint) *FixedBaseG1 {
+	t := &FixedBaseG1{c: c, win: make([][]bls.G1Affine, windows(c))}
 	per := 1<<c - 1
 	jac := make([]bls.G1Jac, len(t.win)*per)
 	var base bls.G1Jac
@@ -53,8 +56,9 @@ func newG1Table(p *bls.G1Affine, c uint) *g1Table {
 	return t
 }
 
-func newG2Table(p *bls.G2Affine, c uint) *g2Table {
-	t := &g2Table{c: c, win: make([][]bls.G2Affine, windows(c))}
+// NewFixedBaseG2 builds the table of p with c-bit windows (1 ≤ c ≤ 16).
+func NewFixedBaseG2(p *bls.G2Affine, c uint) *FixedBaseG2 {
+	t := &FixedBaseG2{c: c, win: make([][]bls.G2Affine, windows(c))}
 	per := 1<<c - 1
 	var base bls.G2Jac
 	base.FromAffine(p)
@@ -102,16 +106,6 @@ func parallelChunks(n int, f func(lo, hi int)) {
 // batch's accumulators and the table entries it touched stay in L2.
 const batch = 256
 
-// coord is a coordinate field of a curve (fp for G1, E2 for G2).
-type coord[F any] interface {
-	*F
-	Sub(x, y *F) *F
-	Mul(x, y *F) *F
-	Square(x *F) *F
-	Inverse(x *F) *F
-	IsZero() bool
-}
-
 // fixedBase describes a fixed-base table to fixedBaseAll: entry(w, d) is
 // d·2^(c·w)·P in affine form (d ≥ 1); add sets (x, y) to (x, y) + entry(w, d)
 // for the rare operands affine addition cannot take (equal or opposite
@@ -126,21 +120,18 @@ type fixedBase[F any] struct {
 // fixedBaseAll calls emit(i, x, y) with k·P in affine form for every scalar
 // k = scalars[i] whose product is not the point at infinity.
 //
-// Each window adds into a batch of accumulators with affine additions that
-// share one inversion (Montgomery's trick): about 5 multiplications and a
-// square per addition, against 11 for a mixed Jacobian addition, and no
-// conversion at the end. A window's table lookups all run before its
+// Each window adds into a batch of affine accumulators with one addAffine
+// (no conversion at the end). A window's table lookups all run before its
 // arithmetic, so their cache misses overlap instead of stalling one
 // addition each.
 func fixedBaseAll[F any, PF coord[F]](scalars []fr.Element, t fixedBase[F], emit func(i int, x, y *F)) {
 	parallelChunks(len(scalars), func(lo, hi int) {
 		var (
-			ks                 [batch][4]uint64
-			xs, ys             [batch]F
-			den, pre           [batch]F
-			inf                [batch]bool
-			idx                [batch]int32
-			inv, dinv, lam, x3 F
+			ks       [batch][4]uint64
+			xs, ys   [batch]F
+			den, pre [batch]F
+			inf      [batch]bool
+			idx      [batch]int32
 		)
 		for b := lo; b < hi; b += batch {
 			n := min(batch, hi-b)
@@ -168,35 +159,9 @@ func fixedBaseAll[F any, PF coord[F]](scalars []fr.Element, t fixedBase[F], emit
 					idx[m] = int32(i)
 					m++
 				}
-				if m == 0 {
-					continue
-				}
-				pre[0] = den[0]
-				for j := 1; j < m; j++ {
-					PF(&pre[j]).Mul(&pre[j-1], &den[j])
-				}
-				PF(&inv).Inverse(&pre[m-1]) // 1/(den[0]···den[m−1])
-				for j := m - 1; j >= 0; j-- {
-					if j > 0 {
-						PF(&dinv).Mul(&inv, &pre[j-1]) // 1/den[j]
-						PF(&inv).Mul(&inv, &den[j])
-					} else {
-						dinv = inv
-					}
-					i := idx[j]
-					tx, ty := t.entry(w, digit(&ks[i], w, t.c))
-					x, y := &xs[i], &ys[i]
-					// λ = (ty − y)/(tx − x); x' = λ² − x − tx; y' = λ(x − x') − y.
-					PF(&lam).Sub(ty, y)
-					PF(&lam).Mul(&lam, &dinv)
-					PF(&x3).Square(&lam)
-					PF(&x3).Sub(&x3, x)
-					PF(&x3).Sub(&x3, tx)
-					PF(x).Sub(x, &x3)
-					PF(x).Mul(x, &lam)
-					PF(y).Sub(x, y)
-					*x = x3
-				}
+				acc := func(j int) (x, y *F) { i := idx[j]; return &xs[i], &ys[i] }
+				q := func(j int) (x, y *F) { return t.entry(w, digit(&ks[idx[j]], w, t.c)) }
+				addAffine[F, PF](m, acc, q, den[:], pre[:])
 			}
 			for i := range n {
 				if !inf[i] {
@@ -207,14 +172,14 @@ func fixedBaseAll[F any, PF coord[F]](scalars []fr.Element, t fixedBase[F], emit
 	})
 }
 
-// mulAll returns k·P in affine form for every scalar k, P the table's base.
-func (t *g1Table) mulAll(scalars []fr.Element) []bls.G1Affine {
+// Mul returns k·P in affine form for every scalar k, P the table's base.
+func (t *FixedBaseG1) Mul(scalars []fr.Element) []bls.G1Affine {
 	out := make([]bls.G1Affine, len(scalars))
 	fixedBaseAll(scalars, t.fixedBase(), func(i int, x, y *fp.Element) { out[i] = bls.G1Affine{X: *x, Y: *y} })
 	return out
 }
 
-func (t *g1Table) fixedBase() fixedBase[fp.Element] {
+func (t *FixedBaseG1) fixedBase() fixedBase[fp.Element] {
 	return fixedBase[fp.Element]{
 		c: t.c, nw: len(t.win),
 		entry: func(w int, d uint64) (x, y *fp.Element) { e := &t.win[w][d-1]; return &e.X, &e.Y },
@@ -230,8 +195,8 @@ func (t *g1Table) fixedBase() fixedBase[fp.Element] {
 	}
 }
 
-// mulAll returns k·P in affine form for every scalar k, P the table's base.
-func (t *g2Table) mulAll(scalars []fr.Element) []bls.G2Affine {
+// Mul returns k·P in affine form for every scalar k, P the table's base.
+func (t *FixedBaseG2) Mul(scalars []fr.Element) []bls.G2Affine {
 	out := make([]bls.G2Affine, len(scalars))
 	fixedBaseAll(scalars, fixedBase[bls.E2]{
 		c: t.c, nw: len(t.win),
