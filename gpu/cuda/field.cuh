@@ -252,6 +252,27 @@ struct Fe {
     }
 
     C2_HD friend Fe operator+(const Fe& a, const Fe& b) {
+#ifdef C2_FIELD_EO
+        return add_eo(a, b);
+#else
+        return add_portable(a, b);
+#endif
+    }
+    C2_HD friend Fe operator-(const Fe& a, const Fe& b) {
+#ifdef C2_FIELD_EO
+        return sub_eo(a, b);
+#else
+        return sub_portable(a, b);
+#endif
+    }
+    C2_HD Fe neg() const {
+#ifdef C2_FIELD_EO
+        return neg_eo(*this);
+#else
+        return neg_portable(*this);
+#endif
+    }
+    C2_HD static Fe add_portable(const Fe& a, const Fe& b) {
         uint32_t s[N];
         uint64_t c = 0;
 #pragma unroll
@@ -262,7 +283,7 @@ struct Fe {
         }
         return reduce_once(s, (uint32_t)c);
     }
-    C2_HD friend Fe operator-(const Fe& a, const Fe& b) {
+    C2_HD static Fe sub_portable(const Fe& a, const Fe& b) {
         Fe r;
         uint64_t borrow = 0;
 #pragma unroll
@@ -282,17 +303,59 @@ struct Fe {
         }
         return r;
     }
-    C2_HD Fe neg() const {
-        if (is_zero()) return *this;
+    C2_HD static Fe neg_portable(const Fe& a) {
+        if (a.is_zero()) return a;
         Fe r;
         uint64_t borrow = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            uint64_t d = (uint64_t)P::mod(i) - v[i] - borrow;
+            uint64_t d = (uint64_t)P::mod(i) - a.v[i] - borrow;
             r.v[i] = (uint32_t)d;
             borrow = (d >> 63) & 1;
         }
         return r;
+    }
+
+    // Addition, subtraction and negation on the carry primitives (FIELD=eo).
+    // a + b < 2p < 2^(32N) for both moduli, so the sum needs no carry word
+    // (the host counts a dropped carry, see addc).
+    C2_HD static Fe add_eo(const Fe& a, const Fe& b) {
+        carry_t f;
+        uint32_t r[N];
+        add_cc(r[0], a.v[0], b.v[0], f);
+#pragma unroll
+        for (int k = 1; k < N - 1; k++) addc_cc(r[k], a.v[k], b.v[k], f);
+        addc(r[N - 1], a.v[N - 1], b.v[N - 1], f);
+        return eo_reduce_once(r, f);
+    }
+    // a - b, plus p when it borrowed (the carry out of that addition is the
+    // wrap back and is not used).
+    C2_HD static Fe sub_eo(const Fe& a, const Fe& b) {
+        carry_t f;
+        uint32_t r[N], mask;
+        sub_cc(r[0], a.v[0], b.v[0], f);
+#pragma unroll
+        for (int k = 1; k < N; k++) subc_cc(r[k], a.v[k], b.v[k], f);
+        subc(mask, 0, 0, f);  // all ones when a < b
+        Fe o;
+        add_cc(o.v[0], r[0], P::mod(0) & mask, f);
+#pragma unroll
+        for (int k = 1; k < N; k++) addc_cc(o.v[k], r[k], P::mod(k) & mask, f);
+        return o;
+    }
+    // p - a, or 0 for a = 0.
+    C2_HD static Fe neg_eo(const Fe& a) {
+        carry_t f;
+        uint32_t r[N], nz = 0;
+        sub_cc(r[0], P::mod(0), a.v[0], f);
+#pragma unroll
+        for (int k = 1; k < N; k++) subc_cc(r[k], P::mod(k), a.v[k], f);
+#pragma unroll
+        for (int k = 0; k < N; k++) nz |= a.v[k];
+        Fe o;
+#pragma unroll
+        for (int k = 0; k < N; k++) o.v[k] = nz ? r[k] : 0;
+        return o;
     }
     C2_HD Fe dbl() const { return *this + *this; }
 

@@ -1,5 +1,5 @@
 // GPU check of the field products (needs a CUDA device): every variant in
-// field.cuh (portable, mul_chain, mul_eo, sqr_eo) runs on the device over
+// field.cuh (portable, mul_chain, mul_eo, sqr_eo, add/sub/neg_eo) runs on the device over
 // edge pairs and random operands, and each result is compared with the
 // portable product computed on the host (the one the Go tests tie to
 // gnark-crypto). This checks what the host tests cannot: the inline-PTX
@@ -14,8 +14,8 @@
 
 using namespace c2;
 
-enum { V_PORTABLE, V_CHAIN, V_EO, V_SQR_EO, V_COUNT };
-static const char* vname[V_COUNT] = {"portable", "mul_chain", "mul_eo", "sqr_eo"};
+enum { V_PORTABLE, V_CHAIN, V_EO, V_SQR_EO, V_ADD_EO, V_SUB_EO, V_NEG_EO, V_COUNT };
+static const char* vname[V_COUNT] = {"portable", "mul_chain", "mul_eo", "sqr_eo", "add_eo", "sub_eo", "neg_eo"};
 
 template <class F>
 __global__ void k_products(const F* a, const F* b, F* out, size_t n) {
@@ -26,6 +26,9 @@ __global__ void k_products(const F* a, const F* b, F* out, size_t n) {
     out[V_CHAIN * n + i] = F::mul_chain(x, y);
     out[V_EO * n + i] = F::mul_eo(x, y);
     out[V_SQR_EO * n + i] = F::sqr_eo(x);
+    out[V_ADD_EO * n + i] = F::add_eo(x, y);
+    out[V_SUB_EO * n + i] = F::sub_eo(x, y);
+    out[V_NEG_EO * n + i] = F::neg_eo(x);
 }
 
 #define CK(call)                                                                         \
@@ -72,10 +75,17 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
     for (int v = 0; v < V_COUNT; v++) {
         size_t wrong = 0;
         for (size_t k = 0; k < n; k++) {
-            F want = v == V_SQR_EO ? F::mul_portable(a[k], a[k]) : F::mul_portable(a[k], b[k]);
+            F want;
+            switch (v) {
+            case V_SQR_EO: want = F::mul_portable(a[k], a[k]); break;
+            case V_ADD_EO: want = F::add_portable(a[k], b[k]); break;
+            case V_SUB_EO: want = F::sub_portable(a[k], b[k]); break;
+            case V_NEG_EO: want = F::neg_portable(a[k]); break;
+            default: want = F::mul_portable(a[k], b[k]);
+            }
             if (out[v * n + k] != want && wrong++ < 3) printf("%s %s: wrong at %zu\n", name, vname[v], k);
         }
-        printf("%s %-9s: %zu products on the device, %zu differ from the host's portable product\n", name,
+        printf("%s %-9s: %zu results on the device, %zu differ from the host's portable version\n", name,
                vname[v], n, wrong);
         if (wrong) bad++;
     }
