@@ -21,10 +21,10 @@ struct affine_t {
 //   0: the original order;
 //   1: zz*pp, p*pp, zzz*ppp, x*pp, y*ppp first (each input consumed early);
 //   2: as 1 with x*pp before p*pp.
-// ptxas -v, nvcc 11.8, sm_90 (hosttest/ec_regs.cu), k_run_tasks spill stores
-// / registers: G2 portable 0: 1504 B, 1: 580 B, 2: 704 B; G2 FIELD=eo 0: 980 B,
-// 1: 480 B, 2: 356 B; G1 portable 0: 168 regs, 1: 200; G1 FIELD=eo 0: 162,
-// 1: 140, 2: 160. Defaults: G1 0, G2 1; FIELD=eo sets G1 1, G2 2 (Makefile).
+// ptxas -v, nvcc 11.8, sm_90 (make ecregs), k_run_tasks spill stores /
+// registers: G2 portable 0: 1504 B, 1: 580 B, 2: 704 B; G2 FIELD=eo 0: 944 B,
+// 1: 328 B, 2: 532 B; G1 portable 0: 168 regs, 1: 200; G1 FIELD=eo 0: 178,
+// 1: 154, 2: 150. Defaults: G1 0, G2 1; FIELD=eo sets G1 1 (Makefile).
 // C2_EC_ORDER_G1 / C2_EC_ORDER_G2 override.
 #ifndef C2_EC_ORDER_G1
 #define C2_EC_ORDER_G1 0
