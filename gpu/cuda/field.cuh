@@ -51,12 +51,13 @@ struct FrParams {
     }
 };
 
-// Carry-chain primitives for the PTX Montgomery product (C2_FIELD_PTX, an
-// opt-in experiment: on the H200 it moved carry work from IMAD.X to IADD3 and
-// ran 13-30% slower than the portable product, so it is off by default). On
-// the device they are single PTX instructions whose carry flag flows from one
-// statement to the next; on the host they are emulated with cf so that the
-// same code can be checked against the portable product (hosttest/).
+// Carry-chain primitives for the opt-in field variants: C2_FIELD_PTX
+// (mul_chain; on the H200 it moved carry work from IMAD.X to IADD3 and ran
+// 13-30% slower than the portable product) and C2_FIELD_EO (mul_eo, sqr_eo,
+// add/sub/neg_eo; host-checked, not yet run on a GPU). On the device they
+// are single PTX instructions whose carry flag flows from one statement to
+// the next; on the host they are emulated with cf so that the same code can
+// be checked against the portable product (hosttest/).
 struct carry_t {
     uint32_t cf = 0;
 };
