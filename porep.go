@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sync/errgroup"
@@ -59,26 +60,34 @@ func (p *Prover) shape(s porep.Shape) *shapeCache {
 	return c
 }
 
-// paramsPath finds the shape's parameter file under Config.Params: a file is
-// taken as is; in a directory the official file wins over a development one.
-func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
-	if p.cfg.Params == "" {
-		return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
-	}
-	st, err := os.Stat(p.cfg.Params)
+// FindParams resolves where the parameters of shape s are: path itself when
+// it is a file, else in the directory path the official file
+// (<ParamsName><ext>, ext ".params" or ".vk") or, failing that, the
+// development one (DevParamsPrefix + the same name). dev reports a file
+// named as a development one. Errors wrap ErrNoParams.
+func FindParams(path string, s porep.Shape, ext string) (file string, dev bool, err error) {
+	st, err := os.Stat(path)
 	if err != nil {
 		return "", false, fmt.Errorf("%w: %v", ErrNoParams, err)
 	}
 	if !st.IsDir() {
-		return p.cfg.Params, filepath.Base(p.cfg.Params) != s.ParamsName()+".params", nil
+		return path, strings.HasPrefix(filepath.Base(path), DevParamsPrefix), nil
 	}
-	for _, name := range []string{s.ParamsName() + ".params", DevParamsPrefix + s.ParamsName() + ".params"} {
-		q := filepath.Join(p.cfg.Params, name)
+	for _, name := range []string{s.ParamsName() + ext, DevParamsPrefix + s.ParamsName() + ext} {
+		q := filepath.Join(path, name)
 		if _, err := os.Stat(q); err == nil {
-			return q, name != s.ParamsName()+".params", nil
+			return q, name != s.ParamsName()+ext, nil
 		}
 	}
-	return "", false, fmt.Errorf("%w: no %s.params (or %s…) in %s", ErrNoParams, s.ParamsName(), DevParamsPrefix, p.cfg.Params)
+	return "", false, fmt.Errorf("%w: no %s%s (or %s…) in %s", ErrNoParams, s.ParamsName(), ext, DevParamsPrefix, path)
+}
+
+// paramsPath finds the shape's parameter file under Config.Params.
+func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
+	if p.cfg.Params == "" {
+		return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
+	}
+	return FindParams(p.cfg.Params, s, ".params")
 }
 
 func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.ProvingKey, error) {

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/porep"
@@ -66,23 +64,12 @@ func runProve(args []string) error {
 	return nil
 }
 
-// findParams resolves --params: a file is used as is; in a directory the
-// official file of the shape is preferred to the development one. dev
-// reports a development file (by its name).
+// findParams resolves --params with c2.FindParams, and says how to make
+// development parameters when there are none.
 func findParams(p string, s porep.Shape, ext string) (path string, dev bool, err error) {
-	st, err := os.Stat(p)
+	path, dev, err = c2.FindParams(p, s, ext)
 	if err != nil {
-		return "", false, err
+		return "", false, fmt.Errorf("%w (c2 setup --sector-size %d --out DIR makes development parameters)", err, s.SectorSize)
 	}
-	if !st.IsDir() {
-		return p, strings.HasPrefix(filepath.Base(p), devPrefix), nil
-	}
-	for _, name := range []string{s.ParamsName() + ext, devPrefix + s.ParamsName() + ext} {
-		q := filepath.Join(p, name)
-		if _, err := os.Stat(q); err == nil {
-			return q, name != s.ParamsName()+ext, nil
-		}
-	}
-	return "", false, fmt.Errorf("%w: no %s%s or %s%s%s in %s (c2 setup --sector-size %d --out %s makes development parameters)",
-		c2.ErrNoParams, s.ParamsName(), ext, devPrefix, s.ParamsName(), ext, p, s.SectorSize, p)
+	return path, dev, nil
 }
