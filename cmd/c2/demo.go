@@ -38,7 +38,7 @@ func runDemo(args []string) error {
 	seed := fs.Uint64("seed", 1, "with -synthetic: seed of the circuit and its witness")
 	params := fs.String("params", "", "directory of (development) parameters; default: the user cache directory")
 	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if !*synthetic {

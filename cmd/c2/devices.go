@@ -14,7 +14,7 @@ func init() {
 
 func runDevices(args []string) error {
 	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	n, err := cuda.DeviceCount()

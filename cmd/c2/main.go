@@ -19,6 +19,19 @@ import (
 	"sort"
 )
 
+// parseFlags parses args with fs and refuses positional arguments: flag
+// parsing stops at the first one, so a stray word would silently drop every
+// flag after it (`--c1 X stray --out Y` would lose --out).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: %s takes only flags (flags after it were not read)", fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
 type command struct {
 	summary string
 	run     func(args []string) error

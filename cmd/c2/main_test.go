@@ -77,3 +77,29 @@ func TestSetupRefusesBadSize(t *testing.T) {
 	require.Error(t, runSetup([]string{"--out", t.TempDir(), "--sector-size", "3KiB"}))
 	require.Error(t, runSetup([]string{"--sector-size", "2KiB"}), "--out is required")
 }
+
+// A stray word used to stop flag parsing and silently drop the flags after
+// it; every command refuses it now.
+func TestStrayArgumentsRefused(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "proof.bin")
+	err := runProve([]string{"--c1", refgen + "c1.json", "stray", "--out", out, "--params", dir})
+	require.ErrorContains(t, err, `unexpected argument "stray"`)
+	require.NoFileExists(t, out)
+	for name, run := range map[string]func([]string) error{
+		"setup": runSetup, "verify": runVerify, "demo": runDemo, "devices": runDevices,
+	} {
+		require.ErrorContains(t, run([]string{"stray"}), `unexpected argument "stray"`, name)
+	}
+}
+
+// 18014398509481986 KiB is 2^64 + 2048 bytes: it used to wrap to 2 KiB.
+func TestSetupRefusesOverflowingSize(t *testing.T) {
+	for _, s := range []string{"18014398509481986K", "18014398509481986KiB", "17179869186GiB", "18446744073709551617"} {
+		_, err := parseSectorSize(s)
+		require.Error(t, err, s)
+	}
+	shape, err := parseSectorSize("2048")
+	require.NoError(t, err)
+	require.EqualValues(t, 2048, shape.SectorSize)
+}

@@ -21,7 +21,7 @@ func runProve(args []string) error {
 	out := fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)")
 	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
 	trust := fs.Bool("trust-params", false, "skip the subgroup checks of the parameter points (as filecoin-proofs does); only for files from a trusted source")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *c1Path == "" || *params == "" {

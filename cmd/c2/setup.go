@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,7 +38,7 @@ func runSetup(args []string) error {
 			"worthless on chain. Files are named "+devPrefix+"<official name>.{params,vk}.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
@@ -155,6 +156,9 @@ func parseSectorSize(s string) (porep.Shape, error) {
 	n, err := strconv.ParseUint(t, 10, 64)
 	if err != nil {
 		return porep.Shape{}, fmt.Errorf("sector size %q: want 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or bytes", s)
+	}
+	if n > math.MaxUint64/mult {
+		return porep.Shape{}, fmt.Errorf("sector size %q: more than 2^64 bytes", s)
 	}
 	shape, ok := porep.ShapeBySize(n * mult)
 	if !ok {

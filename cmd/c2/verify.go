@@ -30,7 +30,7 @@ func runVerify(args []string) error {
 		fmt.Fprintln(fs.Output(), "usage: c2 verify --vk KEY --proof FILE (--c1 FILE | --inputs FILE)\n\nExit status 0 when every proof is valid.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *keyPath == "" || *proofPath == "" || (*c1Path == "") == (*inputsPath == "") {
