@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +103,70 @@ func TestSetupRefusesOverflowingSize(t *testing.T) {
 	shape, err := parseSectorSize("2048")
 	require.NoError(t, err)
 	require.EqualValues(t, 2048, shape.SectorSize)
+}
+
+// An unusable --out fails before any work: prove used to prove for minutes
+// and then fail on "is a directory", losing the proof.
+func TestProveChecksOutputFirst(t *testing.T) {
+	dir := t.TempDir()
+	// No parameters in dir: the old code reported ErrNoParams (or, with
+	// parameters, proved) before looking at --out.
+	err := runProve([]string{"--c1", refgen + "c1.json", "--params", dir, "--out", dir})
+	require.ErrorContains(t, err, "is a directory")
+	err = runProve([]string{"--c1", refgen + "c1.json", "--params", dir, "--out", filepath.Join(dir, "missing", "proof.bin")})
+	require.Error(t, err)
+	require.NotErrorIs(t, err, c2.ErrNoParams)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "no temporary file is left behind")
+}
+
+// setup checks and creates its outputs before the setup (minutes at 2 KiB).
+func TestSetupChecksOutputFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	done := make(chan error, 1)
+	go func() { done <- runSetup([]string{"--sector-size", "2KiB", "--out", filepath.Join(file, "sub")}) }()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("setup ran instead of refusing an --out under a regular file")
+	}
+
+	// A directory where the .params file goes is refused before the setup.
+	s, _ := porep.ShapeBySize(2048)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, devPrefix+s.ParamsName()+".params"), 0o755))
+	go func() { done <- runSetup([]string{"--sector-size", "2KiB", "--out", dir}) }()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "is a directory")
+	case <-time.After(10 * time.Second):
+		t.Fatal("setup ran instead of refusing a directory in place of its output")
+	}
+}
+
+// Outputs are written to a temporary file renamed into place.
+func TestOutputCommitAndAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.bin")
+	o, err := createOutput(path)
+	require.NoError(t, err)
+	require.NoFileExists(t, path, "nothing carries the name before commit")
+	require.NoError(t, o.commit(bytesWriter([]byte("proof"))))
+	o.abort() // after commit: nothing to do
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "proof", string(got))
+
+	o, err = createOutput(path)
+	require.NoError(t, err)
+	o.abort()
+	got, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "proof", string(got), "an aborted output keeps the old file")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
 }

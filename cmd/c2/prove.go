@@ -28,6 +28,13 @@ func runProve(args []string) error {
 		fs.Usage()
 		return errors.New("--c1 and --params are required")
 	}
+	// The output is checked and its temporary file created before anything
+	// else, so that a bad --out fails in milliseconds, not after the proof.
+	o, err := createOutput(*out)
+	if err != nil {
+		return err
+	}
+	defer o.abort()
 
 	b, err := os.ReadFile(*c1Path)
 	if err != nil {
@@ -57,7 +64,7 @@ func runProve(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*out, proof, 0o644); err != nil {
+	if err := o.commit(bytesWriter(proof)); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s (%d bytes), verified against public inputs derived from the C1\n", *out, len(proof))

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,7 +58,23 @@ func runSetup(args []string) error {
 
 // devSetup records the shape's circuit, runs the insecure development setup
 // and writes dir/dev-insecure-<official name>.{params,vk}, printing stages.
+// dir is created, and both outputs checked, before the setup starts.
 func devSetup(shape porep.Shape, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	base := filepath.Join(dir, devPrefix+shape.ParamsName())
+	params, err := createOutput(base + ".params")
+	if err != nil {
+		return err
+	}
+	defer params.abort()
+	vk, err := createOutput(base + ".vk")
+	if err != nil {
+		return err
+	}
+	defer vk.abort()
+
 	t0 := time.Now()
 	p, err := porep.SyntheticPartition(shape, 1) // the R1CS depends only on the shape
 	if err != nil {
@@ -83,15 +97,11 @@ func devSetup(shape porep.Shape, dir string) error {
 	sys = nil
 	stage("setup (dev)", time.Since(t0), fmt.Sprintf("h=%d l=%d a=%d b=%d", len(pk.H), len(pk.L), len(pk.A), len(pk.BG1)))
 
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	base := filepath.Join(dir, devPrefix+shape.ParamsName())
 	t0 = time.Now()
-	if err := writeFile(base+".params", pk.WriteTo); err != nil {
+	if err := params.commit(pk.WriteTo); err != nil {
 		return err
 	}
-	if err := writeFile(base+".vk", pk.VK.WriteTo); err != nil {
+	if err := vk.commit(pk.VK.WriteTo); err != nil {
 		return err
 	}
 	stage("write", time.Since(t0), base+".{params,vk}")
@@ -115,32 +125,6 @@ func ticker(what string) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
-}
-
-// writeFile writes through a buffered temporary file renamed into place,
-// so that a partial file never carries the final name.
-func writeFile(path string, write func(w io.Writer) (int64, error)) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	_, err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
 
 // parseSectorSize accepts 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (case-insensitive;
