@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/serve"
+)
+
+func init() {
+	register("serve", "run a proving daemon speaking Curio's cuzk.v1 gRPC protocol", runServe)
+}
+
+// runServe implements `c2 serve`.
+func runServe(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	configPath := fs.String("config", "", "TOML configuration file (flags override it)")
+	listen := fs.String("listen", "", `gRPC address: "host:port" or "unix:///path" (default 127.0.0.1:9820)`)
+	metricsListen := fs.String("metrics-listen", "", `address of the HTTP /metrics listener (default 127.0.0.1:9821; "none" disables it)`)
+	params := fs.String("params", "", "parameter directory (default $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters)")
+	devices := fs.String("devices", "", `devices: "cpu", or CUDA ordinals such as "0,1" (default: all, else the CPU)`)
+	var hostMemory serve.Bytes
+	fs.Var(&hostMemory, "host-memory", `host memory budget of partition buffers, e.g. "128GiB" (default: half of RAM)`)
+	maxPending := fs.Int("max-pending", 0, "jobs allowed to wait; more are refused with RESOURCE_EXHAUSTED (default 256)")
+	maxConcurrent := fs.Int("max-concurrent", 0, "jobs proving at once (default 2)")
+	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,porep-64g"`)
+	shutdown := fs.Duration("shutdown-timeout", 0, "on SIGINT/SIGTERM, how long queued and running jobs may finish before they are cancelled (default 10m)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: c2 serve [--config FILE] [flags]\n\n"+
+			"Proves PoRep C2 for Curio: answers the cuzk.v1.ProvingEngine gRPC service, so\n"+
+			"that setting Curio's [Cuzk] Address to this daemon replaces cuzk. A second\n"+
+			"signal cancels the running jobs at once.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+
+	cfg := serve.DefaultConfig()
+	if *configPath != "" {
+		var err error
+		if cfg, err = serve.LoadConfig(*configPath); err != nil {
+			return err
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["listen"] {
+		cfg.Listen = *listen
+	}
+	if set["metrics-listen"] {
+		cfg.MetricsListen = *metricsListen
+	}
+	if cfg.MetricsListen == "none" {
+		cfg.MetricsListen = ""
+	}
+	if set["params"] {
+		cfg.ParamCache = *params
+	}
+	if set["devices"] {
+		if err := setDevices(&cfg, *devices); err != nil {
+			return err
+		}
+	}
+	if set["host-memory"] {
+		cfg.HostMemory = hostMemory
+	}
+	if set["max-pending"] {
+		cfg.MaxPending = *maxPending
+	}
+	if set["max-concurrent"] {
+		cfg.MaxConcurrent = *maxConcurrent
+	}
+	if set["preload"] {
+		cfg.Preload = splitList(*preload)
+	}
+	if set["shutdown-timeout"] {
+		cfg.ShutdownTimeout = serve.Duration(*shutdown)
+	}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	return serveDaemon(cfg)
+}
+
+// setDevices applies --devices: "cpu" or comma-separated CUDA ordinals.
+func setDevices(cfg *serve.Config, s string) error {
+	switch s {
+	case "":
+		cfg.Backend, cfg.Devices = "", nil
+		return nil
+	case "cpu":
+		cfg.Backend, cfg.Devices = string(c2.BackendCPU), nil
+		return nil
+	}
+	cfg.Backend, cfg.Devices = string(c2.BackendCUDA), nil
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--devices %q: want \"cpu\" or CUDA ordinals such as 0,1", s)
+		}
+		cfg.Devices = append(cfg.Devices, n)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// serveDaemon runs the daemon until SIGINT or SIGTERM, then shuts it down
+// within cfg.ShutdownTimeout.
+func serveDaemon(cfg serve.Config) error {
+	logger := log.New(os.Stderr, "c2 serve: ", log.LstdFlags)
+	p, err := c2.New(cfg.ProverConfig())
+	if err != nil {
+		return err
+	}
+	// EvictSRS replaces the prover; the last one is closed on exit.
+	closeProver := func() {
+		if err := p.Close(); err != nil {
+			logger.Printf("closing the prover: %v", err)
+		}
+	}
+	opts := cfg.Options()
+	opts.Reopen = func() (serve.Prover, error) {
+		np, err := c2.New(cfg.ProverConfig())
+		if err != nil {
+			return nil, err
+		}
+		p = np
+		return np, nil
+	}
+	lis, err := serve.Listen(cfg.Listen)
+	if err != nil {
+		closeProver()
+		return err
+	}
+	var mlis net.Listener
+	if cfg.MetricsListen != "" {
+		if mlis, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			lis.Close()
+			closeProver()
+			return err
+		}
+	}
+	srv := serve.NewServer(p, opts)
+	logger.Printf("devices %v; parameters %s; listening on %s", p.Devices(), cfg.ParamCache, cfg.Listen)
+
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(lis) }()
+	if mlis != nil {
+		logger.Printf("metrics on http://%s/metrics", mlis.Addr())
+		go func() { errc <- srv.ServeMetrics(mlis) }()
+	}
+	for _, id := range cfg.Preload {
+		go func() {
+			_, took, err := srv.Engine.Preload(context.Background(), id)
+			if err != nil {
+				logger.Printf("preload %s: %v", id, err)
+				return
+			}
+			logger.Printf("preload %s: parameter file read in %s", id, took.Round(time.Millisecond))
+		}()
+	}
+
+	grace := time.Duration(cfg.ShutdownTimeout)
+	if grace <= 0 {
+		grace = 10 * time.Minute
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	var serveErr error
+	select {
+	case s := <-sig:
+		logger.Printf("%v: finishing jobs (up to %s; signal again to cancel them)", s, grace)
+	case serveErr = <-errc:
+		logger.Printf("listener failed: %v; shutting down", serveErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Printf("shutdown: unfinished jobs cancelled (%v)", err)
+	}
+	closeProver()
+	if serveErr != nil && !errors.Is(serveErr, net.ErrClosed) {
+		return serveErr
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package serve
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/sealc2/c2"
+)
+
+// Config is the daemon's configuration file (TOML). Every key is optional;
+// command-line flags override it.
+//
+//	listen           = "unix:///run/c2/c2.sock"   # or "127.0.0.1:9820"
+//	metrics_listen   = "127.0.0.1:9821"           # "" disables /metrics
+//	param_cache      = "/var/tmp/filecoin-proof-parameters"
+//	trust_params     = true
+//	preload          = ["porep-32g"]
+//	backend          = ""                         # "", "cpu" or "cuda"
+//	devices          = [0, 1]                     # CUDA ordinals; empty: all
+//	cpu_fallback     = false
+//	host_memory      = "128GiB"                   # or a byte count
+//	max_pending      = 256
+//	max_concurrent   = 2
+//	retain           = "30m"
+//	shutdown_timeout = "10m"
+type Config struct {
+	Listen          string   `toml:"listen"`
+	MetricsListen   string   `toml:"metrics_listen"`
+	ParamCache      string   `toml:"param_cache"`
+	TrustParams     bool     `toml:"trust_params"`
+	Preload         []string `toml:"preload"`
+	Backend         string   `toml:"backend"`
+	Devices         []int    `toml:"devices"`
+	CPUFallback     bool     `toml:"cpu_fallback"`
+	HostMemory      Bytes    `toml:"host_memory"`
+	MaxPending      int      `toml:"max_pending"`
+	MaxConcurrent   int      `toml:"max_concurrent"`
+	Retain          Duration `toml:"retain"`
+	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+}
+
+// DefaultConfig is the configuration without a file: Curio's default cuzk
+// address, metrics on the next port, parameters where filecoin-ffi looks
+// ($FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters),
+// trusted as Filecoin trusts its published files.
+func DefaultConfig() Config {
+	params := os.Getenv("FIL_PROOFS_PARAMETER_CACHE")
+	if params == "" {
+		params = "/var/tmp/filecoin-proof-parameters"
+	}
+	return Config{
+		Listen:          "127.0.0.1:9820",
+		MetricsListen:   "127.0.0.1:9821",
+		ParamCache:      params,
+		TrustParams:     true,
+		ShutdownTimeout: Duration(10 * time.Minute),
+	}
+}
+
+// LoadConfig reads a TOML file over DefaultConfig. Unknown keys are errors,
+// so that a misspelt key is not silently ignored.
+func LoadConfig(path string) (Config, error) {
+	c := DefaultConfig()
+	md, err := toml.DecodeFile(path, &c)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		keys := make([]string, len(u))
+		for i, k := range u {
+			keys[i] = k.String()
+		}
+		return c, fmt.Errorf("%s: unknown keys %s", path, strings.Join(keys, ", "))
+	}
+	return c, c.Check()
+}
+
+// Check reports configuration values that cannot work.
+func (c Config) Check() error {
+	switch c2.Backend(c.Backend) {
+	case c2.BackendAuto, c2.BackendCPU, c2.BackendCUDA:
+	default:
+		return fmt.Errorf("backend %q: want \"\", \"cpu\" or \"cuda\"", c.Backend)
+	}
+	for _, id := range c.Preload {
+		if _, err := circuitShape(id); err != nil {
+			return fmt.Errorf("preload: %w", err)
+		}
+	}
+	if c.Listen == "" {
+		return fmt.Errorf("listen is empty")
+	}
+	if c.MaxPending < 0 || c.MaxConcurrent < 0 || c.HostMemory < 0 {
+		return fmt.Errorf("max_pending, max_concurrent and host_memory must not be negative")
+	}
+	return nil
+}
+
+// ProverConfig is the c2.Config the daemon's Prover uses.
+func (c Config) ProverConfig() c2.Config {
+	return c2.Config{
+		Backend:     c2.Backend(c.Backend),
+		Devices:     c.Devices,
+		CPUFallback: c.CPUFallback,
+		HostMemory:  int64(c.HostMemory),
+		Params:      c.ParamCache,
+		TrustParams: c.TrustParams,
+	}
+}
+
+// Options are the engine options the configuration sets.
+func (c Config) Options() Options {
+	return Options{
+		MaxConcurrent: c.MaxConcurrent,
+		MaxPending:    c.MaxPending,
+		Retain:        time.Duration(c.Retain),
+		Params:        c.ParamCache,
+		HostMemory:    int64(c.HostMemory),
+	}
+}
+
+// Bytes is a byte count written as an integer or as a string with a unit
+// ("512MiB", "64GiB", "1.5TB").
+type Bytes int64
+
+// UnmarshalTOML accepts an integer or a string.
+func (b *Bytes) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		*b = Bytes(x)
+		return nil
+	case string:
+		return b.Set(x)
+	}
+	return fmt.Errorf("byte count: want an integer or a string such as \"64GiB\", got %T", v)
+}
+
+// Set parses s as a byte count (flag.Value).
+func (b *Bytes) Set(s string) error {
+	n, err := ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b = Bytes(n)
+	return nil
+}
+
+func (b *Bytes) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+var byteUnits = []struct {
+	suffix string
+	scale  float64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"B", 1},
+}
+
+// ParseBytes parses "4096", "512MiB", "64GiB", "1.5TB" (binary units for
+// the i-suffixes and the bare K, M, G, T; decimal for KB, MB, GB, TB).
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, scale = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.scale
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*scale > 1<<62 {
+		return 0, fmt.Errorf("byte count %q: want a number with an optional unit such as GiB", s)
+	}
+	return int64(f * scale), nil
+}
+
+// Duration is a time.Duration written as a string ("30m", "1h30m").
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
