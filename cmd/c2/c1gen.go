@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/c1gen"
+	"github.com/sealc2/c2/porep/inputs"
+)
+
+func init() {
+	register("c1gen", "write a synthetic but valid C1 output for a sector size, without sealing", runC1gen)
+}
+
+func runC1gen(args []string) error {
+	fs := flag.NewFlagSet("c1gen", flag.ContinueOnError)
+	size := fs.String("sector-size", "", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count (required unless --proof)")
+	v11 := fs.Bool("v1_1", false, "make a StackedDrg*V1_1 proof (default StackedDrg*V1)")
+	proofName := fs.String("proof", "", "registered proof name, e.g. StackedDrg32GiBV1_1 (instead of --sector-size and --v1_1)")
+	seedHex := fs.String("seed", "", "generator seed: up to 64 hex digits (an even number), zero-padded on the right to 32 bytes (default all zero)")
+	sectorID := fs.Uint64("sector-id", 0, "sector number (default: derived from the seed)")
+	out := fs.String("out", "", "file to write (default standard output); written to a temporary file beside it, then renamed")
+	wrap := fs.Bool("commit2in", false, "wrap the C1 JSON in a Commit2In object (lotus-bench's format)")
+	check := fs.Bool("check", false, "decode the output again and check every partition's vanilla proofs natively")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: c2 c1gen (--sector-size SIZE [--v1_1] | --proof NAME) [--seed HEX] [--out FILE] [--commit2in] [--check]\n\n"+
+			"Writes the C1 output of a synthetic committed-capacity sector: the vanilla proofs\n"+
+			"answer the real challenges of its replica id and seed, so C2 accepts it and its\n"+
+			"circuits are satisfied, but only the challenged nodes and their parents carry\n"+
+			"labels, so it proves nothing on chain. The same flags give the same bytes.")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	proof, err := c1genProof(*proofName, *size, *v11)
+	if err != nil {
+		return err
+	}
+	seed, err := parseSeed(*seedHex)
+	if err != nil {
+		return err
+	}
+	opts := &c1gen.Options{}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "sector-id" {
+			opts.SectorID = sectorID
+		}
+	})
+
+	// The destination is checked (and its temporary file created) before
+	// the work.
+	var dst *output
+	if *out != "" {
+		if dst, err = createOutput(*out); err != nil {
+			return err
+		}
+		defer dst.abort()
+	}
+
+	t0 := time.Now()
+	sec, err := c1gen.Generate(proof, seed, opts)
+	if err != nil {
+		return err
+	}
+	var b []byte
+	if *wrap {
+		b, err = sec.Commit2In()
+	} else {
+		b, err = sec.JSON()
+	}
+	if err != nil {
+		return err
+	}
+	gen := time.Since(t0)
+
+	if *check {
+		t1 := time.Now()
+		n, err := checkC1(b)
+		if err != nil {
+			return fmt.Errorf("generated C1 output fails its check (a c1gen bug): %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "check: %d partitions verified in %v\n", n, time.Since(t1).Round(time.Millisecond))
+	}
+
+	if dst != nil {
+		if err := dst.commit(bytesWriter(b)); err != nil {
+			return err
+		}
+	} else if _, err := os.Stdout.Write(b); err != nil {
+		return err
+	}
+	dest := *out
+	if dest == "" {
+		dest = "standard output"
+	}
+	summarizeC1(os.Stderr, sec, len(b), gen, dest)
+	return nil
+}
+
+// c1genProof picks the registered proof from --proof, or from
+// --sector-size and --v1_1.
+func c1genProof(name, size string, v11 bool) (inputs.Proof, error) {
+	switch {
+	case name != "" && size != "":
+		return 0, errors.New("give --proof or --sector-size, not both")
+	case name != "":
+		return inputs.ParseProof(name)
+	case size == "":
+		return 0, errors.New("--sector-size (or --proof) is required")
+	}
+	shape, err := parseSectorSize(size)
+	if err != nil {
+		return 0, err
+	}
+	for p := inputs.StackedDrg2KiBV1; p <= inputs.StackedDrg64GiBV1_1; p++ {
+		is, err := p.Shape()
+		if err == nil && is.SectorSize == shape.SectorSize && (p >= inputs.StackedDrg2KiBV1_1) == v11 {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no interactive proof for sector size %s", size)
+}
+
+// parseSeed reads up to 32 bytes of hex into the start of a zero seed.
+func parseSeed(s string) ([32]byte, error) {
+	var seed [32]byte
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) > len(seed) {
+		return seed, fmt.Errorf("--seed %q: want up to 64 hex digits, an even number", s)
+	}
+	copy(seed[:], b)
+	return seed, nil
+}
+
+// checkC1 decodes b as C2 would and verifies every partition natively; it
+// returns the number of partitions.
+func checkC1(b []byte) (int, error) {
+	c1, err := porep.DecodeC1(b)
+	if err != nil {
+		return 0, err
+	}
+	shape, parts, err := porep.Partitions(c1)
+	if err != nil {
+		return 0, err
+	}
+	for k, p := range parts {
+		if err := shape.Verify(p, k); err != nil {
+			return 0, err
+		}
+	}
+	return len(parts), nil
+}
+
+func summarizeC1(w io.Writer, sec *c1gen.Sector, n int, d time.Duration, dest string) {
+	fmt.Fprintf(w, "%s: synthetic CC sector %d, %d bytes to %s in %v (NOT a sealed sector: for benchmarks and tests)\n",
+		sec.Proof, sec.SectorID, n, dest, d.Round(time.Millisecond))
+	fmt.Fprintf(w, "  prover_id  %x\n  replica_id %x\n  comm_d     %x\n  comm_r     %x\n  seed       %x\n  ticket     %x\n",
+		sec.ProverID, sec.C1.ReplicaID, sec.C1.CommD, sec.C1.CommR, sec.C1.Seed, sec.C1.Ticket)
+}
