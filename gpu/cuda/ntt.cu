@@ -11,6 +11,7 @@
 // transpose, maps bit-reversed order back to natural order, so pipelines
 // chain DIF and DIT passes and never permute in between. Powers of a root are
 // read from two small tables (low and high exponent bits) built per call.
+#include <mutex>
 #include "common.cuh"
 #include "field.cuh"
 
@@ -242,10 +243,37 @@ static int pass_cfg(int k, int row_log, int t, int* L_log) {
     return l;
 }
 
+// The largest dynamic shared memory any pass asks for: t + L_log <= 11
+// (pass_cfg) and t <= NTT_TMAX.
+static constexpr size_t NTT_SMEM_MAX = ((size_t)32 << 11) + ((size_t)16 << NTT_TMAX);
+
+// Raises both pass kernels' dynamic shared memory limit to NTT_SMEM_MAX, once
+// per device. The attribute belongs to the kernel on the current device, not
+// to a stream: setting it per launch from several host threads lets one
+// thread's launch meet another thread's smaller limit.
+static int ntt_smem_limit(c2_status* st) {
+    static std::once_flag once[64];
+    static cudaError_t result[64];
+    int dev = 0;
+    C2_CHECK(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= 64) return set_status(st, C2_ERR_INVALID, 0, "device %d out of range", dev);
+    std::call_once(once[dev], [dev] {
+        cudaError_t e = cudaFuncSetAttribute(k_ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)NTT_SMEM_MAX);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(k_ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)NTT_SMEM_MAX);
+        result[dev] = e;
+    });
+    C2_CHECK(result[dev]);
+    return C2_OK;
+}
+
 // DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) with root w.
 static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, const pow_tables& w,
                    bool prescale, const pow_tables& ps) {
     if (k == 0) return C2_OK;
+    if (int rc = ntt_smem_limit(st)) return rc;
     pass_plan pl = plan_passes(k);
     int rows_log[4];
     int r = k;
@@ -258,15 +286,14 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
         int t = pl.t[i], L_log;
         pass_cfg(k, rows_log[i], t, &L_log);
         size_t sm = pass_smem(t, L_log);
+        if (sm > NTT_SMEM_MAX) return set_status(st, C2_ERR_INVALID, 0, "ntt pass needs %zu B of shared memory", sm);
         unsigned nblocks = (unsigned)((1ull << k) >> (t + L_log));
         unsigned threads = (unsigned)((1u << (t + L_log)) / 2);
         if (threads > NTT_THREADS) threads = NTT_THREADS;
         if (threads < 32) threads = 32;
         if (dit) {
-            C2_CHECK(cudaFuncSetAttribute(k_ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
             k_ntt_pass<true><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, prescale && ii == 0, ps);
         } else {
-            C2_CHECK(cudaFuncSetAttribute(k_ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
             k_ntt_pass<false><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, false, ps);
         }
         C2_CHECK_LAUNCH(k_ntt_pass);
