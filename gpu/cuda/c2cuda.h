@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 2
+#define C2_ABI_VERSION 3
 
 enum {
     C2_OK = 0,
@@ -98,6 +98,33 @@ int c2_msm(c2_status* st, c2_stream* s, int group, const void* bases, int bases_
  * little-endian bit order, host memory). out receives one XYZZ point. */
 int c2_batch_add(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,
                  const uint64_t* bitmap, uint64_t n, void* out);
+/* One matrix of a recorded R1CS in device memory (compressed sparse rows):
+ * row j's terms are col[row_start[j] .. row_start[j+1]) with coefficients
+ * coeffs[coeff[...]]; columns index w = inputs ‖ aux. */
+typedef struct {
+    const uint32_t* row_start; /* constraints + 1 entries */
+    const uint32_t* col;
+    const uint16_t* coeff;
+} c2_csr;
+
+/* A recorded R1CS in device memory: A, B, C, the coefficient table (Fr) and
+ * one kind byte per coefficient (1: one, 2: minus one, 0: other). */
+typedef struct {
+    c2_csr m[3];
+    const void* coeffs;
+    const uint8_t* kinds;
+    uint64_t constraints, inputs, aux;
+} c2_r1cs;
+
+/* Expands a witness handed over as inputs (host, r->inputs Fr), ones (host
+ * bitmap over the aux values equal to 1) and the ntail aux values not in
+ * {0, 1} (host, increasing tail_idx and their values) into w (device,
+ * inputs + aux Fr), then writes a = A·w, b = B·w, c = C·w into abc (device,
+ * 3 * 2^log_n Fr: a, then b, then c; rows past the constraints are zero).
+ * *first_bad receives the first row with a·b != c, or UINT64_MAX. */
+int c2_r1cs_eval(c2_status* st, c2_stream* s, const c2_r1cs* r, void* w, const void* inputs, const uint64_t* ones,
+                 const uint32_t* tail_idx, const void* tail_vals, uint64_t ntail, void* abc, int log_n,
+                 uint64_t* first_bad);
 /* Test/benchmark support: dst[i] = seeds[i % k] + seeds[k + (i / k) % k] as
  * affine points, for i < n (dst on device; seeds host, 2k points). */
 int c2_fill_points(c2_status* st, c2_stream* s, int group, void* dst, uint64_t n,

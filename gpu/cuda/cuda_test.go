@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/ntt"
 )
 
 var (
@@ -174,6 +177,62 @@ func TestConcurrentCalls(t *testing.T) {
 				}
 			}
 		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// Four goroutines run the H pipeline and an MSM at different sizes at once
+// (the NTT passes of each size ask for different shared memory), several
+// times; every result equals the CPU's.
+func TestConcurrentComputeHAndMSM(t *testing.T) {
+	d := testDevice(t)
+	rng := testRand(t)
+	logs := []int{10, 13, 16, 18}
+	type job struct {
+		a, b, c, h []fr.Element
+		bases      []bls12381.G1Affine
+		msm        bls12381.G1Jac
+	}
+	jobs := make([]job, len(logs))
+	for i, lg := range logs {
+		n := 1 << lg
+		j := &jobs[i]
+		j.a, j.b, j.c = randFr(rng, n), randFr(rng, n), randFr(rng, n)
+		j.h = append([]fr.Element(nil), j.a...)
+		dom, err := ntt.NewDomain(n)
+		require.NoError(t, err)
+		require.NoError(t, dom.ComputeH(j.h, append([]fr.Element(nil), j.b...), append([]fr.Element(nil), j.c...)))
+		j.bases = testPointsG1(t, d, rng, 1<<12)
+		j.msm = refMSMG1(t, j.bases, j.a[:1<<12])
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := &jobs[i]
+			for round := 0; round < 3 && errs[i] == nil; round++ {
+				a := append([]fr.Element(nil), j.a...)
+				got, err := d.MSMG1(j.bases, a[:1<<12])
+				switch {
+				case err != nil:
+					errs[i] = err
+				case !got.Equal(&j.msm):
+					errs[i] = fmt.Errorf("size 2^%d round %d: wrong MSM", logs[i], round)
+				}
+				if errs[i] != nil {
+					return
+				}
+				b, c := append([]fr.Element(nil), j.b...), append([]fr.Element(nil), j.c...)
+				if errs[i] = d.ComputeH(a, b, c); errs[i] == nil && !frEqual(a, j.h) {
+					errs[i] = fmt.Errorf("size 2^%d round %d: wrong H", logs[i], round)
+				}
+			}
+		}()
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -12,8 +12,12 @@
 // All values use gnark-crypto's in-memory layouts (Montgomery-form field
 // elements; affine points with infinity as (0, 0)), so slices cross the
 // boundary without conversion. Every call is synchronous and safe for
-// concurrent use: each call takes its own CUDA stream from the Device, so
-// calls from several goroutines overlap on the GPU.
+// concurrent use: each call takes its own CUDA stream from the Device and
+// its scratch memory from the device's stream-ordered pool, and the library
+// makes no device-wide call (synchronize, pool trim, memory query) on these
+// paths, so calls from several goroutines overlap on the GPU. Alloc and
+// Free (cudaMalloc, cudaFree) may synchronize the device: callers allocate
+// once and reuse.
 package cuda
 
 import (
@@ -141,6 +145,7 @@ type Buffer struct {
 	d     *Device
 	p     unsafe.Pointer
 	bytes uint64
+	view  bool // from Slice: the memory belongs to another buffer
 }
 
 // Alloc allocates bytes of device memory (cudaMalloc).
@@ -161,9 +166,14 @@ func (d *Device) Alloc(bytes uint64) (*Buffer, error) {
 // Len returns the buffer's size in bytes.
 func (b *Buffer) Len() uint64 { return b.bytes }
 
-// Free releases the buffer. It synchronizes the device (cudaFree).
+// Free releases the buffer. It synchronizes the device (cudaFree). Freeing
+// a view (from Slice) only detaches it.
 func (b *Buffer) Free() error {
 	if b.p == nil {
+		return nil
+	}
+	if b.view {
+		b.p = nil
 		return nil
 	}
 	err := rawMemFree(b.d.ordinal, b.p)

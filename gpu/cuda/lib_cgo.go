@@ -30,6 +30,8 @@ static int (*p_compute_h)(c2_status*, c2_stream*, void*, void*, void*, int, int,
 static int (*p_msm)(c2_status*, c2_stream*, int, const void*, int, const void*, int, uint64_t, int, void*, int*, int*);
 static int (*p_batch_add)(c2_status*, c2_stream*, int, const void*, int, const uint64_t*, uint64_t, void*);
 static int (*p_fill_points)(c2_status*, c2_stream*, int, void*, uint64_t, const void*, uint64_t);
+static int (*p_r1cs_eval)(c2_status*, c2_stream*, const c2_r1cs*, void*, const void*, const uint64_t*, const uint32_t*,
+                          const void*, uint64_t, void*, int, uint64_t*);
 
 // Returns NULL on success or a static message.
 static const char* c2_open(const char* path, int* abi) {
@@ -54,6 +56,7 @@ static const char* c2_open(const char* path, int* abi) {
 	C2_SYM(msm)
 	C2_SYM(batch_add)
 	C2_SYM(fill_points)
+	C2_SYM(r1cs_eval)
 #undef C2_SYM
 	*abi = p_abi_version();
 	c2_lib = h;
@@ -94,6 +97,11 @@ static int w_batch_add(c2_status* st, uintptr_t s, int g, void* bases, int bd, v
 }
 static int w_fill(c2_status* st, uintptr_t s, int g, void* dst, uint64_t n, void* seeds, uint64_t k) {
 	return p_fill_points(st, (c2_stream*)s, g, dst, n, seeds, k);
+}
+static int w_r1cs_eval(c2_status* st, uintptr_t s, const c2_r1cs* r, void* w, void* inputs, void* ones, void* idx,
+                       void* vals, uint64_t ntail, void* abc, int lg, uint64_t* bad) {
+	return p_r1cs_eval(st, (c2_stream*)s, r, w, inputs, (const uint64_t*)ones, (const uint32_t*)idx, vals, ntail, abc,
+	                   lg, bad);
 }
 */
 import "C"
@@ -282,4 +290,23 @@ func rawFill(s stream, group int, dst unsafe.Pointer, n uint64, seeds unsafe.Poi
 	var st C.c2_status
 	rc := C.w_fill(&st, C.uintptr_t(s.h), C.int(group), dst, C.uint64_t(n), seeds, C.uint64_t(k))
 	return mkerr("FillPoints", rc, &st)
+}
+
+func rawR1CSEval(s stream, r *R1CS, w, abc unsafe.Pointer, inputs, ones, idx, vals unsafe.Pointer, ntail uint64,
+	logN int) (uint64, error) {
+	var st C.c2_status
+	var cr C.c2_r1cs
+	for i, m := range r.Mats {
+		cr.m[i].row_start = (*C.uint32_t)(m.RowStart.p)
+		cr.m[i].col = (*C.uint32_t)(m.Col.p)
+		cr.m[i].coeff = (*C.uint16_t)(m.Coeff.p)
+	}
+	cr.coeffs = r.Coeffs.p
+	cr.kinds = (*C.uint8_t)(r.Kinds.p)
+	cr.constraints = C.uint64_t(r.Constraints)
+	cr.inputs = C.uint64_t(r.Inputs)
+	cr.aux = C.uint64_t(r.Aux)
+	var bad C.uint64_t
+	rc := C.w_r1cs_eval(&st, C.uintptr_t(s.h), &cr, w, inputs, ones, idx, vals, C.uint64_t(ntail), abc, C.int(logN), &bad)
+	return uint64(bad), mkerr("EvalR1CS", rc, &st)
 }

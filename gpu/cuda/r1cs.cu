@@ -1,0 +1,151 @@
+// Witness expansion and R1CS evaluation on the device: the first steps of a
+// partition's GPU pass.
+//
+// The witness arrives as {inputs, a bitmap of the aux values equal to 1, the
+// (index, value) list of the aux values not in {0, 1}} and is expanded into
+// w = inputs ‖ aux (one Fr per variable) in device memory. Each constraint
+// row j then gets a_j = ⟨A_j, w⟩, b_j = ⟨B_j, w⟩, c_j = ⟨C_j, w⟩ by one
+// thread, which also checks a_j·b_j = c_j; rows m..n-1 of the domain are
+// zero. Coefficients come from a small table; ±1 coefficients and 0/1
+// witness values take no multiplication.
+#include "common.cuh"
+#include "field.cuh"
+
+namespace c2 {
+
+// w_aux[i] = bit i of ones ? 1 : 0, for i < naux.
+__global__ void k_expand_bits(fr_t* __restrict__ w_aux, const uint64_t* __restrict__ ones, uint64_t naux) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= naux) return;
+    bool one = (ones[i >> 6] >> (i & 63)) & 1;
+    w_aux[i] = one ? fr_t::one() : fr_t::zero();
+}
+
+// w_aux[idx[t]] = vals[t], for t < count.
+__global__ void k_scatter(fr_t* __restrict__ w_aux, const uint32_t* __restrict__ idx, const fr_t* __restrict__ vals,
+                          uint64_t count, uint64_t naux) {
+    uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    uint32_t i = idx[t];
+    if (i < naux) w_aux[i] = vals[t];
+}
+
+struct csr_view {
+    const uint32_t* __restrict__ row;
+    const uint32_t* __restrict__ col;
+    const uint16_t* __restrict__ coef;
+};
+
+// Coefficient kinds, as written by the host: 1 = one, 2 = minus one, 0 = other.
+__device__ __forceinline__ fr_t row_dot(const csr_view& m, uint64_t j, const fr_t* __restrict__ w,
+                                        const fr_t* __restrict__ coeffs, const uint8_t* __restrict__ kinds) {
+    fr_t acc = fr_t::zero();
+    const fr_t one = fr_t::one();
+    uint32_t end = m.row[j + 1];
+    for (uint32_t k = m.row[j]; k < end; k++) {
+        fr_t x = w[m.col[k]];
+        if (x.is_zero()) continue;
+        uint16_t ci = m.coef[k];
+        uint8_t kind = kinds[ci];
+        if (kind == 1) {
+            acc = acc + x;
+        } else if (kind == 2) {
+            acc = acc - x;
+        } else if (x == one) {
+            acc = acc + coeffs[ci];
+        } else {
+            acc = acc + x * coeffs[ci];
+        }
+    }
+    return acc;
+}
+
+__global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __restrict__ coeffs,
+                            const uint8_t* __restrict__ kinds, const fr_t* __restrict__ w, uint64_t m, uint64_t n,
+                            fr_t* __restrict__ a, fr_t* __restrict__ b, fr_t* __restrict__ c,
+                            unsigned long long* __restrict__ first_bad) {
+    uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    if (j >= m) {
+        a[j] = fr_t::zero();
+        b[j] = fr_t::zero();
+        c[j] = fr_t::zero();
+        return;
+    }
+    fr_t va = row_dot(A, j, w, coeffs, kinds);
+    fr_t vb = row_dot(B, j, w, coeffs, kinds);
+    fr_t vc = row_dot(C, j, w, coeffs, kinds);
+    if (va * vb != vc) atomicMin(first_bad, (unsigned long long)j);
+    a[j] = va;
+    b[j] = vb;
+    c[j] = vc;
+}
+
+}  // namespace c2
+
+using namespace c2;
+
+extern "C" {
+
+int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const void* inputs, const uint64_t* ones,
+                 const uint32_t* tail_idx, const void* tail_vals, uint64_t ntail, void* abc, int log_n,
+                 uint64_t* first_bad) {
+    stream_ctx* sc = (stream_ctx*)h;
+    if (!sc || !r || !w || !abc || !first_bad || log_n < 0 || log_n > 31 || (r->aux > 0 && !ones) ||
+        (ntail > 0 && (!tail_idx || !tail_vals)) || (r->inputs > 0 && !inputs))
+        return set_status(st, C2_ERR_INVALID, 0, "c2_r1cs_eval: bad argument");
+    uint64_t n = 1ull << log_n;
+    if (r->constraints > n)
+        return set_status(st, C2_ERR_INVALID, 0, "c2_r1cs_eval: %llu constraints exceed the domain of 2^%d",
+                          (unsigned long long)r->constraints, log_n);
+    C2_ENTER(sc->ordinal);
+    cudaStream_t s = sc->s;
+    fr_t* dw = (fr_t*)w;
+    fr_t* daux = dw + r->inputs;
+    uint64_t words = (r->aux + 63) / 64;
+
+    // One scratch block for the uploaded handoff and the failure flag.
+    size_t off_ones = 0;
+    size_t off_idx = off_ones + words * 8;
+    size_t off_vals = (off_idx + ntail * 4 + 31) & ~(size_t)31;
+    size_t off_bad = off_vals + ntail * sizeof(fr_t);
+    scratch buf;
+    C2_CHECK(buf.alloc(off_bad + 8, s));
+    char* base = buf.as<char>();
+    uint64_t* d_ones = (uint64_t*)(base + off_ones);
+    uint32_t* d_idx = (uint32_t*)(base + off_idx);
+    fr_t* d_vals = (fr_t*)(base + off_vals);
+    unsigned long long* d_bad = (unsigned long long*)(base + off_bad);
+
+    if (r->inputs) C2_CHECK(cudaMemcpyAsync(dw, inputs, r->inputs * sizeof(fr_t), cudaMemcpyHostToDevice, s));
+    if (words) C2_CHECK(cudaMemcpyAsync(d_ones, ones, words * 8, cudaMemcpyHostToDevice, s));
+    if (ntail) {
+        C2_CHECK(cudaMemcpyAsync(d_idx, tail_idx, ntail * 4, cudaMemcpyHostToDevice, s));
+        C2_CHECK(cudaMemcpyAsync(d_vals, tail_vals, ntail * sizeof(fr_t), cudaMemcpyHostToDevice, s));
+    }
+    C2_CHECK(cudaMemsetAsync(d_bad, 0xff, 8, s));
+    if (r->aux) {
+        k_expand_bits<<<blocks_for(r->aux, 256), 256, 0, s>>>(daux, d_ones, r->aux);
+        C2_CHECK_LAUNCH(k_expand_bits);
+    }
+    if (ntail) {
+        k_scatter<<<blocks_for(ntail, 256), 256, 0, s>>>(daux, d_idx, d_vals, ntail, r->aux);
+        C2_CHECK_LAUNCH(k_scatter);
+    }
+    csr_view m3[3];
+    for (int i = 0; i < 3; i++) m3[i] = {r->m[i].row_start, r->m[i].col, r->m[i].coeff};
+    fr_t* da = (fr_t*)abc;
+    fr_t* db = da + n;
+    fr_t* dc = db + n;
+    k_eval_rows<<<blocks_for(n, 128), 128, 0, s>>>(m3[0], m3[1], m3[2], (const fr_t*)r->coeffs, r->kinds, dw,
+                                                   r->constraints, n, da, db, dc, d_bad);
+    C2_CHECK_LAUNCH(k_eval_rows);
+    unsigned long long bad = 0;
+    C2_CHECK(cudaMemcpyAsync(&bad, d_bad, 8, cudaMemcpyDeviceToHost, s));
+    C2_CHECK(cudaStreamSynchronize(s));
+    C2_CHECK(cudaGetLastError());
+    *first_bad = bad;
+    return ok(st);
+}
+
+}  // extern "C"
