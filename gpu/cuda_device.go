@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 	"unsafe"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/sealc2/c2/gpu/cuda"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/r1cs"
 )
 
 // OpenCUDA opens the CUDA devices with the given ordinals (all when nil) as
@@ -48,18 +50,15 @@ func OpenCUDA(ordinals []int, margin int64) ([]Device, error) {
 
 // CUDA is a Device backed by one GPU through package cuda. Keys are kept
 // resident in device memory when they fit beside one slot, else streamed
-// from host memory on every call. B_G2's tail MSM is left to the CPU
-// (Info().G2 is false), as SupraSeal does; its batch addition runs here.
+// from host memory on every call; with [CUDA.LoadShape] the recorded R1CS is
+// resident too and a partition's whole pass — witness expansion, a, b, c,
+// H and every MSM including B_G2's — runs here. Calls on different slots
+// run concurrently: no lock is held around the library, and each slot's
+// device buffers are allocated once, when the slot is first made.
 type CUDA struct {
 	d      *cuda.Device
 	name   string
 	budget *pool.Budget
-	// exec runs one library call at a time. Each stage fills the GPU on its
-	// own, and concurrent ComputeH calls failed on the H200 (Nov 30: "invalid
-	// argument" at a kernel launch in ntt.cu) while serial ones passed, so
-	// partitions overlap with the CPU stages, not with each other, until
-	// the library is safe for concurrent calls.
-	exec sync.Mutex
 
 	mu     sync.Mutex
 	lost   bool
@@ -69,7 +68,7 @@ type CUDA struct {
 
 // Info implements [Device].
 func (c *CUDA) Info() Info {
-	return Info{Name: c.name, Kind: KindCUDA, Memory: c.budget.Total()}
+	return Info{Name: c.name, Kind: KindCUDA, Memory: c.budget.Total(), G2: true}
 }
 
 // Budget implements [Device].
@@ -128,13 +127,59 @@ type cudaKey struct {
 	h, l, a  *cuda.Buffer
 	bg1, bg2 *cuda.Buffer
 	res      *pool.Reservation
-	once     sync.Once
+
+	// With LoadShape: the recorded R1CS, resident beside the key.
+	r1cs   *cuda.R1CS
+	r1csID r1csID
+	nvars  int
+	r1Res  *pool.Reservation
+
+	// Slots are made on demand, up to maxSlots, and kept until Release.
+	slotMu sync.Mutex
+	made   int
+	idle   chan *slotMem
+	once   sync.Once
 }
+
+// slotMem is what one slot holds on the device from when it is made until
+// its key is released: its budget reservation and, for the witness pass,
+// the w and a‖b‖c buffers.
+type slotMem struct {
+	res    *pool.Reservation
+	w, abc *cuda.Buffer
+}
+
+func (m *slotMem) free() {
+	for _, b := range []*cuda.Buffer{m.w, m.abc} {
+		if b != nil {
+			_ = b.Free()
+		}
+	}
+	m.res.Release()
+}
+
+// maxSlots bounds the slots of one key on one device: each fills the GPU on
+// its own, and two or three in flight hide the host's share of a partition.
+const maxSlots = 3
 
 func (k *cudaKey) ProvingKey() *groth16.ProvingKey { return k.pk }
 
+// Records implements [ShapeKey].
+func (k *cudaKey) Records(sys *r1cs.System) bool { return k.r1cs != nil && k.r1csID == idOf(sys) }
+
+// Release frees the key, its R1CS and its slots; every slot must have been
+// released.
 func (k *cudaKey) Release() {
 	k.once.Do(func() {
+		k.slotMu.Lock()
+		for ; k.made > 0; k.made-- {
+			(<-k.idle).free()
+		}
+		k.slotMu.Unlock()
+		if k.r1cs != nil {
+			_ = k.r1cs.Free()
+			k.r1Res.Release()
+		}
 		for _, b := range []*cuda.Buffer{k.h, k.l, k.a, k.bg1, k.bg2} {
 			if b != nil {
 				_ = b.Free()
@@ -165,9 +210,9 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	if err := c.enter(ctx, StageLoadKey, 0); err != nil {
 		return nil, err
 	}
-	k := &cudaKey{c: c, pk: pk}
+	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots)}
 	kb := keyBytes(pk)
-	if kb+c.slotBytes(pk, true) > c.budget.Total() {
+	if kb+c.slotBytes(pk, true, 0) > c.budget.Total() {
 		return k, nil // streamed
 	}
 	res, err := c.budget.Reserve(ctx, kb)
@@ -198,6 +243,77 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	return k, nil
 }
 
+// LoadShape implements [ShapeLoader]. The R1CS goes to the device when the
+// key is resident and key, R1CS and one witness slot fit the budget;
+// otherwise the key is loaded as by LoadKey and partitions are evaluated on
+// the host.
+func (c *CUDA) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (Key, error) {
+	key, err := c.LoadKey(ctx, pk)
+	if err != nil {
+		return nil, err
+	}
+	k := key.(*cudaKey)
+	if !k.resident || checkLayout(sys) != nil || sys.NumConstraints() > pk.DomainSize() {
+		return k, nil
+	}
+	rb := layoutBytesOf(sys)
+	if rb+c.slotBytes(pk, true, sys.NumInputs()+sys.NumAux()) > c.budget.Total()-c.budget.Used() {
+		return k, nil
+	}
+	res, ok := c.budget.TryReserve(rb)
+	if !ok {
+		return k, nil
+	}
+	r, err := c.uploadR1CS(sys)
+	if err != nil {
+		res.Release()
+		k.Release()
+		return nil, c.err(StageLoadKey, 0, err)
+	}
+	k.r1cs, k.r1csID, k.nvars, k.r1Res = r, idOf(sys), sys.NumInputs()+sys.NumAux(), res
+	return k, nil
+}
+
+// uploadR1CS converts sys matrix by matrix (the host holds one converted
+// matrix at a time) into device buffers.
+func (c *CUDA) uploadR1CS(sys *r1cs.System) (r *cuda.R1CS, err error) {
+	r = &cuda.R1CS{Constraints: sys.NumConstraints(), Inputs: sys.NumInputs(), Aux: sys.NumAux()}
+	defer func() {
+		if err != nil {
+			_ = r.Free()
+		}
+	}()
+	put := func(dst **cuda.Buffer, bytes uint64, copyIn func(*cuda.Buffer) error) error {
+		b, err := c.d.Alloc(bytes)
+		if err != nil {
+			return err
+		}
+		*dst = b
+		return copyIn(b)
+	}
+	for k := range 3 {
+		rows, cols, coef := convertMatrix(sys, k)
+		m := &r.Mats[k]
+		if err := put(&m.RowStart, 4*uint64(len(rows)), func(b *cuda.Buffer) error { return cuda.CopyTo(b, 0, rows) }); err != nil {
+			return nil, err
+		}
+		if err := put(&m.Col, 4*uint64(len(cols)), func(b *cuda.Buffer) error { return cuda.CopyTo(b, 0, cols) }); err != nil {
+			return nil, err
+		}
+		if err := put(&m.Coeff, 2*uint64(len(coef)), func(b *cuda.Buffer) error { return cuda.CopyTo(b, 0, coef) }); err != nil {
+			return nil, err
+		}
+	}
+	coeffs, kinds := sys.Coeffs(), coeffKinds(sys.Coeffs())
+	if err := put(&r.Coeffs, uint64(frSize)*uint64(len(coeffs)), func(b *cuda.Buffer) error { return cuda.CopyTo(b, 0, coeffs) }); err != nil {
+		return nil, err
+	}
+	if err := put(&r.Kinds, uint64(len(kinds)), func(b *cuda.Buffer) error { return cuda.CopyTo(b, 0, kinds) }); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // msmScratch estimates the device memory of one MSM of n points in the
 // library (msm.cuh): radix-sort keys and values, buckets and their indices,
 // and double-buffered staging for host-side inputs.
@@ -224,20 +340,29 @@ func msmScratch(n, point, xyzz int64, maxC int, hostBases bool) int64 {
 	return s
 }
 
-// slotBytes is the most device memory one stage of a partition uses.
-func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool) int64 {
+// slotBytes is the device memory one slot under pk holds: for the witness
+// pass (nvars > 0 variables) its w and a‖b‖c buffers plus the largest MSM's
+// scratch; otherwise the most any one stage uses, with the key resident or
+// streamed.
+func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64 {
 	n := int64(pk.DomainSize())
-	hBytes := 3 * n * frSize
-	var s int64 = hBytes
+	var msmMax int64
 	for _, q := range []struct {
 		n     int64
 		point int64
 		xyzz  int64
 		maxC  int
-	}{{n - 1, g1Size, g1XYZZ, 21}, {int64(len(pk.L)), g1Size, g1XYZZ, 21}, {int64(len(pk.A)), g1Size, g1XYZZ, 21}} {
+	}{
+		{n - 1, g1Size, g1XYZZ, 21}, {int64(len(pk.L)), g1Size, g1XYZZ, 21}, {int64(len(pk.A)), g1Size, g1XYZZ, 21},
+		{int64(len(pk.BG2)), g2Size, g2XYZZ, 21},
+	} {
 		// Tails use gathered host bases; H and full MSMs resident ones.
-		s = max(s, msmScratch(q.n, q.point, q.xyzz, q.maxC, true))
+		msmMax = max(msmMax, msmScratch(q.n, q.point, q.xyzz, q.maxC, true))
 	}
+	if nvars > 0 {
+		return 3*n*frSize + int64(nvars)*frSize + msmMax + slotSlop
+	}
+	s := max(3*n*frSize, msmMax)
 	if !resident {
 		// Batch additions copy the whole section.
 		s = max(s, g1Size*int64(max(len(pk.L), len(pk.A), len(pk.H))), g2Size*int64(len(pk.BG2)))
@@ -248,10 +373,16 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool) int64 {
 // SlotBytes implements [Device].
 func (c *CUDA) SlotBytes(key Key) int64 {
 	k, ok := key.(*cudaKey)
-	return c.slotBytes(key.ProvingKey(), ok && k.resident)
+	if !ok {
+		return c.slotBytes(key.ProvingKey(), false, 0)
+	}
+	return c.slotBytes(k.pk, k.resident, k.nvars)
 }
 
-// Acquire implements [Device].
+// Acquire implements [Device]: it hands out an idle slot of the key, makes
+// a new one while fewer than maxSlots exist and the budget has room, and
+// otherwise waits for a slot to be released (the first slot waits for the
+// budget in FIFO order).
 func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 	if err := c.enter(ctx, StageAcquire, 0); err != nil {
 		return nil, err
@@ -260,11 +391,61 @@ func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 	if !ok || k.c != c {
 		return nil, &Error{Device: c.name, Stage: StageAcquire, Err: fmt.Errorf("%w: key was not loaded by this device", ErrBadArgument)}
 	}
-	res, err := c.budget.Reserve(ctx, c.SlotBytes(key))
-	if err != nil {
-		return nil, err
+	for {
+		select {
+		case m := <-k.idle:
+			return &cudaSlot{c: c, k: k, mem: m}, nil
+		default:
+		}
+		k.slotMu.Lock()
+		if k.made < maxSlots {
+			res, ok := c.budget.TryReserve(c.SlotBytes(k))
+			first := k.made == 0
+			if ok || first {
+				k.made++ // counted now so that concurrent callers respect maxSlots
+				k.slotMu.Unlock()
+				m, err := c.newSlot(ctx, k, res)
+				if err != nil {
+					k.slotMu.Lock()
+					k.made--
+					k.slotMu.Unlock()
+					return nil, err
+				}
+				return &cudaSlot{c: c, k: k, mem: m}, nil
+			}
+		}
+		k.slotMu.Unlock()
+		select {
+		case m := <-k.idle:
+			return &cudaSlot{c: c, k: k, mem: m}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	return &cudaSlot{c: c, k: k, res: res}, nil
+}
+
+// newSlot makes one slot of k: its reservation (res, or one waited for when
+// res is nil) and its device buffers.
+func (c *CUDA) newSlot(ctx context.Context, k *cudaKey, res *pool.Reservation) (*slotMem, error) {
+	if res == nil {
+		var err error
+		if res, err = c.budget.Reserve(ctx, c.SlotBytes(k)); err != nil {
+			return nil, err
+		}
+	}
+	m := &slotMem{res: res}
+	if k.r1cs == nil {
+		return m, nil
+	}
+	var err error
+	if m.w, err = c.d.Alloc(uint64(k.nvars) * uint64(frSize)); err == nil {
+		m.abc, err = c.d.Alloc(3 * uint64(frSize) * uint64(k.pk.DomainSize()))
+	}
+	if err != nil {
+		m.free()
+		return nil, c.err(StageAcquire, 0, err)
+	}
+	return m, nil
 }
 
 // Close implements [Device].
@@ -280,12 +461,59 @@ func (c *CUDA) Close() error {
 }
 
 type cudaSlot struct {
-	c   *CUDA
-	k   *cudaKey
-	res *pool.Reservation
+	c    *CUDA
+	k    *cudaKey
+	mem  *slotMem
+	once sync.Once
 }
 
-func (s *cudaSlot) Release() { s.res.Release() }
+// Release returns the slot, with its device buffers, to its key. Idempotent.
+func (s *cudaSlot) Release() { s.once.Do(func() { s.k.idle <- s.mem }) }
+
+// ComputeHWitness implements [WitnessSlot].
+func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, error) {
+	var res bls.G1Jac
+	if err := s.c.enter(ctx, StageH, SectionH); err != nil {
+		return res, err
+	}
+	k := s.k
+	if k.r1cs == nil || s.mem.abc == nil {
+		return res, &Error{Device: s.c.name, Stage: StageH, Err: fmt.Errorf("%w: no resident R1CS", ErrBadArgument)}
+	}
+	if err := w.Check(k.r1cs.Inputs, k.r1cs.Aux); err != nil {
+		return res, &Error{Device: s.c.name, Stage: StageH, Err: err}
+	}
+	n := k.pk.DomainSize()
+	logN := bits.TrailingZeros(uint(n))
+	bad, err := s.c.d.EvalR1CS(k.r1cs, s.mem.w, s.mem.abc, logN, w.Inputs, w.Ones, w.TailIdx, w.Tail)
+	if err != nil {
+		return res, s.c.err(StageH, SectionH, err)
+	}
+	nb := uint64(n) * uint64(frSize)
+	var abc [3]*cuda.Buffer
+	for i := range abc {
+		if abc[i], err = s.mem.abc.Slice(uint64(i)*nb, nb); err != nil {
+			return res, s.c.err(StageH, SectionH, err)
+		}
+	}
+	if bad >= 0 {
+		var v [3][1]fr.Element
+		for i := range v {
+			if err := cuda.CopyFrom(v[i][:], abc[i], uint64(bad)*uint64(frSize)); err != nil {
+				return res, s.c.err(StageH, SectionH, err)
+			}
+		}
+		return res, &r1cs.UnsatisfiedError{Index: int(bad), Input: int(bad) >= k.r1cs.Constraints-k.r1cs.Inputs,
+			A: v[0][0], B: v[1][0], C: v[2][0]}
+	}
+	if err := s.c.d.ComputeHResident(abc[0], abc[1], abc[2], logN); err != nil {
+		return res, s.c.err(StageH, SectionH, err)
+	}
+	if res, err = s.c.d.MSMG1OnDevice(k.h, abc[0], n-1); err != nil {
+		return res, s.c.err(StageH, SectionH, err)
+	}
+	return res, nil
+}
 
 func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac, error) {
 	var res bls.G1Jac
@@ -297,8 +525,6 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 		return res, &Error{Device: s.c.name, Stage: StageH, Section: SectionH,
 			Err: fmt.Errorf("%w: vectors of %d, %d, %d for a domain of %d", ErrBadArgument, len(a), len(b), len(c), n)}
 	}
-	s.c.exec.Lock()
-	defer s.c.exec.Unlock()
 	if err := s.c.d.ComputeH(a, b, c); err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
@@ -338,13 +564,11 @@ func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (
 	if err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: sec, Err: err}
 	}
-	s.c.exec.Lock()
 	if buf != nil {
 		res, err = s.c.d.BatchAddG1Resident(buf, len(bases), ones)
 	} else {
 		res, err = s.c.d.BatchAddG1(bases, ones)
 	}
-	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, sec, err)
 	}
@@ -360,13 +584,11 @@ func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, er
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: SectionBG2, Err: err}
 	}
 	var err error
-	s.c.exec.Lock()
 	if s.k.resident {
 		res, err = s.c.d.BatchAddG2Resident(s.k.bg2, len(s.k.pk.BG2), ones)
 	} else {
 		res, err = s.c.d.BatchAddG2(s.k.pk.BG2, ones)
 	}
-	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, SectionBG2, err)
 	}
@@ -393,13 +615,11 @@ func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 			tb[j] = bases[i]
 		}
 	}
-	s.c.exec.Lock()
 	if idx == nil && buf != nil {
 		res, err = s.c.d.MSMG1Resident(buf, scalars)
 	} else {
 		res, err = s.c.d.MSMG1(tb, scalars)
 	}
-	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageTail, sec, err)
 	}
@@ -423,13 +643,11 @@ func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Elemen
 			tb[j] = bases[i]
 		}
 	}
-	s.c.exec.Lock()
 	if idx == nil && s.k.resident {
 		res, err = s.c.d.MSMG2Resident(s.k.bg2, scalars)
 	} else {
 		res, err = s.c.d.MSMG2(tb, scalars)
 	}
-	s.c.exec.Unlock()
 	if err != nil {
 		return res, s.c.err(StageTail, SectionBG2, err)
 	}

@@ -9,7 +9,8 @@
 // partitions in flight on a device therefore follows from its budget, and no
 // stage ever waits for memory while holding some (no hold-and-wait, no
 // deadlock). Stages are calls on a slot; calls on different slots may run
-// concurrently.
+// concurrently. Devices that implement [ShapeLoader] also keep the shape's
+// recorded R1CS and take a partition's witness instead of a, b, c.
 //
 // Errors are values of type *[Error] wrapping one of the sentinel errors
 // below. After [ErrDeviceLost] the device is dead: every later call fails
@@ -26,6 +27,7 @@ import (
 
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/r1cs"
 )
 
 // Section names a query of the proving key. The zero value names none.
@@ -167,6 +169,36 @@ type Slot interface {
 	TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error)
 	// Release returns the slot's memory to the budget. Idempotent.
 	Release()
+}
+
+// ShapeLoader is implemented by devices that also hold a shape's recorded
+// R1CS and run a partition's whole pass from its [Witness]: expansion, a, b,
+// c and their check, H, and the MSMs. Only the witness crosses to the device
+// per partition.
+type ShapeLoader interface {
+	// LoadShape is LoadKey that also makes sys's recorded constraints
+	// resident when they fit (charged to the budget). The key then
+	// implements [ShapeKey]; its slots implement [WitnessSlot] for systems
+	// it Records.
+	LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (Key, error)
+}
+
+// ShapeKey is a key loaded by [ShapeLoader.LoadShape].
+type ShapeKey interface {
+	Key
+	// Records reports whether sys's constraints are resident with the key
+	// (sys shares the recorded matrices it was loaded with).
+	Records(sys *r1cs.System) bool
+}
+
+// WitnessSlot is a slot that evaluates its key's resident R1CS.
+type WitnessSlot interface {
+	Slot
+	// ComputeHWitness evaluates a = A·w, b = B·w, c = C·w on the device,
+	// checks a·b = c, computes h as ComputeH does and returns Σ h_i·H_i. A
+	// witness that does not satisfy the constraints gives an
+	// *r1cs.UnsatisfiedError naming the first failing one.
+	ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, error)
 }
 
 // checkMSM validates an MSM request against a section of n bases.

@@ -429,10 +429,11 @@ func TestCUDASlotBytes(t *testing.T) {
 	c := &CUDA{name: "cuda:test", budget: pool.NewBudget("cuda:test", 100<<20)}
 	small := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1), L: make([]bls.G1Affine, 1000), A: make([]bls.G1Affine, 900)}
 	big := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<16-1), L: make([]bls.G1Affine, 60000), A: make([]bls.G1Affine, 50000)}
-	s1, s2 := c.slotBytes(small, true), c.slotBytes(big, true)
+	s1, s2 := c.slotBytes(small, true, 0), c.slotBytes(big, true, 0)
 	assert.GreaterOrEqual(t, s1, int64(3<<10*32))
 	assert.Greater(t, s2, s1)
-	assert.GreaterOrEqual(t, c.slotBytes(big, false), s2, "streamed keys copy whole sections")
+	assert.GreaterOrEqual(t, c.slotBytes(big, false, 0), s2, "streamed keys copy whole sections")
+	assert.GreaterOrEqual(t, c.slotBytes(big, true, 70000), s2+70000*32, "witness slots add w beside a, b, c")
 	key, err := c.LoadKey(context.Background(), big)
 	require.NoError(t, err)
 	assert.False(t, key.(*cudaKey).resident)

@@ -1,0 +1,247 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/r1cs"
+)
+
+// Witness is one partition's assignment in the form it crosses to a device:
+// the inputs (ONE first), a bitmap over the aux values equal to 1 (bit i of
+// word i/64) and the aux values not in {0, 1} at their increasing indices.
+// Every other aux value is 0. For PoRep partitions, where ~99 % of the aux
+// values are 0 or 1, it is ~1/20 of the field elements it stands for.
+type Witness struct {
+	Inputs  []fr.Element
+	NumAux  int
+	Ones    []uint64
+	TailIdx []uint32
+	Tail    []fr.Element
+}
+
+// Check validates w's shape against a system of nInputs inputs and nAux aux
+// variables.
+func (w *Witness) Check(nInputs, nAux int) error {
+	switch {
+	case len(w.Inputs) != nInputs || w.NumAux != nAux:
+		return fmt.Errorf("%w: witness of %d inputs and %d aux values for a system of %d and %d",
+			ErrBadArgument, len(w.Inputs), w.NumAux, nInputs, nAux)
+	case len(w.Ones) != (nAux+63)/64:
+		return fmt.Errorf("%w: ones bitmap of %d words for %d aux values", ErrBadArgument, len(w.Ones), nAux)
+	case len(w.TailIdx) != len(w.Tail):
+		return fmt.Errorf("%w: %d tail indices for %d values", ErrBadArgument, len(w.TailIdx), len(w.Tail))
+	}
+	if err := checkOnes(nAux, w.Ones); err != nil {
+		return err
+	}
+	for j, i := range w.TailIdx {
+		if int(i) >= nAux || (j > 0 && i <= w.TailIdx[j-1]) {
+			return fmt.Errorf("%w: tail index %d (position %d) out of range or not increasing", ErrBadArgument, i, j)
+		}
+	}
+	return nil
+}
+
+// Expand writes the aux assignment w stands for into aux (len NumAux).
+func (w *Witness) Expand(aux []fr.Element) {
+	one := fr.One()
+	for i := range aux {
+		if w.Ones[i>>6]>>(uint(i)&63)&1 == 1 {
+			aux[i] = one
+		} else {
+			aux[i] = fr.Element{}
+		}
+	}
+	for j, i := range w.TailIdx {
+		aux[i] = w.Tail[j]
+	}
+}
+
+// Coefficient kinds in [R1CS.Kinds].
+const (
+	coeffOther    = 0
+	coeffOne      = 1
+	coeffMinusOne = 2
+)
+
+// R1CS is a recorded constraint system in the layout devices evaluate:
+// per matrix (A, B, C) compressed sparse rows with uint32 row starts,
+// uint32 columns over w = inputs ‖ aux and uint16 indices into Coeffs, plus
+// one kind byte per coefficient (1: one, 2: minus one, 0: other) so that
+// ±1 terms cost no multiplication. That is 6 bytes per non-zero and 4 per
+// row; PoRep circuits have a few hundred distinct coefficients.
+type R1CS struct {
+	Constraints, Inputs, Aux int
+	RowStart                 [3][]uint32
+	Col                      [3][]uint32
+	Coeff                    [3][]uint16
+	Coeffs                   []fr.Element
+	Kinds                    []uint8
+	id                       r1csID
+}
+
+// r1csID identifies recorded matrices: systems made by
+// r1cs.System.WithAssignment share them.
+type r1csID [3]struct {
+	p unsafe.Pointer
+	n int
+}
+
+func idOf(sys *r1cs.System) r1csID {
+	var id r1csID
+	for k, m := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
+		id[k].p = unsafe.Pointer(unsafe.SliceData(m.Vars))
+		id[k].n = len(m.Vars)
+	}
+	return id
+}
+
+// ErrR1CSLayout is returned (wrapped) for a system the device layout cannot
+// hold: more than 2^16 distinct coefficients, 2^32 variables, or 2^32 terms
+// in one matrix.
+var ErrR1CSLayout = errors.New("gpu: system exceeds the device R1CS layout")
+
+// checkLayout reports whether sys fits the device layout.
+func checkLayout(sys *r1cs.System) error {
+	if !sys.Finalized() {
+		return fmt.Errorf("%w: system is not finalized", ErrBadArgument)
+	}
+	if n := len(sys.Coeffs()); n > 1<<16 {
+		return fmt.Errorf("%w: %d distinct coefficients", ErrR1CSLayout, n)
+	}
+	if uint64(sys.NumInputs())+uint64(sys.NumAux()) > math.MaxUint32 {
+		return fmt.Errorf("%w: %d variables", ErrR1CSLayout, sys.NumInputs()+sys.NumAux())
+	}
+	for k, m := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
+		if uint64(len(m.Vars)) > math.MaxUint32 {
+			return fmt.Errorf("%w: matrix %c has %d terms", ErrR1CSLayout, "ABC"[k], len(m.Vars))
+		}
+	}
+	return nil
+}
+
+// convertMatrix returns matrix k (0 A, 1 B, 2 C) of sys in the device
+// layout. sys must pass checkLayout.
+func convertMatrix(sys *r1cs.System, k int) (rows, cols []uint32, coef []uint16) {
+	m := []*r1cs.Matrix{sys.A(), sys.B(), sys.C()}[k]
+	rows = make([]uint32, len(m.RowStart))
+	for j, x := range m.RowStart {
+		rows[j] = uint32(x)
+	}
+	nin := uint32(sys.NumInputs())
+	cols = make([]uint32, len(m.Vars))
+	coef = make([]uint16, len(m.Vars))
+	for x, v := range m.Vars {
+		if v.IsAux() {
+			cols[x] = nin + uint32(v.Index())
+		} else {
+			cols[x] = uint32(v.Index())
+		}
+		coef[x] = uint16(m.CoeffIdx[x])
+	}
+	return rows, cols, coef
+}
+
+// coeffKinds classifies sys's coefficient table.
+func coeffKinds(coeffs []fr.Element) []uint8 {
+	one := fr.One()
+	var minusOne fr.Element
+	minusOne.Neg(&one)
+	kinds := make([]uint8, len(coeffs))
+	for i := range coeffs {
+		switch coeffs[i] {
+		case one:
+			kinds[i] = coeffOne
+		case minusOne:
+			kinds[i] = coeffMinusOne
+		}
+	}
+	return kinds
+}
+
+// NewR1CS converts sys's recorded matrices into the device layout. It
+// fails with ErrR1CSLayout (wrapped) when sys does not fit.
+func NewR1CS(sys *r1cs.System) (*R1CS, error) {
+	if err := checkLayout(sys); err != nil {
+		return nil, err
+	}
+	r := &R1CS{
+		Constraints: sys.NumConstraints(), Inputs: sys.NumInputs(), Aux: sys.NumAux(),
+		Coeffs: sys.Coeffs(), Kinds: coeffKinds(sys.Coeffs()), id: idOf(sys),
+	}
+	for k := range 3 {
+		r.RowStart[k], r.Col[k], r.Coeff[k] = convertMatrix(sys, k)
+	}
+	return r, nil
+}
+
+// Records reports whether sys's constraints are the ones r was made from
+// (sys shares the recorded matrices, as systems made by WithAssignment do).
+func (r *R1CS) Records(sys *r1cs.System) bool { return r.id == idOf(sys) }
+
+// Eval is the host reference of the device pass's first steps: it expands
+// w and writes a = A·w, b = B·w, c = C·w into a, b, c (each at least
+// Constraints long; entries past it untouched), term by term as the device
+// does. It returns the first constraint with a·b ≠ c, or -1.
+func (r *R1CS) Eval(w *Witness, a, b, c []fr.Element) (int, error) {
+	if err := w.Check(r.Inputs, r.Aux); err != nil {
+		return 0, err
+	}
+	if len(a) < r.Constraints || len(b) < r.Constraints || len(c) < r.Constraints {
+		return 0, fmt.Errorf("%w: vectors of %d, %d, %d for %d constraints", ErrBadArgument, len(a), len(b), len(c), r.Constraints)
+	}
+	full := make([]fr.Element, r.Inputs+r.Aux)
+	copy(full, w.Inputs)
+	w.Expand(full[r.Inputs:])
+	one := fr.One()
+	dot := func(k, j int) fr.Element {
+		var acc, t fr.Element
+		for x := r.RowStart[k][j]; x < r.RowStart[k][j+1]; x++ {
+			v := &full[r.Col[k][x]]
+			if v.IsZero() {
+				continue
+			}
+			ci := r.Coeff[k][x]
+			switch {
+			case r.Kinds[ci] == coeffOne:
+				acc.Add(&acc, v)
+			case r.Kinds[ci] == coeffMinusOne:
+				acc.Sub(&acc, v)
+			case *v == one:
+				acc.Add(&acc, &r.Coeffs[ci])
+			default:
+				t.Mul(v, &r.Coeffs[ci])
+				acc.Add(&acc, &t)
+			}
+		}
+		return acc
+	}
+	bad := -1
+	var ab fr.Element
+	for j := range r.Constraints {
+		a[j], b[j], c[j] = dot(0, j), dot(1, j), dot(2, j)
+		if ab.Mul(&a[j], &b[j]); ab != c[j] && bad < 0 {
+			bad = j
+		}
+	}
+	return bad, nil
+}
+
+// Bytes is the device memory r takes.
+func (r *R1CS) Bytes() int64 {
+	return layoutBytes(r.Constraints, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]), len(r.Coeffs))
+}
+
+func layoutBytes(constraints, terms, coeffs int) int64 {
+	return 3*4*int64(constraints+1) + 6*int64(terms) + 33*int64(coeffs)
+}
+
+// layoutBytesOf is Bytes of sys's conversion, without converting.
+func layoutBytesOf(sys *r1cs.System) int64 {
+	return layoutBytes(sys.NumConstraints(), len(sys.A().Vars)+len(sys.B().Vars)+len(sys.C().Vars), len(sys.Coeffs()))
+}

@@ -1,0 +1,162 @@
+package gpu
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/internal/synth"
+	"github.com/sealc2/c2/r1cs"
+)
+
+func synthSystem(t *testing.T, logSize int, seed uint64) *r1cs.System {
+	t.Helper()
+	sys := r1cs.NewSystem()
+	_, err := synth.Build(sys, synth.Shape{LogSize: logSize, InputsB: true, Seed: seed})
+	require.NoError(t, err)
+	sys.Finalize()
+	return sys
+}
+
+// newWitness makes the handoff of sys's assignment by classifying every aux
+// value, as the pipeline's L split does.
+func newWitness(sys *r1cs.System) *Witness {
+	aux := sys.Aux()
+	w := &Witness{Inputs: sys.Inputs(), NumAux: len(aux), Ones: make([]uint64, (len(aux)+63)/64)}
+	one := fr.One()
+	for i := range aux {
+		switch {
+		case aux[i].IsZero():
+		case aux[i] == one:
+			w.Ones[i>>6] |= 1 << (uint(i) & 63)
+		default:
+			w.TailIdx = append(w.TailIdx, uint32(i))
+			w.Tail = append(w.Tail, aux[i])
+		}
+	}
+	return w
+}
+
+// The device layout evaluated term by term, from the witness handoff,
+// equals r1cs's own evaluation; the layout's size is what Bytes says.
+func TestR1CSEvalMatchesSystem(t *testing.T) {
+	sys := synthSystem(t, 12, 5)
+	r, err := NewR1CS(sys)
+	require.NoError(t, err)
+	m := sys.NumConstraints()
+	want := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
+	sys.Evaluate(want[0], want[1], want[2])
+	w := newWitness(sys)
+	require.NotEmpty(t, w.Tail, "the synthetic circuit has values outside {0, 1}")
+	got := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
+	bad, err := r.Eval(w, got[0], got[1], got[2])
+	require.NoError(t, err)
+	assert.Equal(t, -1, bad)
+	assert.Equal(t, want, got)
+
+	terms := len(sys.A().Vars) + len(sys.B().Vars) + len(sys.C().Vars)
+	assert.Equal(t, terms, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]))
+	assert.Equal(t, layoutBytesOf(sys), r.Bytes())
+	for k := range 3 {
+		assert.Len(t, r.RowStart[k], m+1)
+		for _, c := range r.Col[k] {
+			require.Less(t, int(c), r.Inputs+r.Aux)
+		}
+	}
+	// ±1 coefficients are marked so that the device skips their products.
+	var minusOne fr.Element
+	one := fr.One()
+	minusOne.Neg(&one)
+	for i, c := range r.Coeffs {
+		switch c {
+		case one:
+			assert.EqualValues(t, coeffOne, r.Kinds[i])
+		case minusOne:
+			assert.EqualValues(t, coeffMinusOne, r.Kinds[i])
+		default:
+			assert.EqualValues(t, coeffOther, r.Kinds[i])
+		}
+	}
+}
+
+// A witness changed in one value is refused at the first constraint it
+// breaks, the one r1cs names.
+func TestR1CSEvalFindsFirstUnsatisfied(t *testing.T) {
+	sys := synthSystem(t, 10, 7)
+	r, err := NewR1CS(sys)
+	require.NoError(t, err)
+	sys.Aux()[len(sys.Aux())/3].SetUint64(5)
+	var ue *r1cs.UnsatisfiedError
+	require.ErrorAs(t, sys.IsSatisfied(), &ue)
+	m := sys.NumConstraints()
+	a, b, c := make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)
+	bad, err := r.Eval(newWitness(sys), a, b, c)
+	require.NoError(t, err)
+	assert.Equal(t, ue.Index, bad)
+	assert.Equal(t, ue.A, a[bad])
+	assert.Equal(t, ue.C, c[bad])
+}
+
+// Systems made by WithAssignment share the recorded matrices; a system
+// recorded again does not.
+func TestR1CSRecords(t *testing.T) {
+	sys := synthSystem(t, 8, 1)
+	r, err := NewR1CS(sys)
+	require.NoError(t, err)
+	other, err := sys.WithAssignment(sys.Inputs(), sys.Aux())
+	require.NoError(t, err)
+	assert.True(t, r.Records(sys))
+	assert.True(t, r.Records(other))
+	assert.False(t, r.Records(synthSystem(t, 8, 1)))
+}
+
+func TestWitnessCheck(t *testing.T) {
+	sys := synthSystem(t, 8, 2)
+	w := newWitness(sys)
+	nin, naux := sys.NumInputs(), sys.NumAux()
+	require.NoError(t, w.Check(nin, naux))
+	aux := make([]fr.Element, naux)
+	w.Expand(aux)
+	assert.Equal(t, sys.Aux(), aux)
+
+	bad := func(f func(w *Witness)) error {
+		c := *w
+		c.Ones = append([]uint64(nil), w.Ones...)
+		c.TailIdx = append([]uint32(nil), w.TailIdx...)
+		c.Tail = append([]fr.Element(nil), w.Tail...)
+		f(&c)
+		return c.Check(nin, naux)
+	}
+	for name, f := range map[string]func(w *Witness){
+		"short inputs":     func(w *Witness) { w.Inputs = w.Inputs[1:] },
+		"short bitmap":     func(w *Witness) { w.Ones = w.Ones[1:] },
+		"bits past aux":    func(w *Witness) { w.Ones[len(w.Ones)-1] |= 1 << 63 },
+		"index past aux":   func(w *Witness) { w.TailIdx[len(w.TailIdx)-1] = uint32(naux) },
+		"unsorted indices": func(w *Witness) { w.TailIdx[0], w.TailIdx[1] = w.TailIdx[1], w.TailIdx[0] },
+		"missing value":    func(w *Witness) { w.Tail = w.Tail[1:] },
+	} {
+		err := bad(f)
+		assert.True(t, errors.Is(err, ErrBadArgument), "%s: %v", name, err)
+	}
+}
+
+// Unfinalized systems and coefficient tables past 2^16 entries do not fit
+// the layout.
+func TestR1CSLayoutLimits(t *testing.T) {
+	sys := r1cs.NewSystem()
+	x := sys.Alloc(fr.One())
+	sys.Enforce(r1cs.LC{{Var: x, Coeff: fr.One()}}, r1cs.LC{{Var: r1cs.InputVariable(0), Coeff: fr.One()}}, r1cs.LC{{Var: x, Coeff: fr.One()}})
+	_, err := NewR1CS(sys)
+	require.ErrorIs(t, err, ErrBadArgument)
+	for i := range 1 << 16 {
+		var c fr.Element
+		c.SetUint64(uint64(i + 2))
+		sys.Enforce(r1cs.LC{{Var: x, Coeff: c}}, r1cs.LC{{Var: r1cs.InputVariable(0), Coeff: fr.One()}}, r1cs.LC{{Var: x, Coeff: c}})
+	}
+	sys.Finalize()
+	_, err = NewR1CS(sys)
+	require.ErrorIs(t, err, ErrR1CSLayout)
+}

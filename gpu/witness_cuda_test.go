@@ -1,0 +1,141 @@
+package gpu
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/r1cs"
+)
+
+// On a GPU: the CUDA witness pass (R1CS resident, witness handed over as
+// bits and a tail) gives the H sum the CPU device computes from host a, b,
+// c, for several partitions in flight at once on the key's slots; an
+// unsatisfied witness is named by its first failing constraint. Skipped
+// without libc2cuda or a GPU.
+func TestCUDAWitnessPass(t *testing.T) {
+	devs, err := OpenCUDA(nil, 1<<30)
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	defer func() {
+		for _, d := range devs {
+			require.NoError(t, d.Close())
+		}
+	}()
+	d := devs[0].(*CUDA)
+	rng := rand.New(rand.NewPCG(3, 4))
+	// Eight partitions of one shape with different witnesses (the first is
+	// the recording), mixing 0/1 values with full-width ones.
+	parts := []*r1cs.System{bitsCircuit(rng, 3000)}
+	rec := parts[0]
+	for len(parts) < 8 {
+		other := bitsCircuit(rng, 3000)
+		s, err := rec.WithAssignment(other.Inputs(), other.Aux())
+		require.NoError(t, err)
+		require.NoError(t, s.IsSatisfied())
+		parts = append(parts, s)
+	}
+	n := 1
+	for n < rec.NumConstraints() {
+		n <<= 1
+	}
+	var tau fr.Element
+	tau.SetUint64(987654321)
+	pk := testKey(t, rng, n, 10, 10, 10, tau)
+	ctx := context.Background()
+	key, err := d.LoadShape(ctx, pk, rec)
+	require.NoError(t, err)
+	defer key.Release()
+	require.True(t, key.(ShapeKey).Records(rec), "the R1CS is resident")
+
+	cpu := NewCPU(CPUOptions{Threads: 2})
+	defer cpu.Close()
+	ckey, err := cpu.LoadKey(ctx, pk)
+	require.NoError(t, err)
+	defer ckey.Release()
+	want := make([]bls.G1Jac, len(parts))
+	for i, sys := range parts {
+		a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+		sys.Evaluate(a, b, c)
+		s, err := cpu.Acquire(ctx, ckey)
+		require.NoError(t, err)
+		want[i], err = s.ComputeH(ctx, a, b, c)
+		require.NoError(t, err)
+		s.Release()
+	}
+
+	got := make([]bls.G1Jac, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, sys := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := d.Acquire(ctx, key)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer s.Release()
+			got[i], errs[i] = s.(WitnessSlot).ComputeHWitness(ctx, newWitness(sys))
+		}()
+	}
+	wg.Wait()
+	for i := range parts {
+		require.NoError(t, errs[i], "partition %d", i)
+		assert.True(t, want[i].Equal(&got[i]), "partition %d", i)
+	}
+
+	bad, err := rec.WithAssignment(rec.Inputs(), append([]fr.Element(nil), rec.Aux()...))
+	require.NoError(t, err)
+	bad.Aux()[len(bad.Aux())/2].SetUint64(5)
+	var ue, gue *r1cs.UnsatisfiedError
+	require.ErrorAs(t, bad.IsSatisfied(), &ue)
+	s, err := d.Acquire(ctx, key)
+	require.NoError(t, err)
+	_, err = s.(WitnessSlot).ComputeHWitness(ctx, newWitness(bad))
+	s.Release()
+	require.ErrorAs(t, err, &gue)
+	assert.Equal(t, ue.Index, gue.Index)
+	assert.Equal(t, ue.A, gue.A)
+	assert.Equal(t, ue.B, gue.B)
+	assert.Equal(t, ue.C, gue.C)
+}
+
+// bitsCircuit records, for m random bits b_j and full-width x_j, the
+// constraints b_j·(1 − b_j) = 0, b_j·x_j = p_j and x_j·x_j = s_j, and
+// Σ p_j = out for a public input out: a fixed shape whatever rng gives.
+func bitsCircuit(rng *rand.Rand, m int) *r1cs.System {
+	s := r1cs.NewSystem()
+	type row struct{ b, x, p, sq fr.Element }
+	rows := make([]row, m)
+	var out fr.Element
+	for j := range rows {
+		r := &rows[j]
+		r.b.SetUint64(uint64(rng.IntN(2)))
+		r.x.SetUint64(rng.Uint64())
+		r.x.Square(&r.x)
+		r.p.Mul(&r.b, &r.x)
+		r.sq.Square(&r.x)
+		out.Add(&out, &r.p)
+	}
+	outVar := s.AllocInput(out)
+	sum := r1cs.LC{}
+	for _, r := range rows {
+		b, x, p, sq := s.Alloc(r.b), s.Alloc(r.x), s.Alloc(r.p), s.Alloc(r.sq)
+		s.Enforce(r1cs.LC{}.AddVar(b), r1cs.LC{}.AddVar(r1cs.One).SubVar(b), r1cs.LC{})
+		s.Enforce(r1cs.LC{}.AddVar(b), r1cs.LC{}.AddVar(x), r1cs.LC{}.AddVar(p))
+		s.Enforce(r1cs.LC{}.AddVar(x), r1cs.LC{}.AddVar(x), r1cs.LC{}.AddVar(sq))
+		sum = sum.AddVar(p)
+	}
+	s.Enforce(sum, r1cs.LC{}.AddVar(r1cs.One), r1cs.LC{}.AddVar(outVar))
+	s.Finalize()
+	return s
+}
