@@ -360,8 +360,9 @@ func (p *Prover) pick(exclude map[*device]bool) *device {
 
 // key returns pk loaded on d, loading it on first use. Each (key, device)
 // loads on its own: a resident key's upload takes seconds and must not hold
-// up lookups of loaded keys or loads on other devices.
-func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey) (gpu.Key, error) {
+// up lookups of loaded keys or loads on other devices. A device that can
+// hold the shape's R1CS gets sys's recorded constraints with the key.
+func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey, sys *r1cs.System) (gpu.Key, error) {
 	id := keyID{pk, d}
 	p.keyMu.Lock()
 	l, ok := p.keys[id]
@@ -370,12 +371,18 @@ func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey) (gp
 		p.keys[id] = l
 	}
 	p.keyMu.Unlock()
-	return l.get(ctx, func() (gpu.Key, error) { return d.LoadKey(ctx, pk) })
+	return l.get(ctx, func() (gpu.Key, error) {
+		if sl, ok := d.Device.(gpu.ShapeLoader); ok {
+			return sl.LoadShape(ctx, pk, sys)
+		}
+		return d.LoadKey(ctx, pk)
+	})
 }
 
 // prepared is one partition after the CPU preparation stage. The
 // classification (l, A, B) may still be running: it is valid once
-// classified is closed, and classErr is nil.
+// classified is closed, and classErr is nil. For the device's witness pass
+// there are no a, b, c (buf is nil): the witness goes as l's split.
 type prepared struct {
 	buf        *pool.Buffer
 	a, b, c    []fr.Element
@@ -387,7 +394,19 @@ type prepared struct {
 // release waits for the classification and returns the host buffer.
 func (pr *prepared) release() {
 	<-pr.classified
-	pr.buf.Release()
+	pr.freeABC()
+}
+
+func (pr *prepared) freeABC() {
+	if pr.buf != nil {
+		pr.buf.Release()
+	}
+}
+
+// witness is the partition's assignment as the device takes it: L's
+// classification covers every aux value, in order.
+func (pr *prepared) witness(sys *r1cs.System) *gpu.Witness {
+	return &gpu.Witness{Inputs: sys.Inputs(), NumAux: sys.NumAux(), Ones: pr.l.Ones, TailIdx: pr.l.TailIdx, Tail: pr.l.Tail}
 }
 
 // split is the classification of one MSM's scalars, or, when too few of
@@ -433,10 +452,12 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 		p.serial.Lock()
 		defer p.serial.Unlock()
 	}
-	key, err := p.key(ctx, d, pk)
+	key, err := p.key(ctx, d, pk, sys)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
+	sk, ok := key.(gpu.ShapeKey)
+	onDevice := ok && sk.Records(sys) // the device evaluates a, b, c
 
 	// Look ahead by at most PrepWorkers partitions per device.
 	select {
@@ -453,7 +474,7 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 	case <-ctx.Done():
 		return groth16.Proof{}, ctx.Err()
 	}
-	pr, err := p.prepare(ctx, pk, sys, func() { <-p.prep })
+	pr, err := p.prepare(ctx, pk, sys, !onDevice, func() { <-p.prep })
 	if err != nil {
 		return groth16.Proof{}, err
 	}
@@ -474,7 +495,7 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 		}
 		defer g2.join()
 	}
-	sums, err := p.deviceStages(ctx, d, key, pk, pr, admitted, g2)
+	sums, err := p.deviceStages(ctx, d, key, pk, sys, pr, onDevice, admitted, g2)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
@@ -504,35 +525,38 @@ func randomNonZero(e *fr.Element) error {
 	}
 }
 
-// prepare evaluates a, b, c into one host buffer (zero-padded to the domain)
-// and checks that the constraints hold; then it classifies the scalars of L,
+// prepare, when abc is set, evaluates a, b, c into one host buffer
+// (zero-padded to the domain) and checks that the constraints hold (else the
+// device does both from the witness); then it classifies the scalars of L,
 // A and B in the background (so that H can start on the device meanwhile)
 // and calls done when everything is finished or failed.
-func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, done func()) (*prepared, error) {
+func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, abc bool, done func()) (*prepared, error) {
 	t0 := time.Now()
-	n := pk.DomainSize()
-	// One reservation for the three vectors: no hold-and-wait between them.
-	buf, v, err := pool.GetSlice[fr.Element](ctx, p.host, 3*n)
-	if err != nil {
-		done()
-		return nil, err
-	}
-	pr := &prepared{buf: buf, a: v[:n:n], b: v[n : 2*n : 2*n], c: v[2*n:], classified: make(chan struct{})}
+	pr := &prepared{classified: make(chan struct{})}
 	fail := func(err error) (*prepared, error) {
 		close(pr.classified)
 		pr.release()
 		done()
 		return nil, err
 	}
-	m := sys.NumConstraints()
-	if !evaluate(sys, pr.a, pr.b, pr.c, p.cfg.Threads) {
-		return fail(sys.IsSatisfied()) // names the failing constraint
-	}
-	for _, x := range [][]fr.Element{pr.a, pr.b, pr.c} {
-		clear(x[m:])
-	}
 	if sys.Inputs()[0] != fr.One() {
 		return fail(errors.New("input 0 (ONE) is not 1"))
+	}
+	if abc {
+		n := pk.DomainSize()
+		// One reservation for the three vectors: no hold-and-wait between them.
+		buf, v, err := pool.GetSlice[fr.Element](ctx, p.host, 3*n)
+		if err != nil {
+			return fail(err)
+		}
+		pr.buf, pr.a, pr.b, pr.c = buf, v[:n:n], v[n:2*n:2*n], v[2*n:]
+		m := sys.NumConstraints()
+		if !evaluate(sys, pr.a, pr.b, pr.c, p.cfg.Threads) {
+			return fail(sys.IsSatisfied()) // names the failing constraint
+		}
+		for _, x := range [][]fr.Element{pr.a, pr.b, pr.c} {
+			clear(x[m:])
+		}
 	}
 
 	segL := []msm.Segment{{Scalars: sys.Aux()}}
@@ -641,7 +665,9 @@ func classify(segs []msm.Segment) (*split, error) {
 
 // deviceStages acquires a slot on d and runs H, the batch additions and the
 // tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2.
-func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, pr *prepared, admitted func(), g2 *g2Job) (*groth16.Sums, error) {
+// With onDevice, H starts from the witness on the device once it is
+// classified; otherwise from the prepared a, b, c.
+func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, sys *r1cs.System, pr *prepared, onDevice bool, admitted func(), g2 *g2Job) (*groth16.Sums, error) {
 	slot, err := d.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
@@ -661,18 +687,40 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 		d.busy.stop()
 		return err
 	}
-	if err := stage(&p.st.h, func() (err error) { sums.H, err = slot.ComputeH(ctx, pr.a, pr.b, pr.c); return }); err != nil {
-		return nil, err
+	classified := func() error {
+		select {
+		case <-pr.classified:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return pr.classErr
 	}
-	pr.buf.Release() // a, b, c are spent: let the next partition have them
-	// H needs only a, b, c; the rest waits for the classification.
-	select {
-	case <-pr.classified:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if pr.classErr != nil {
-		return nil, pr.classErr
+	if onDevice {
+		ws, ok := slot.(gpu.WitnessSlot)
+		if !ok {
+			return nil, &gpu.Error{Device: d.name, Stage: gpu.StageH, Err: fmt.Errorf("%w: slot of a shape key cannot take a witness", gpu.ErrBadArgument)}
+		}
+		if err := classified(); err != nil {
+			return nil, err
+		}
+		if err := stage(&p.st.h, func() (err error) { sums.H, err = ws.ComputeHWitness(ctx, pr.witness(sys)); return }); err != nil {
+			var ue *r1cs.UnsatisfiedError
+			if errors.As(err, &ue) && sys.IsSatisfied() == nil {
+				// The host finds every constraint satisfied: the device erred.
+				err = &gpu.Error{Device: d.name, Stage: gpu.StageH, Section: gpu.SectionH,
+					Err: fmt.Errorf("%w: device found constraint %d unsatisfied, the host finds it satisfied", gpu.ErrKernel, ue.Index)}
+			}
+			return nil, err
+		}
+	} else {
+		if err := stage(&p.st.h, func() (err error) { sums.H, err = slot.ComputeH(ctx, pr.a, pr.b, pr.c); return }); err != nil {
+			return nil, err
+		}
+		pr.freeABC() // a, b, c are spent: let the next partition have them
+		// H needs only a, b, c; the rest waits for the classification.
+		if err := classified(); err != nil {
+			return nil, err
+		}
 	}
 	g2idx, g2scalars := pr.B.g2Scalars()
 	g2cpu := !d.Info().G2

@@ -487,7 +487,9 @@ func BenchmarkProvePartitions(b *testing.B) {
 }
 
 // On a GPU machine (C2_CUDA_LIB set), the CUDA backend's proofs verify, with
-// and without overlap, and the b_g2 tail runs on the CPU beside the GPU.
+// and without overlap: partitions that share the recorded R1CS take the
+// device's witness pass (no host a, b, c), others send a, b, c; B_G2's tail
+// runs on the device either way.
 func TestProvePartitionsCUDA(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
 	for _, overlap := range []bool{true, false} {
@@ -496,16 +498,52 @@ func TestProvePartitionsCUDA(t *testing.T) {
 			t.Skipf("no CUDA device: %v", err)
 		}
 		require.NoError(t, err)
-		proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
+		proofs, err := p.ProvePartitions(context.Background(), f.pk, shared(t, f))
 		require.NoError(t, err)
 		verifyAll(t, f, proofs)
 		st := p.Stats()
+		assert.Zero(t, st.HostPeak, "witness pass: no host a, b, c")
+		proofs, err = p.ProvePartitions(context.Background(), f.pk, f.parts)
+		require.NoError(t, err)
+		verifyAll(t, f, proofs)
+		st = p.Stats()
 		for _, d := range st.Devices {
 			assert.NoError(t, d.Failed, d.Name)
 		}
-		assert.Positive(t, st.Stages.BG2)
+		assert.Zero(t, st.Stages.BG2, "B_G2 on the device")
+		assert.Positive(t, st.HostPeak, "partitions recorded apart send a, b, c")
 		require.NoError(t, p.Close())
 	}
+}
+
+// On a GPU machine, the witness pass refuses an unsatisfied witness with the
+// constraint the host names, and keeps the device.
+func TestProveWitnessPassCUDA(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	p, err := New(Config{Backend: BackendCUDA})
+	if errors.Is(err, ErrNoCUDA) {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	require.NoError(t, err)
+	defer p.Close()
+	parts := shared(t, f)
+	bad, err := parts[0].WithAssignment(parts[1].Inputs(), append([]fr.Element(nil), parts[1].Aux()...))
+	require.NoError(t, err)
+	bad.Aux()[2].SetUint64(12345)
+	var want, got *r1cs.UnsatisfiedError
+	require.ErrorAs(t, bad.IsSatisfied(), &want)
+	_, err = p.ProvePartitions(context.Background(), f.pk, []*r1cs.System{parts[0], bad})
+	require.ErrorAs(t, err, &got)
+	assert.Equal(t, want.Index, got.Index)
+	assert.Equal(t, want.A, got.A)
+	assert.Equal(t, want.B, got.B)
+	assert.Equal(t, want.C, got.C)
+	for _, d := range p.Stats().Devices {
+		assert.NoError(t, d.Failed, d.Name)
+	}
+	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
 }
 
 // Prove two partitions of a small synthetic circuit with development
