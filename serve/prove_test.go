@@ -1,0 +1,263 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/inputs"
+	"github.com/sealc2/c2/r1cs"
+	pb "github.com/sealc2/c2/serve/cuzkpb"
+)
+
+const c1Path2KiB = "../testdata/refgen/out/porep-2k/c1.json"
+
+// shared holds the development parameters and the one Prover of the tests
+// that prove for real: generating the 2 KiB parameters costs ~100 CPU-s.
+var shared struct {
+	once sync.Once
+	dir  string // parameter directory
+	tmp  string // removed by cleanupShared when the tests made it
+	p    *c2.Prover
+	err  error
+}
+
+func cleanupShared() {
+	if shared.p != nil {
+		shared.p.Close()
+	}
+	if shared.tmp != "" {
+		os.RemoveAll(shared.tmp)
+	}
+}
+
+// sharedProver returns a CPU Prover over development parameters for the
+// 2 KiB shape, and their directory: $C2_TEST_PARAMS, else those `c2 demo`
+// cached, else parameters generated once for this test binary.
+func sharedProver(t *testing.T) (*c2.Prover, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("proves a 2^22-constraint circuit")
+	}
+	shared.once.Do(func() {
+		shared.dir, shared.err = paramsDir()
+		if shared.err == nil {
+			shared.p, shared.err = c2.New(c2.Config{Backend: c2.BackendCPU, Params: shared.dir, TrustParams: true})
+		}
+	})
+	require.NoError(t, shared.err)
+	return shared.p, shared.dir
+}
+
+func paramsDir() (string, error) {
+	candidates := []string{os.Getenv("C2_TEST_PARAMS")}
+	if cache, err := os.UserCacheDir(); err == nil {
+		candidates = append(candidates, filepath.Join(cache, "c2", "params"))
+	}
+	for _, d := range candidates {
+		if d == "" {
+			continue
+		}
+		if _, _, err := c2.FindParams(d, porep.Shape2KiB, ".params"); err == nil {
+			return d, nil
+		}
+	}
+	dir, err := os.MkdirTemp("", "c2-serve-params")
+	if err != nil {
+		return "", err
+	}
+	shared.tmp = dir
+	part, err := porep.SyntheticPartition(porep.Shape2KiB, 1)
+	if err != nil {
+		return "", err
+	}
+	sys := r1cs.NewSystem()
+	if err := porep.Synthesize(sys, porep.Shape2KiB, part); err != nil {
+		return "", err
+	}
+	sys.Finalize()
+	pk, err := groth16.Setup(sys, rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName())
+	for ext, write := range map[string]func(*os.File) error{
+		".params": func(f *os.File) error { _, err := pk.WriteTo(f); return err },
+		".vk":     func(f *os.File) error { _, err := pk.VK.WriteTo(f); return err },
+	} {
+		f, err := os.Create(base + ext)
+		if err != nil {
+			return "", err
+		}
+		werr := write(f)
+		if err := f.Close(); werr == nil {
+			werr = err
+		}
+		if werr != nil {
+			return "", werr
+		}
+	}
+	return dir, nil
+}
+
+// curioWrap wraps a C1 output as Curio's PoRepSnarkCuzk does before putting
+// it in vanilla_proof: Go's JSON of {SectorNum, Phase1Out, SectorSize},
+// Phase1Out base64.
+func curioWrap(t *testing.T, c1 []byte, sector uint64, size uint64) []byte {
+	t.Helper()
+	b, err := json.Marshal(struct {
+		SectorNum  int64  `json:"SectorNum"`
+		Phase1Out  []byte `json:"Phase1Out"`
+		SectorSize uint64 `json:"SectorSize"`
+	}{int64(sector), c1, size})
+	require.NoError(t, err)
+	return b
+}
+
+// verifyC1Proof checks proof against the verifying key in dir and public
+// inputs derived from the C1's commitments, seed and replica id.
+func verifyC1Proof(t *testing.T, dir string, c1 []byte, proof []byte) {
+	t.Helper()
+	out, err := porep.DecodeC1(c1)
+	require.NoError(t, err)
+	rp, err := inputs.ParseProof(out.RegisteredProof)
+	require.NoError(t, err)
+	is, err := rp.Shape()
+	require.NoError(t, err)
+	var pub [][]fr.Element
+	for k := 0; k < is.Partitions; k++ {
+		in, err := inputs.Partition(is, out.ReplicaID, out.CommD, out.CommR, out.Seed, rp.PoRepID(), k)
+		require.NoError(t, err)
+		pub = append(pub, in)
+	}
+	var vk *groth16.VerifyingKey
+	if f, _, err := c2.FindParams(dir, porep.Shape2KiB, ".vk"); err == nil {
+		vk, err = groth16.ReadVerifyingKey(f)
+		require.NoError(t, err)
+	} else {
+		f, _, err := c2.FindParams(dir, porep.Shape2KiB, ".params")
+		require.NoError(t, err)
+		pk, err := groth16.ReadParams(f, groth16.TrustedFile())
+		require.NoError(t, err)
+		vk = &pk.VK
+	}
+	proofs, err := groth16.ReadProofs(proof)
+	require.NoError(t, err)
+	require.NoError(t, groth16.VerifyBatch(vk, proofs, pub))
+}
+
+// TestRealProof serves a real Prover on a unix socket and on loopback TCP
+// at once: over the socket a proof is cancelled mid-way and a corrupt C1
+// fails; over TCP the C1, wrapped as Curio wraps it, is proved and the proof
+// verifies; a repeated request id returns it without proving again.
+func TestRealProof(t *testing.T) {
+	p, dir := sharedProver(t)
+	raw, err := os.ReadFile(c1Path2KiB)
+	require.NoError(t, err)
+
+	srv := NewServer(p, Options{Params: dir, MaxConcurrent: 1})
+	sockDir, err := os.MkdirTemp("", "c2s")
+	require.NoError(t, err)
+	defer os.RemoveAll(sockDir)
+	unixAddr := "unix://" + filepath.Join(sockDir, "c2.sock")
+	lu, err := Listen(unixAddr)
+	require.NoError(t, err)
+	lt, err := Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 2)
+	go func() { served <- srv.Serve(lu) }()
+	go func() { served <- srv.Serve(lt) }()
+	dial := func(addr string) pb.ProvingEngineClient {
+		conn, err := grpc.NewClient(dialTarget(addr), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close() })
+		return pb.NewProvingEngineClient(conn)
+	}
+	overUnix, overTCP := dial(unixAddr), dial(lt.Addr().String())
+	ctx := context.Background()
+	req := func(id string, c1 []byte) *pb.SubmitProofRequest {
+		return &pb.SubmitProofRequest{
+			RequestId: id, ProofKind: pb.ProofKind_POREP_SEAL_COMMIT, SectorSize: 2048,
+			RegisteredProof: 5, Priority: pb.Priority_NORMAL, VanillaProof: curioWrap(t, c1, 7, 2048),
+			SectorNumber: 7, MinerId: 1000,
+		}
+	}
+
+	// Cancel mid-proof: the job ends CANCELLED promptly and frees its slot.
+	_, err = overUnix.SubmitProof(ctx, req("porep-1000-7-cancel", raw))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := overUnix.GetStatus(ctx, &pb.GetStatusRequest{})
+		return err == nil && st.Queues[0].InProgress == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(time.Second)
+	c, err := overUnix.CancelProof(ctx, &pb.CancelProofRequest{JobId: "porep-1000-7-cancel"})
+	require.NoError(t, err)
+	assert.True(t, c.WasRunning)
+	t0 := time.Now()
+	r, err := overUnix.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "porep-1000-7-cancel"})
+	require.NoError(t, err)
+	assert.Equal(t, pb.AwaitProofResponse_CANCELLED, r.Status, r.ErrorMessage)
+	assert.Less(t, time.Since(t0), 10*time.Second, "cancellation reaches Prove")
+	st, err := overUnix.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 0, st.Queues[0].InProgress)
+
+	// A corrupt C1 fails with the field named.
+	bad := []byte(strings.Replace(string(raw), `"registered_proof":"StackedDrg2KiBV1_1"`, `"registered_proof":"StackedDrg2KiBV9"`, 1))
+	require.NotEqual(t, raw, bad)
+	pr, err := overUnix.Prove(ctx, &pb.ProveRequest{Submit: req("porep-1000-8", bad)})
+	require.NoError(t, err)
+	assert.Equal(t, pb.AwaitProofResponse_FAILED, pr.Result.Status)
+	assert.Contains(t, pr.Result.ErrorMessage, "registered_proof")
+
+	// The proof itself, over TCP.
+	pr, err = overTCP.Prove(ctx, &pb.ProveRequest{Submit: req("porep-1000-7", raw)})
+	require.NoError(t, err)
+	res := pr.Result
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, res.Status, res.ErrorMessage)
+	require.Len(t, res.Proof, groth16.ProofSize)
+	verifyC1Proof(t, dir, raw, res.Proof)
+	assert.GreaterOrEqual(t, res.TotalMs, res.QueueWaitMs)
+	assert.Positive(t, res.GpuComputeMs, "device stages of a job that ran alone")
+	t.Logf("proved in %d ms (queue %d ms, device stages %d ms)", res.TotalMs, res.QueueWaitMs, res.GpuComputeMs)
+
+	// The same request id over the other transport: the same job, not a
+	// second proof.
+	t0 = time.Now()
+	again, err := overUnix.Prove(ctx, &pb.ProveRequest{Submit: req("porep-1000-7", raw)})
+	require.NoError(t, err)
+	assert.Equal(t, res.Proof, again.Result.Proof)
+	assert.Less(t, time.Since(t0), 2*time.Second)
+
+	st, err = overTCP.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, st.TotalProofsCompleted)
+	assert.EqualValues(t, 1, st.TotalProofsFailed)
+	require.NotEmpty(t, st.Gpus)
+	require.Len(t, st.LoadedSrs, 1)
+	assert.Equal(t, "porep-2k", st.LoadedSrs[0].CircuitId)
+	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
+
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, srv.Shutdown(sctx))
+	require.NoError(t, <-served)
+	require.NoError(t, <-served)
+}

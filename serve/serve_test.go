@@ -1,0 +1,639 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/porep"
+	pb "github.com/sealc2/c2/serve/cuzkpb"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	cleanupShared()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fakeProver records the inputs it is asked to prove, in call order. A call
+// whose input starts with "block" waits until released (or cancelled); one
+// starting with "bad" fails; others return "proof:" + input.
+type fakeProver struct {
+	mu      sync.Mutex
+	calls   []string
+	started chan string // receives each input as its call starts
+	release chan struct{}
+	closed  bool
+}
+
+func newFake() *fakeProver {
+	return &fakeProver{started: make(chan string, 64), release: make(chan struct{})}
+}
+
+func (f *fakeProver) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
+	in := string(c1)
+	f.mu.Lock()
+	f.calls = append(f.calls, in)
+	f.mu.Unlock()
+	f.started <- in
+	switch {
+	case strings.HasPrefix(in, "block"):
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case strings.HasPrefix(in, "bad"):
+		return nil, errors.New("porep: C1 output: comm_r: bad")
+	}
+	return []byte("proof:" + in), nil
+}
+
+func (f *fakeProver) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeProver) callList() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// waitStart waits for the call proving in, skipping earlier calls.
+func (f *fakeProver) waitStart(t *testing.T, in string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-f.started:
+			if got == in {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("%q never started", in)
+		}
+	}
+}
+
+// testServer is a Server with a connected gRPC client.
+type testServer struct {
+	srv    *Server
+	client pb.ProvingEngineClient
+	conn   *grpc.ClientConn
+	addr   string
+	done   chan error
+}
+
+// transports are the listeners every test runs over: a unix socket and
+// loopback TCP, addressed as Curio addresses them.
+var transports = []string{"unix", "tcp"}
+
+func startServer(t *testing.T, transport string, p Prover, opts Options) *testServer {
+	t.Helper()
+	var addr string
+	switch transport {
+	case "unix":
+		// Socket paths are short (108 bytes): not under t.TempDir's long name.
+		dir, err := os.MkdirTemp("", "c2s")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		addr = "unix://" + filepath.Join(dir, "c2.sock")
+	default:
+		addr = "127.0.0.1:0"
+	}
+	lis, err := Listen(addr)
+	require.NoError(t, err)
+	if transport == "tcp" {
+		addr = lis.Addr().String()
+	}
+	ts := &testServer{srv: NewServer(p, opts), addr: addr, done: make(chan error, 1)}
+	go func() { ts.done <- ts.srv.Serve(lis) }()
+	ts.conn, err = grpc.NewClient(dialTarget(addr), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
+	require.NoError(t, err)
+	ts.client = pb.NewProvingEngineClient(ts.conn)
+	t.Cleanup(func() { ts.stop(t) })
+	return ts
+}
+
+// dialTarget turns a daemon address into a gRPC target as Curio's client
+// does: unix URLs as they are, host:port through the dns resolver.
+func dialTarget(addr string) string {
+	if strings.HasPrefix(addr, "unix:") {
+		return addr
+	}
+	return "dns:///" + addr
+}
+
+func (ts *testServer) stop(t *testing.T) {
+	if ts.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = ts.srv.Shutdown(ctx)
+	require.NoError(t, <-ts.done)
+	require.NoError(t, ts.conn.Close())
+	ts.conn = nil
+}
+
+func porepReq(id, input string, prio pb.Priority) *pb.SubmitProofRequest {
+	return &pb.SubmitProofRequest{
+		RequestId: id, ProofKind: pb.ProofKind_POREP_SEAL_COMMIT, SectorSize: 2048,
+		RegisteredProof: 5, Priority: prio, VanillaProof: []byte(input),
+	}
+}
+
+func forEachTransport(t *testing.T, f func(t *testing.T, transport string)) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) { f(t, tr) })
+	}
+}
+
+func TestPriorityOrder(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		f := newFake()
+		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
+		ctx := context.Background()
+		_, err := ts.client.SubmitProof(ctx, porepReq("first", "block-first", pb.Priority_LOW))
+		require.NoError(t, err)
+		f.waitStart(t, "block-first")
+
+		order := []struct {
+			id   string
+			prio pb.Priority
+			pos  uint32
+		}{
+			{"low", pb.Priority_LOW, 0},
+			{"normal", pb.Priority_NORMAL, 0},
+			{"high", pb.Priority_HIGH, 0},
+			{"critical", pb.Priority_CRITICAL, 0},
+			{"normal2", pb.Priority_PRIORITY_UNSPECIFIED, 3}, // unspecified is NORMAL: after critical, high, normal
+		}
+		for _, o := range order {
+			r, err := ts.client.SubmitProof(ctx, porepReq(o.id, o.id, o.prio))
+			require.NoError(t, err)
+			assert.Equal(t, o.id, r.JobId)
+			assert.Equal(t, o.pos, r.QueuePosition, o.id)
+		}
+		st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+		require.NoError(t, err)
+		require.Len(t, st.Queues, 1)
+		assert.Equal(t, "POREP_SEAL_COMMIT", st.Queues[0].ProofKind)
+		assert.EqualValues(t, 5, st.Queues[0].Pending)
+		assert.EqualValues(t, 1, st.Queues[0].InProgress)
+
+		close(f.release)
+		for _, id := range []string{"low", "normal2"} {
+			r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: id})
+			require.NoError(t, err)
+			require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status)
+			assert.Equal(t, "proof:"+id, string(r.Proof))
+		}
+		assert.Equal(t, []string{"block-first", "critical", "high", "normal", "normal2", "low"}, f.callList())
+
+		st, err = ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+		require.NoError(t, err)
+		assert.EqualValues(t, 0, st.Queues[0].Pending)
+		assert.EqualValues(t, 0, st.Queues[0].InProgress)
+		assert.EqualValues(t, 6, st.TotalProofsCompleted)
+	})
+}
+
+func TestConcurrentSubmissions(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		ts := startServer(t, tr, newFake(), Options{MaxConcurrent: 3})
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := fmt.Sprintf("job-%d", i)
+				r, err := ts.client.Prove(context.Background(), &pb.ProveRequest{Submit: porepReq(id, id, pb.Priority_NORMAL)})
+				switch {
+				case err != nil:
+					errs[i] = err
+				case r.Result.Status != pb.AwaitProofResponse_COMPLETED || string(r.Result.Proof) != "proof:"+id:
+					errs[i] = fmt.Errorf("%s: %v %q", id, r.Result.Status, r.Result.Proof)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			assert.NoError(t, err)
+		}
+	})
+}
+
+func TestIdempotentRequestID(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		f := newFake()
+		ts := startServer(t, tr, f, Options{})
+		ctx := context.Background()
+		a, err := ts.client.SubmitProof(ctx, porepReq("porep-1000-7", "block-a", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		f.waitStart(t, "block-a")
+		b, err := ts.client.SubmitProof(ctx, porepReq("porep-1000-7", "block-a", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		assert.Equal(t, a.JobId, b.JobId)
+		close(f.release)
+		r, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq("porep-1000-7", "block-a", pb.Priority_NORMAL)})
+		require.NoError(t, err)
+		assert.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status)
+		assert.Equal(t, "proof:block-a", string(r.Result.Proof))
+		assert.Equal(t, []string{"block-a"}, f.callList(), "one request id, one proof")
+
+		// A failed job is retried under the same id: a new attempt.
+		r, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq("retry", "bad-1", pb.Priority_NORMAL)})
+		require.NoError(t, err)
+		assert.Equal(t, pb.AwaitProofResponse_FAILED, r.Result.Status)
+		assert.Contains(t, r.Result.ErrorMessage, "comm_r")
+		r, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq("retry", "good", pb.Priority_NORMAL)})
+		require.NoError(t, err)
+		assert.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status)
+
+		// Without a request id every submission is a job of its own.
+		x, err := ts.client.SubmitProof(ctx, porepReq("", "anon", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		y, err := ts.client.SubmitProof(ctx, porepReq("", "anon", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		assert.NotEqual(t, x.JobId, y.JobId)
+	})
+}
+
+func TestCancel(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		f := newFake()
+		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
+		ctx := context.Background()
+		_, err := ts.client.SubmitProof(ctx, porepReq("running", "block-running", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		f.waitStart(t, "block-running")
+		_, err = ts.client.SubmitProof(ctx, porepReq("queued", "queued", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		_, err = ts.client.SubmitProof(ctx, porepReq("next", "next", pb.Priority_LOW))
+		require.NoError(t, err)
+
+		c, err := ts.client.CancelProof(ctx, &pb.CancelProofRequest{JobId: "queued"})
+		require.NoError(t, err)
+		assert.False(t, c.WasRunning)
+		c, err = ts.client.CancelProof(ctx, &pb.CancelProofRequest{JobId: "running"})
+		require.NoError(t, err)
+		assert.True(t, c.WasRunning)
+		for _, id := range []string{"running", "queued"} {
+			r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: id})
+			require.NoError(t, err)
+			assert.Equal(t, pb.AwaitProofResponse_CANCELLED, r.Status, id)
+			assert.Empty(t, r.Proof)
+		}
+		// The slot is free: the next job runs; the cancelled queued one never did.
+		r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "next"})
+		require.NoError(t, err)
+		assert.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status)
+		assert.Equal(t, []string{"block-running", "next"}, f.callList())
+
+		_, err = ts.client.CancelProof(ctx, &pb.CancelProofRequest{JobId: "nope"})
+		assert.Equal(t, codes.NotFound, status.Code(err))
+		_, err = ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "nope"})
+		assert.Equal(t, codes.NotFound, status.Code(err))
+	})
+}
+
+func TestRejections(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		f := newFake()
+		ts := startServer(t, tr, f, Options{MaxConcurrent: 1, MaxPending: 1})
+		ctx := context.Background()
+		for _, k := range []pb.ProofKind{pb.ProofKind_SNAP_DEALS_UPDATE, pb.ProofKind_WINDOW_POST_PARTITION, pb.ProofKind_WINNING_POST} {
+			req := porepReq("k", "x", pb.Priority_HIGH)
+			req.ProofKind = k
+			_, err := ts.client.SubmitProof(ctx, req)
+			assert.Equal(t, codes.Unimplemented, status.Code(err), k.String())
+			_, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: req})
+			assert.Equal(t, codes.Unimplemented, status.Code(err), k.String())
+		}
+		req := porepReq("u", "x", pb.Priority_HIGH)
+		req.ProofKind = pb.ProofKind_PROOF_KIND_UNSPECIFIED
+		_, err := ts.client.SubmitProof(ctx, req)
+		assert.Equal(t, codes.InvalidArgument, status.Code(err))
+		_, err = ts.client.SubmitProof(ctx, porepReq("empty", "", pb.Priority_HIGH))
+		assert.Equal(t, codes.InvalidArgument, status.Code(err))
+		_, err = ts.client.Prove(ctx, &pb.ProveRequest{})
+		assert.Equal(t, codes.InvalidArgument, status.Code(err))
+
+		// Backpressure: one running, one pending, the next is refused.
+		_, err = ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		f.waitStart(t, "block-a")
+		_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
+		require.NoError(t, err)
+		_, err = ts.client.SubmitProof(ctx, porepReq("c", "c", pb.Priority_NORMAL))
+		assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+
+		r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "b", TimeoutMs: 50})
+		require.NoError(t, err)
+		assert.Equal(t, pb.AwaitProofResponse_TIMEOUT, r.Status)
+		close(f.release)
+	})
+}
+
+func TestTimings(t *testing.T) {
+	f := newFake()
+	ts := startServer(t, "unix", f, Options{MaxConcurrent: 1})
+	ctx := context.Background()
+	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	f.waitStart(t, "block-a")
+	_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	time.Sleep(120 * time.Millisecond)
+	close(f.release)
+	r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "b"})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, r.QueueWaitMs, uint64(100))
+	assert.GreaterOrEqual(t, r.TotalMs, r.QueueWaitMs)
+}
+
+func TestShutdownDrains(t *testing.T) {
+	f := newFake()
+	ts := startServer(t, "tcp", f, Options{MaxConcurrent: 1})
+	ctx := context.Background()
+	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	f.waitStart(t, "block-a")
+	_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	results := awaitAll(ts, "a", "b")
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- ts.srv.Shutdown(context.Background()) }()
+	require.Eventually(t, func() bool {
+		_, err := ts.client.SubmitProof(ctx, porepReq("late", "late", pb.Priority_NORMAL))
+		return status.Code(err) == codes.Unavailable
+	}, 5*time.Second, 10*time.Millisecond, "new jobs are refused while draining")
+	// Calls are still answered while the queue drains.
+	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, st.Queues[0].Pending)
+	assert.EqualValues(t, 1, st.Queues[0].InProgress)
+	close(f.release)
+	for range 2 {
+		r := <-results
+		assert.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status, "%s: %s", r.JobId, r.ErrorMessage)
+	}
+	require.NoError(t, <-stopped)
+	assert.Equal(t, []string{"block-a", "b"}, f.callList())
+}
+
+// awaitAll starts an AwaitProof call per id and returns their results as
+// they come; a failed call yields a response carrying its error.
+func awaitAll(ts *testServer, ids ...string) <-chan *pb.AwaitProofResponse {
+	results := make(chan *pb.AwaitProofResponse, len(ids))
+	var started sync.WaitGroup
+	for _, id := range ids {
+		started.Add(1)
+		go func() {
+			started.Done()
+			r, err := ts.client.AwaitProof(context.Background(), &pb.AwaitProofRequest{JobId: id})
+			if err != nil {
+				r = &pb.AwaitProofResponse{JobId: id, ErrorMessage: err.Error()}
+			}
+			results <- r
+		}()
+	}
+	started.Wait()
+	time.Sleep(50 * time.Millisecond) // the calls have reached the server
+	return results
+}
+
+func TestShutdownCancelsAtDeadline(t *testing.T) {
+	f := newFake()
+	ts := startServer(t, "unix", f, Options{MaxConcurrent: 1})
+	ctx := context.Background()
+	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	f.waitStart(t, "block-a")
+	_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	results := awaitAll(ts, "a", "b")
+	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, ts.srv.Shutdown(sctx), context.DeadlineExceeded)
+	for range 2 {
+		r := <-results
+		assert.Equal(t, pb.AwaitProofResponse_CANCELLED, r.Status, "%s: %s", r.JobId, r.ErrorMessage)
+	}
+	assert.Equal(t, []string{"block-a"}, f.callList())
+}
+
+func TestMetrics(t *testing.T) {
+	f := newFake()
+	ts := startServer(t, "tcp", f, Options{MaxConcurrent: 1, HostMemory: 1 << 30})
+	ctx := context.Background()
+	for _, in := range []string{"ok1", "ok2", "bad"} {
+		_, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq(in, in, pb.Priority_NORMAL)})
+		require.NoError(t, err)
+	}
+	_, err := ts.client.SubmitProof(ctx, porepReq("held", "block-held", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	f.waitStart(t, "block-held")
+	_, err = ts.client.SubmitProof(ctx, porepReq("waiting", "waiting", pb.Priority_NORMAL))
+	require.NoError(t, err)
+
+	mlis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	mdone := make(chan error, 1)
+	go func() { mdone <- ts.srv.ServeMetrics(mlis) }()
+	resp, err := http.Get("http://" + mlis.Addr().String() + "/metrics")
+	require.NoError(t, err)
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+
+	value := func(name string, labels map[string]string) float64 {
+		t.Helper()
+		fam, ok := fams[name]
+		require.True(t, ok, "no %s", name)
+	next:
+		for _, m := range fam.Metric {
+			for _, l := range m.Label {
+				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+		t.Fatalf("%s%v: not found", name, labels)
+		return 0
+	}
+	porepKind := map[string]string{"kind": "POREP_SEAL_COMMIT"}
+	assert.Equal(t, 2.0, value("c2_serve_proofs_total", map[string]string{"kind": "POREP_SEAL_COMMIT", "outcome": "completed"}))
+	assert.Equal(t, 1.0, value("c2_serve_proofs_total", map[string]string{"kind": "POREP_SEAL_COMMIT", "outcome": "failed"}))
+	assert.Equal(t, 1.0, value("c2_serve_queue_pending", porepKind))
+	assert.Equal(t, 1.0, value("c2_serve_queue_running", porepKind))
+	assert.Equal(t, 3.0, value("c2_serve_stage_seconds", map[string]string{"kind": "POREP_SEAL_COMMIT", "stage": "total"}))
+	assert.Equal(t, float64(1<<30), value("c2_host_memory_budget_bytes", nil))
+
+	// The same figures over gRPC.
+	m, err := ts.client.GetMetrics(ctx, &pb.GetMetricsRequest{})
+	require.NoError(t, err)
+	fams2, err := parser.TextToMetricFamilies(strings.NewReader(m.PrometheusText))
+	require.NoError(t, err)
+	assert.Contains(t, fams2, "c2_serve_proofs_total")
+
+	close(f.release)
+	ts.stop(t)
+	require.NoError(t, <-mdone)
+}
+
+func TestPreloadEvict(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName()+".params")
+	require.NoError(t, os.WriteFile(file, make([]byte, 3<<20), 0o644))
+	f := newFake()
+	var reopened *fakeProver
+	ts := startServer(t, "unix", f, Options{Params: dir, Reopen: func() (Prover, error) {
+		reopened = newFake()
+		return reopened, nil
+	}})
+	ctx := context.Background()
+
+	_, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-99g"})
+	assert.Equal(t, codes.NotFound, status.Code(err))
+	_, err = ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-8m"})
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err), "no parameter file")
+	r, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.False(t, r.AlreadyLoaded)
+	r, err = ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.True(t, r.AlreadyLoaded)
+	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.LoadedSrs, 1)
+	assert.Equal(t, "porep-2k", st.LoadedSrs[0].CircuitId)
+	assert.Equal(t, pb.SRSStatus_WARM, st.LoadedSrs[0].Tier)
+	assert.EqualValues(t, 3<<20, st.LoadedSrs[0].SizeBytes)
+
+	// A completed proof leaves the key in the prover: HOT. Evicting it
+	// replaces the prover.
+	p, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq("x", "x", pb.Priority_NORMAL)})
+	require.NoError(t, err)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, p.Result.Status)
+	st, err = ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
+	e, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.True(t, e.WasLoaded)
+	assert.EqualValues(t, 3<<20, e.FreedBytes)
+	assert.True(t, f.closed)
+	e, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.False(t, e.WasLoaded)
+	p, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq("y", "y", pb.Priority_NORMAL)})
+	require.NoError(t, err)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, p.Result.Status)
+	assert.Equal(t, []string{"y"}, reopened.callList(), "later jobs run on the new prover")
+}
+
+func TestConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c2.toml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+listen = "unix:///run/c2/c2.sock"
+metrics_listen = ""
+param_cache = "/srv/params"
+preload = ["porep-32g"]
+backend = "cuda"
+devices = [0, 2]
+host_memory = "96GiB"
+max_pending = 16
+max_concurrent = 3
+retain = "1h"
+shutdown_timeout = "90s"
+`), 0o644))
+	c, err := LoadConfig(path)
+	require.NoError(t, err)
+	assert.Equal(t, "unix:///run/c2/c2.sock", c.Listen)
+	assert.Equal(t, "", c.MetricsListen)
+	assert.True(t, c.TrustParams, "default kept")
+	assert.Equal(t, Bytes(96<<30), c.HostMemory)
+	assert.Equal(t, Duration(90*time.Second), c.ShutdownTimeout)
+	pc := c.ProverConfig()
+	assert.Equal(t, c2.BackendCUDA, pc.Backend)
+	assert.Equal(t, []int{0, 2}, pc.Devices)
+	assert.Equal(t, "/srv/params", pc.Params)
+	o := c.Options()
+	assert.Equal(t, 16, o.MaxPending)
+	assert.Equal(t, 3, o.MaxConcurrent)
+	assert.Equal(t, time.Hour, o.Retain)
+
+	require.NoError(t, os.WriteFile(path, []byte("host_memory = 1024\nmax_pendng = 3\n"), 0o644))
+	_, err = LoadConfig(path)
+	assert.ErrorContains(t, err, "max_pendng")
+	require.NoError(t, os.WriteFile(path, []byte(`preload = ["porep-1t"]`), 0o644))
+	_, err = LoadConfig(path)
+	assert.ErrorIs(t, err, ErrUnknownCircuit)
+
+	for in, want := range map[string]int64{"4096": 4096, "512MiB": 512 << 20, "1.5GB": 1.5e9, "2G": 2 << 30} {
+		n, err := ParseBytes(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, n, in)
+	}
+	_, err = ParseBytes("lots")
+	assert.Error(t, err)
+}
+
+func TestListenUnixStale(t *testing.T) {
+	dir, err := os.MkdirTemp("", "c2s")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s.sock")
+	l1, err := Listen("unix://" + path)
+	require.NoError(t, err)
+	_, err = Listen("unix://" + path)
+	assert.ErrorContains(t, err, "another process")
+	// A socket file left behind by a dead process is replaced.
+	l1.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, l1.Close())
+	l2, err := Listen("unix:" + path)
+	require.NoError(t, err)
+	require.NoError(t, l2.Close())
+}
