@@ -21,8 +21,10 @@
 // every layer. Trees C and R_last are the trees of that labeling (untouched
 // subtrees hash to per-level default nodes), tree D is the all-zero tree,
 // and comm_r = Poseidon(comm_c, comm_r_last). Work and memory grow with the
-// number of challenges, not with the sector: a 32 GiB C1 output takes
-// about a second.
+// number of challenges, not with the sector: a 32 GiB C1 output (180
+// challenges, 2,700 opened nodes) takes about 3 CPU-seconds, mostly
+// Poseidon hashing of trees C and R_last, and 1.5 s more to encode its
+// 39 MB of JSON.
 //
 // The labels of unopened nodes do not follow the SDR graph, which no
 // vanilla proof or circuit can observe; such a C1 output proves nothing on
