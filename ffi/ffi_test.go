@@ -1,0 +1,169 @@
+package ffi
+
+import (
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/filecoin-project/go-state-types/proof"
+	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multihash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/c1gen"
+	"github.com/sealc2/c2/porep/inputs"
+	"github.com/sealc2/c2/r1cs"
+)
+
+func TestProverID(t *testing.T) {
+	// The payload of ID address f01000 is the varint of 1000: e8 07.
+	id := ProverID(1000)
+	assert.Equal(t, []byte{0xe8, 0x07}, id[:2])
+	assert.Equal(t, make([]byte, 30), id[2:])
+}
+
+func commCID(t *testing.T, codec, mh uint64, comm [32]byte) cid.Cid {
+	t.Helper()
+	h, err := multihash.Encode(comm[:], mh)
+	require.NoError(t, err)
+	return cid.NewCidV1(codec, h)
+}
+
+// devParamsDir returns a directory with 2 KiB development parameters and
+// their .vk: $C2_TEST_PARAMS or `c2 demo`'s cache when they hold both, else
+// a fresh setup (~100 CPU-s) in a temporary directory.
+func devParamsDir(t *testing.T) string {
+	var dirs []string
+	if d := os.Getenv("C2_TEST_PARAMS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(cache, "c2", "params"))
+	}
+	for _, d := range dirs {
+		_, _, perr := c2.FindParams(d, porep.Shape2KiB, ".params")
+		_, _, verr := c2.FindParams(d, porep.Shape2KiB, ".vk")
+		if perr == nil && verr == nil {
+			return d
+		}
+	}
+	part, err := porep.SyntheticPartition(porep.Shape2KiB, 1)
+	require.NoError(t, err)
+	sys := r1cs.NewSystem()
+	require.NoError(t, porep.Synthesize(sys, porep.Shape2KiB, part))
+	sys.Finalize()
+	pk, err := groth16.Setup(sys, rand.Reader)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	base := filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName())
+	pf, err := os.Create(base + ".params")
+	require.NoError(t, err)
+	_, err = pk.WriteTo(pf)
+	require.NoError(t, err)
+	require.NoError(t, pf.Close())
+	vf, err := os.Create(base + ".vk")
+	require.NoError(t, err)
+	_, err = pk.VK.WriteTo(vf)
+	require.NoError(t, err)
+	require.NoError(t, vf.Close())
+	return dir
+}
+
+// TestSealCommitPhase2 proves a generated 2 KiB C1 of miner 1000, sector 7
+// through the process-wide Prover, checks the proof against the key and
+// inputs c2 prove's callers use, and has VerifySeal accept it and reject
+// it with a bit flipped or another sector number.
+func TestSealCommitPhase2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("proves a 2^22-constraint circuit")
+	}
+	dir := devParamsDir(t)
+	t.Setenv("FIL_PROOFS_PARAMETER_CACHE", dir)
+
+	const miner, sector = abi.ActorID(1000), abi.SectorNumber(7)
+	pid, sid := ProverID(miner), uint64(sector)
+	var seed [32]byte
+	seed[0] = 42
+	sec, err := c1gen.Generate(inputs.StackedDrg2KiBV1_1, seed, &c1gen.Options{ProverID: &pid, SectorID: &sid})
+	require.NoError(t, err)
+	c1, err := sec.JSON()
+	require.NoError(t, err)
+
+	_, err = SealCommitPhase2(c1, sector+1, miner)
+	var rm *ReplicaMismatchError
+	require.ErrorAs(t, err, &rm, "a C1 of another sector is refused before proving")
+
+	prf, err := SealCommitPhase2(c1, sector, miner)
+	require.NoError(t, err)
+	require.Len(t, prf, groth16.ProofSize)
+
+	info := proof.SealVerifyInfo{
+		SealProof:             abi.RegisteredSealProof_StackedDrg2KiBV1_1,
+		SectorID:              abi.SectorID{Miner: miner, Number: sector},
+		Randomness:            sec.C1.Ticket[:],
+		InteractiveRandomness: sec.C1.Seed[:],
+		Proof:                 prf,
+		SealedCID:             commCID(t, codecSealedV1, mhPoseidonFC1, sec.C1.CommR),
+		UnsealedCID:           commCID(t, codecUnsealedV1, mhSHA256Trunc, sec.C1.CommD),
+	}
+	ok, err := VerifySeal(info)
+	require.NoError(t, err)
+	assert.True(t, ok)
+
+	for _, bit := range []int{0, 8*96 + 3, 8*191 + 7} { // A, B, C
+		bad := info
+		bad.Proof = append([]byte(nil), prf...)
+		bad.Proof[bit/8] ^= 1 << (bit % 8)
+		ok, err := VerifySeal(bad)
+		require.NoError(t, err)
+		assert.False(t, ok, "bit %d flipped", bit)
+	}
+	other := info
+	other.Number++
+	ok, err = VerifySeal(other)
+	require.NoError(t, err)
+	assert.False(t, ok, "another sector's inputs")
+
+	// The same proof through the library call that `c2 prove` makes.
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+	vk, err := verifyingKey(2048)
+	require.NoError(t, err)
+	ps, err := groth16.ReadProofs(prf)
+	require.NoError(t, err)
+	rp := inputs.StackedDrg2KiBV1_1
+	is, err := rp.Shape()
+	require.NoError(t, err)
+	pub, err := inputs.Partition(is, sec.C1.ReplicaID, sec.C1.CommD, sec.C1.CommR, sec.C1.Seed, rp.PoRepID(), 0)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, &ps[0], pub))
+}
+
+func TestVerifySealRejectsMalformed(t *testing.T) {
+	good := commCID(t, codecSealedV1, mhPoseidonFC1, [32]byte{1})
+	d := commCID(t, codecUnsealedV1, mhSHA256Trunc, [32]byte{2})
+	base := proof.SealVerifyInfo{
+		SealProof: abi.RegisteredSealProof_StackedDrg2KiBV1_1, Randomness: make([]byte, 32),
+		InteractiveRandomness: make([]byte, 32), Proof: make([]byte, 192), SealedCID: good, UnsealedCID: d,
+	}
+	for name, mod := range map[string]func(*proof.SealVerifyInfo){
+		"sealed CID with the unsealed codec": func(i *proof.SealVerifyInfo) { i.SealedCID = d },
+		"undefined unsealed CID":             func(i *proof.SealVerifyInfo) { i.UnsealedCID = cid.Undef },
+		"short ticket":                       func(i *proof.SealVerifyInfo) { i.Randomness = i.Randomness[:31] },
+		"proof of two partitions":            func(i *proof.SealVerifyInfo) { i.Proof = make([]byte, 384) },
+		"synthetic PoRep":                    func(i *proof.SealVerifyInfo) { i.SealProof = abi.RegisteredSealProof_StackedDrg2KiBV1_1_Feat_SyntheticPoRep },
+	} {
+		info := base
+		mod(&info)
+		ok, err := VerifySeal(info)
+		assert.Error(t, err, name)
+		assert.False(t, ok, name)
+	}
+}
