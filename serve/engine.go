@@ -8,6 +8,14 @@
 // while the job waits, runs or has completed returns that job; after a
 // failure or a cancellation it queues a new attempt. Metrics are exported
 // in Prometheus format by Handler and GetMetrics.
+//
+// Timing fields of AwaitProofResponse: queue_wait_ms and total_ms are
+// measured by the engine. gpu_compute_ms is the Prover's device stages (H,
+// batch additions, tail MSMs) summed over the job's partitions, which
+// overlap, so it may exceed the wall time; the Prover's counters are
+// process-wide, so it is filled only for a job that ran alone and is 0
+// otherwise. srs_load_ms and synthesis_ms are 0: c2's public API does not
+// time the parameter read or the witness synthesis of one call apart.
 package serve
 
 import (

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/serve"
+)
+
+func TestServeDevices(t *testing.T) {
+	var cfg serve.Config
+	require.NoError(t, setDevices(&cfg, "cpu"))
+	assert.Equal(t, "cpu", cfg.Backend)
+	require.NoError(t, setDevices(&cfg, "0, 2"))
+	assert.Equal(t, "cuda", cfg.Backend)
+	assert.Equal(t, []int{0, 2}, cfg.Devices)
+	assert.Error(t, setDevices(&cfg, "gpu0"))
+}
+
+func TestServeRefusesBadSettings(t *testing.T) {
+	assert.Error(t, runServe([]string{"--devices", "x"}))
+	assert.Error(t, runServe([]string{"--config", filepath.Join(t.TempDir(), "missing.toml")}))
+	assert.ErrorContains(t, runServe([]string{"--preload", "porep-3g"}), "porep-3g")
+	path := filepath.Join(t.TempDir(), "c2.toml")
+	require.NoError(t, os.WriteFile(path, []byte(`backend = "tpu"`), 0o644))
+	assert.ErrorContains(t, runServe([]string{"--config", path}), "tpu")
+	assert.Error(t, runServe([]string{"extra"}))
+}
