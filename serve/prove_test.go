@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -260,4 +263,53 @@ func TestRealProof(t *testing.T) {
 	require.NoError(t, srv.Shutdown(sctx))
 	require.NoError(t, <-served)
 	require.NoError(t, <-served)
+}
+
+// rss returns the resident set size of this process (Linux), 0 elsewhere.
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res int64
+	if _, err := fmt.Sscan(string(b), &size, &res); err != nil {
+		return 0
+	}
+	return res * int64(os.Getpagesize())
+}
+
+// TestMemoryFlat proves the 2 KiB C1 $C2_SERVE_SOAK times in sequence
+// through the daemon over a unix socket and logs the process's resident
+// memory after each proof; it fails when the last third grows past the
+// first proof's level by more than 10 %. Skipped unless the variable is set.
+func TestMemoryFlat(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("C2_SERVE_SOAK"))
+	if n <= 0 {
+		t.Skip("set C2_SERVE_SOAK=N to prove N times and watch memory")
+	}
+	p, dir := sharedProver(t)
+	raw, err := os.ReadFile(c1Path2KiB)
+	require.NoError(t, err)
+	ts := startServer(t, "unix", p, Options{Params: dir, MaxConcurrent: 1})
+	ctx := context.Background()
+	var first int64
+	t0 := time.Now()
+	for i := range n {
+		r, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: &pb.SubmitProofRequest{
+			RequestId: fmt.Sprintf("soak-%d", i), ProofKind: pb.ProofKind_POREP_SEAL_COMMIT, SectorSize: 2048,
+			VanillaProof: curioWrap(t, raw, uint64(i), 2048),
+		}})
+		require.NoError(t, err)
+		require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status, r.Result.ErrorMessage)
+		runtime.GC()
+		m := rss()
+		if i == 0 {
+			first = m
+		}
+		t.Logf("proof %d: %d ms, RSS %.1f MiB", i+1, r.Result.TotalMs, float64(m)/(1<<20))
+		if i >= 2*n/3 && first > 0 {
+			assert.LessOrEqual(t, m, first+first/10, "proof %d: RSS %d, after the first %d", i+1, m, first)
+		}
+	}
+	t.Logf("%d proofs in %s", n, time.Since(t0).Round(time.Second))
 }
