@@ -158,7 +158,9 @@ func TestVerifySealRejectsMalformed(t *testing.T) {
 		"undefined unsealed CID":             func(i *proof.SealVerifyInfo) { i.UnsealedCID = cid.Undef },
 		"short ticket":                       func(i *proof.SealVerifyInfo) { i.Randomness = i.Randomness[:31] },
 		"proof of two partitions":            func(i *proof.SealVerifyInfo) { i.Proof = make([]byte, 384) },
-		"synthetic PoRep":                    func(i *proof.SealVerifyInfo) { i.SealProof = abi.RegisteredSealProof_StackedDrg2KiBV1_1_Feat_SyntheticPoRep },
+		"synthetic PoRep": func(i *proof.SealVerifyInfo) {
+			i.SealProof = abi.RegisteredSealProof_StackedDrg2KiBV1_1_Feat_SyntheticPoRep
+		},
 	} {
 		info := base
 		mod(&info)
