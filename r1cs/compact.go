@@ -139,11 +139,23 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// unusedAuxSlack is how many more aux variables than terms a compact
+// stream may declare (variables that appear in no constraint).
+const unusedAuxSlack = 1 << 16
+
 // ReadCompact reads a system written by WriteCompact. The result is
 // finalized and its assignment is all zero (inputs[0] = 1); set one with
 // SetAssignment. A corrupt stream fails with a *CompactError naming the
-// field and byte offset; the assignment is allocated only after the
-// checksum matched.
+// field and byte offset.
+//
+// Memory follows the data, not the header's counts: matrices and the
+// coefficient table grow as their bytes arrive; the densities and the
+// assignment are allocated only after the checksum matched, and only if
+// the aux count is at most the number of terms read plus 2^16 (an aux
+// variable appears in some constraint, but for a few). When r reports how
+// many bytes remain (a Len method, as bytes.Reader has), counts that need
+// more bytes than remain are refused before anything is read past the
+// header.
 func ReadCompact(r io.Reader) (*System, error) {
 	h := sha256.New()
 	cr := &countingReader{r: bufio.NewReaderSize(r, 1<<20), h: h}
@@ -162,7 +174,9 @@ func ReadCompact(r io.Reader) (*System, error) {
 	}
 	var hdr [5]uint64
 	names := [5]string{"inputs", "aux", "constraints", "synthesized", "coefficients"}
+	var hdrOff [5]int64
 	for i := range hdr {
+		hdrOff[i] = cr.off
 		v, err := binary.ReadUvarint(cr)
 		if err != nil {
 			return nil, fail(names[i], err)
@@ -176,12 +190,18 @@ func ReadCompact(r io.Reader) (*System, error) {
 	if ni < 1 || nsyn+ni != nc {
 		return nil, fail("header", fmt.Errorf("inconsistent counts: %d inputs, %d constraints, %d synthesized", ni, nc, nsyn))
 	}
+	if l, ok := r.(interface{ Len() int }); ok {
+		// Each coefficient takes 32 bytes, each row of A, B and C at least
+		// one, the checksum 32; the bufio.Reader may have taken some ahead.
+		need := 32*uint64(ncoef) + 3*uint64(nc) + sha256.Size
+		if have := uint64(l.Len() + cr.r.Buffered()); need > have {
+			return nil, fail("header", fmt.Errorf("%w: %d coefficients and %d constraints need at least %d more bytes, %d remain",
+				io.ErrUnexpectedEOF, ncoef, nc, need, have))
+		}
+	}
 	s := &System{
-		coeffs:      make([]fr.Element, 0, min(ncoef, 1<<16)),
+		coeffs:      make([]fr.Element, 0, min(ncoef, 1<<10)),
 		coeffIndex:  make(map[fr.Element]uint32),
-		aAux:        Density{bits: make([]uint64, (na+63)/64), n: na},
-		bAux:        Density{bits: make([]uint64, (na+63)/64), n: na},
-		bInputs:     Density{bits: make([]uint64, (ni+63)/64), n: ni},
 		synthesized: nsyn,
 		finalized:   true,
 	}
@@ -204,7 +224,7 @@ func ReadCompact(r io.Reader) (*System, error) {
 	for k := range s.m {
 		field := [3]string{"A", "B", "C"}[k]
 		m := &s.m[k]
-		m.RowStart = make([]int, 1, nc+1)
+		m.RowStart = make([]int, 1, min(nc+1, 1<<16))
 		var prevFirst uint64
 		for j := 0; j < nc; j++ {
 			cnt, err := binary.ReadUvarint(cr)
@@ -253,14 +273,6 @@ func ReadCompact(r io.Reader) (*System, error) {
 				}
 				m.Vars = append(m.Vars, v)
 				m.CoeffIdx = append(m.CoeffIdx, uint32(ci))
-				switch {
-				case k == 0 && v.IsAux():
-					s.aAux.set(v.Index())
-				case k == 1 && v.IsAux():
-					s.bAux.set(v.Index())
-				case k == 1:
-					s.bInputs.set(v.Index())
-				}
 			}
 			m.RowStart = append(m.RowStart, len(m.Vars))
 		}
@@ -276,7 +288,27 @@ func ReadCompact(r io.Reader) (*System, error) {
 	if _, err := cr.r.ReadByte(); err != io.EOF {
 		return nil, &CompactError{Offset: cr.off + sha256.Size, Field: "trailer", Err: errors.New("trailing bytes")}
 	}
-	// Allocate the assignment only once the stream is known to be intact.
+	terms := len(s.m[0].Vars) + len(s.m[1].Vars) + len(s.m[2].Vars)
+	if na > terms+unusedAuxSlack {
+		return nil, &CompactError{Offset: hdrOff[1], Field: "aux", Err: fmt.Errorf("%d aux variables for %d terms", na, terms)}
+	}
+	// Allocate the densities and the assignment only once the stream is
+	// known to be intact.
+	s.aAux = Density{bits: make([]uint64, (na+63)/64), n: na}
+	s.bAux = Density{bits: make([]uint64, (na+63)/64), n: na}
+	s.bInputs = Density{bits: make([]uint64, (ni+63)/64), n: ni}
+	for _, v := range s.m[0].Vars {
+		if v.IsAux() {
+			s.aAux.set(v.Index())
+		}
+	}
+	for _, v := range s.m[1].Vars {
+		if v.IsAux() {
+			s.bAux.set(v.Index())
+		} else {
+			s.bInputs.set(v.Index())
+		}
+	}
 	s.inputs = make([]fr.Element, ni)
 	s.aux = make([]fr.Element, na)
 	s.inputs[0] = oneElement

@@ -2,7 +2,11 @@ package r1cs
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"io"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -99,4 +103,54 @@ func TestWithAssignmentSharesConstraints(t *testing.T) {
 	require.NotEqual(t, s.Aux()[0], c.Aux()[0])
 	_, err = s.WithAssignment(w.Inputs[:1], w.Aux)
 	require.Error(t, err)
+}
+
+// compactHeader is a stream's magic and header counts, nothing more.
+func compactHeader(counts ...uint64) []byte {
+	b := append([]byte(nil), compactMagic[:]...)
+	for _, c := range counts {
+		b = binary.AppendUvarint(b, c)
+	}
+	return b
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// Header counts alone do not size buffers: a few bytes claiming millions
+// of constraints and aux variables used to allocate for all of them before
+// reading any (a 25-byte input asked for 18 GiB).
+func TestReadCompactAllocatesAsDataArrives(t *testing.T) {
+	const nc, na = 1 << 22, 1 << 28 // the old reader: 3 × 32 MiB of row starts, 2 × 32 MiB of densities
+	hdr := compactHeader(1, na, nc, nc-1, 0)
+	for name, r := range map[string]io.Reader{
+		"sized":   bytes.NewReader(hdr),                // Len is known: refused from the header
+		"unsized": io.MultiReader(bytes.NewReader(hdr)), // read until the data runs out
+	} {
+		var err error
+		n := allocated(func() { _, err = ReadCompact(r) })
+		var ce *CompactError
+		require.ErrorAs(t, err, &ce, name)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF, name)
+		require.Less(t, n, uint64(4<<20), "%s: %d bytes allocated for a %d-byte input", name, n, len(hdr))
+	}
+
+	// An intact stream (checksum and all) declaring far more aux variables
+	// than its constraints use would make the reader allocate its
+	// assignment: 32 bytes per declared variable.
+	b := compactHeader(1, 1<<24, 1, 0, 0) // the old reader: 512 MiB of assignment
+	b = append(b, 0, 0, 0) // one empty row in each of A, B, C
+	sum := sha256.Sum256(b)
+	b = append(b, sum[:]...)
+	var err error
+	n := allocated(func() { _, err = ReadCompact(bytes.NewReader(b)) })
+	require.ErrorContains(t, err, "aux variables")
+	require.Less(t, n, uint64(4<<20), "%d bytes allocated", n)
 }
