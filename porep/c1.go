@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -442,10 +446,18 @@ type Commit2In struct {
 }
 
 // DecodeC1 decodes a C1 output given either as the JSON filecoin-ffi
-// produces or wrapped in a Commit2In object. Errors are *C1Error.
+// produces or wrapped in a Commit2In object, of at most MaxC1Size bytes. A
+// Commit2In's SectorSize, when present, must be the size of the shape the
+// C1's vanilla proofs are tagged with. Errors are *C1Error.
 func DecodeC1(b []byte) (*C1Output, error) {
+	if len(b) > MaxC1Size {
+		return nil, &C1Error{Err: fmt.Errorf("%d bytes: %w", len(b), ErrTooLarge)}
+	}
 	if isCommit2In(b) {
-		var w Commit2In
+		var w struct {
+			Phase1Out  []byte
+			SectorSize *uint64
+		}
 		if err := json.Unmarshal(b, &w); err != nil {
 			return nil, &C1Error{Field: "Phase1Out", Err: err}
 		}
@@ -454,6 +466,11 @@ func DecodeC1(b []byte) (*C1Output, error) {
 			var ce *C1Error
 			errors.As(err, &ce)
 			return nil, &C1Error{Field: joinPath("Phase1Out", ce.Field), Err: ce.Err}
+		}
+		// The wrapper's sector size, when given, is that of the C1.
+		if s, ok := ShapeByName(c.VanillaProofs.Shape); ok && w.SectorSize != nil && *w.SectorSize != s.SectorSize {
+			return nil, &C1Error{Field: "SectorSize", Err: fmt.Errorf("%d bytes, but Phase1Out's vanilla proofs are %s (%d bytes)",
+				*w.SectorSize, s.Name, s.SectorSize)}
 		}
 		return c, nil
 	}
@@ -788,4 +805,56 @@ func (p *parser) null() error {
 	}
 	p.i += 4
 	return nil
+}
+
+// MaxC1Size is the largest C1 output, in bytes, that [DecodeC1] and
+// [ReadC1] accept: 128 MiB. The largest a production shape can produce,
+// every hash byte written with three digits, is 43.8 MB (64 GiB sectors),
+// 58.4 MB wrapped in a Commit2In (TestMaxC1Size measures them).
+const MaxC1Size = 128 << 20
+
+// ErrTooLarge is wrapped by the *C1Error of an input over MaxC1Size.
+var ErrTooLarge = fmt.Errorf("larger than %d bytes (MaxC1Size)", MaxC1Size)
+
+// ReadC1 reads the C1 output file at path: a regular file of at most
+// MaxC1Size bytes. A FIFO or a device is refused without blocking (it is
+// opened non-blocking and examined before any read). The size is judged by
+// what reading returns, not by the size the file system reports (0 for
+// /proc files). Errors wrap ErrTooLarge for a larger file.
+func ReadC1(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("porep: C1 output %s: not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxC1Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("porep: C1 output %s: %w", path, err)
+	}
+	if len(b) > MaxC1Size {
+		return nil, fmt.Errorf("porep: C1 output %s: %w", path, ErrTooLarge)
+	}
+	return b, nil
+}
+
+// fileKind names a file mode's type for errors.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }

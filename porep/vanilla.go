@@ -7,6 +7,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2/porep/gadget"
+	"github.com/sealc2/c2/porep/graph"
+	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/porep/poseidon"
 )
 
@@ -272,6 +274,70 @@ func Partitions(c1 *C1Output) (Shape, []*Partition, error) {
 	return s, parts, nil
 }
 
+// CheckC1 checks natively, in milliseconds, that c1 agrees with itself
+// where Partitions and Verify do not look: its registered_proof is an
+// interactive proof of the shape s its vanilla proofs are tagged with, and
+// every challenge, and every parent column's position, is the one its
+// seed, replica id and PoRep id derive (the public inputs a verifier
+// computes). parts are Partitions' result for c1. A C1 that fails here
+// would fail only after parameters load and witnesses are synthesized, as
+// a public input that differs. Errors are *InputError naming the field and
+// both values.
+func CheckC1(c1 *C1Output, s Shape, parts []*Partition) error {
+	proof, err := inputs.ParseProof(c1.RegisteredProof)
+	if err != nil {
+		return &InputError{-1, -1, "registered_proof", err.Error()}
+	}
+	is, err := proof.Shape()
+	if err != nil {
+		return &InputError{-1, -1, "registered_proof", err.Error()}
+	}
+	if is.SectorSize != s.SectorSize || is.Layers != s.Layers || is.Partitions != s.Partitions || is.ChallengesPerPartition != s.Challenges {
+		return &InputError{-1, -1, "registered_proof", fmt.Sprintf("%s is a %d-byte proof; the vanilla proofs are %s (%d bytes)",
+			c1.RegisteredProof, is.SectorSize, s.Name, s.SectorSize)}
+	}
+	if len(parts) != is.Partitions {
+		return &InputError{-1, -1, "vanilla_proofs", fmt.Sprintf("%d partitions, %s has %d", len(parts), c1.RegisteredProof, is.Partitions)}
+	}
+	g, err := graph.New(is.Nodes, proof.PoRepID(), is.APIVersion)
+	if err != nil {
+		return err
+	}
+	var want [graph.Degree]uint32
+	for k, p := range parts {
+		nodes, err := inputs.Challenges(is, c1.ReplicaID, c1.Seed, k)
+		if err != nil {
+			return err
+		}
+		for i := range p.Challenges {
+			c := &p.Challenges[i]
+			if c.Node != nodes[i] {
+				return &InputError{k, i, "challenge", fmt.Sprintf("node %d, the seed derives node %d", c.Node, nodes[i])}
+			}
+			if err := g.Parents(c.Node, want[:]); err != nil {
+				return err
+			}
+			for j := range c.Parents {
+				if pos := pathPosition(c.Parents[j].Path); pos != uint64(want[j]) {
+					return &InputError{k, i, parentField(j), fmt.Sprintf("column of node %d, the graph's parent of node %d is %d", pos, c.Node, want[j])}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// pathPosition returns the leaf position a Merkle path's level indices
+// spell.
+func pathPosition(path []PathLevel) uint64 {
+	pos, mul := uint64(0), uint64(1)
+	for _, l := range path {
+		pos += uint64(l.Index) * mul
+		mul *= uint64(l.Arity())
+	}
+	return pos
+}
+
 // fromVanilla fills c from one challenge's vanilla proof. The first
 // challenge sets p's private roots; the others must repeat them.
 func fromVanilla(c *Challenge, vp *VanillaProof, p *Partition, first bool) *InputError {
@@ -434,12 +500,7 @@ func provePath(h gadget.TreeHash, leaf fr.Element, path []PathLevel, root fr.Ele
 	if got != root {
 		return "path does not lead to the root"
 	}
-	pos, mul := uint64(0), uint64(1)
-	for _, l := range path {
-		pos += uint64(l.Index) * mul
-		mul *= uint64(l.Arity())
-	}
-	if pos != node {
+	if pos := pathPosition(path); pos != node {
 		return fmt.Sprintf("path is at position %d, not the challenged node %d", pos, node)
 	}
 	return ""

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/porep"
@@ -36,7 +35,7 @@ func runProve(args []string) error {
 	}
 	defer o.abort()
 
-	b, err := os.ReadFile(*c1Path)
+	b, err := porep.ReadC1(*c1Path)
 	if err != nil {
 		return err
 	}

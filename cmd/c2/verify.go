@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -40,8 +40,13 @@ func runVerify(args []string) error {
 
 	var pub [][]fr.Element
 	key := *keyPath
+	if *c1Path == "" {
+		if st, err := os.Stat(key); err == nil && st.IsDir() {
+			return fmt.Errorf("--vk %s is a directory: with --inputs name the .vk or .params file (a directory needs --c1, which gives the sector shape)", key)
+		}
+	}
 	if *c1Path != "" {
-		b, err := os.ReadFile(*c1Path)
+		b, err := porep.ReadC1(*c1Path)
 		if err != nil {
 			return err
 		}
@@ -82,7 +87,7 @@ func runVerify(args []string) error {
 		fmt.Println("note: development (insecure) key")
 	}
 
-	pb, err := os.ReadFile(*proofPath)
+	pb, err := readSmall(*proofPath, maxSmallInput)
 	if err != nil {
 		return err
 	}
@@ -91,7 +96,7 @@ func runVerify(args []string) error {
 		return err
 	}
 	if *inputsPath != "" {
-		b, err := os.ReadFile(*inputsPath)
+		b, err := readSmall(*inputsPath, maxSmallInput)
 		if err != nil {
 			return err
 		}
@@ -124,33 +129,39 @@ func runVerify(args []string) error {
 // readVK reads a .vk file, or the verifying key at the start of a .params
 // file (without reading the rest).
 func readVK(path string) (*groth16.VerifyingKey, error) {
-	if !strings.HasSuffix(path, ".params") {
-		return groth16.ReadVerifyingKey(path)
+	if strings.HasSuffix(path, ".params") {
+		return groth16.ReadParamsVerifyingKey(path)
 	}
-	f, err := os.Open(path)
+	return groth16.ReadVerifyingKey(path)
+}
+
+// maxSmallInput bounds the proof and inputs files verify reads: 1 MiB is
+// thousands of partitions' proofs or public inputs (a 64 GiB sector has
+// 10 of 192 and 328·32 bytes).
+const maxSmallInput = 1 << 20
+
+// readSmall reads a regular file of at most limit bytes. The file is opened
+// non-blocking and examined before any read, so that a FIFO or a device is
+// refused instead of blocking; the size is that of what reading returns.
+func readSmall(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	const fixed = 2*96 + 2*192 + 96 + 192 // alpha, beta G1; beta, gamma G2; delta G1, G2
-	head := make([]byte, fixed+4)
-	if _, err := io.ReadFull(f, head); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
 	}
-	n := binary.BigEndian.Uint32(head[fixed:])
-	if n > 1<<20 {
-		return nil, fmt.Errorf("%s: %d public inputs", path, n)
-	}
-	b := make([]byte, len(head)+96*int(n))
-	copy(b, head)
-	if _, err := io.ReadFull(f, b[len(head):]); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	vk, err := groth16.DecodeVerifyingKey(b)
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	return vk, nil
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return b, nil
 }
 
 func baseName(p string) string { return p[strings.LastIndexAny(p, `/\`)+1:] }
