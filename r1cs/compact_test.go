@@ -131,7 +131,7 @@ func TestReadCompactAllocatesAsDataArrives(t *testing.T) {
 	const nc, na = 1 << 22, 1 << 28 // the old reader: 3 × 32 MiB of row starts, 2 × 32 MiB of densities
 	hdr := compactHeader(1, na, nc, nc-1, 0)
 	for name, r := range map[string]io.Reader{
-		"sized":   bytes.NewReader(hdr),                // Len is known: refused from the header
+		"sized":   bytes.NewReader(hdr),                 // Len is known: refused from the header
 		"unsized": io.MultiReader(bytes.NewReader(hdr)), // read until the data runs out
 	} {
 		var err error
@@ -146,7 +146,7 @@ func TestReadCompactAllocatesAsDataArrives(t *testing.T) {
 	// than its constraints use would make the reader allocate its
 	// assignment: 32 bytes per declared variable.
 	b := compactHeader(1, 1<<24, 1, 0, 0) // the old reader: 512 MiB of assignment
-	b = append(b, 0, 0, 0) // one empty row in each of A, B, C
+	b = append(b, 0, 0, 0)                // one empty row in each of A, B, C
 	sum := sha256.Sum256(b)
 	b = append(b, sum[:]...)
 	var err error
