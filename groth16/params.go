@@ -22,16 +22,19 @@ package groth16
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
@@ -109,6 +112,7 @@ type ReadOption func(*readConfig)
 
 type readConfig struct {
 	trusted bool
+	ctx     context.Context // nil: never cancelled
 }
 
 // TrustedFile skips the subgroup checks of the five query vectors (h, l,
@@ -248,8 +252,11 @@ func scanSection(r io.ReaderAt, name string, off, size int64, pointSize int) (Se
 // DecodeParams decodes a whole .params file held in b. Unless TrustedFile
 // is given, every point is checked to lie in its prime-order subgroup: one
 // probabilistic batch check (gnark-crypto's, error below 2⁻⁶⁴) per chunk
-// of points, and a search for the bad point only if one fails. The result
-// does not reference b.
+// of points, and a search for the bad point only if one fails. Every point
+// is decoded (encoding, coordinates, curve equation) before the first
+// subgroup check, so a point off the curve anywhere fails fast; the error
+// reported is the first bad point of the first pass that finds one. The
+// result does not reference b.
 func DecodeParams(b []byte, opts ...ReadOption) (*ProvingKey, error) {
 	cfg := configure(opts)
 	return decodeParams(b, cfg)
@@ -259,7 +266,19 @@ func DecodeParams(b []byte, opts ...ReadOption) (*ProvingKey, error) {
 // its sections in parallel, so the decoded points are the only copy on
 // the Go heap. Errors about the content are *FormatError naming path.
 func ReadParams(path string, opts ...ReadOption) (*ProvingKey, error) {
+	return ReadParamsContext(context.Background(), path, opts...)
+}
+
+// ReadParamsContext is ReadParams stopped by ctx: once ctx is done, no new
+// chunk of points (4096 to 16384 points, tens of milliseconds of work on
+// one core) is started and ctx's error is returned when the chunks in
+// flight end.
+func ReadParamsContext(ctx context.Context, path string, opts ...ReadOption) (*ProvingKey, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	cfg := configure(opts)
+	cfg.ctx = ctx
 	m, err := mapFile(path)
 	if err != nil {
 		return nil, err
@@ -285,6 +304,40 @@ func ReadVerifyingKey(path string) (*VerifyingKey, error) {
 	vk, err := decodeVK(m.data)
 	return vk, withFile(err, path)
 }
+
+// ReadParamsVerifyingKey reads the verifying key at the start of a .params
+// file without reading the rest; see DecodeVerifyingKey.
+func ReadParamsVerifyingKey(path string) (*VerifyingKey, error) {
+	f, _, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The fixed points and the ic count, then the ic points; a short file
+	// leaves b short, which decodeVK reports as ErrTruncated at its offset.
+	b := make([]byte, vkFixedSize+4)
+	n, err := io.ReadFull(f, b)
+	if err == nil {
+		ic := binary.BigEndian.Uint32(b[vkFixedSize:])
+		if ic > maxParamsIC {
+			return nil, &FormatError{File: path, Section: sectionVK, Offset: vkFixedSize,
+				Err: fmt.Errorf("%w: %d public inputs (at most %d read from a .params file)", ErrTruncated, ic, maxParamsIC)}
+		}
+		b = append(b, make([]byte, g1Size*int(ic))...)
+		var m int
+		m, err = io.ReadFull(f, b[n:])
+		n += m
+	}
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	vk, err := decodeVK(b[:n])
+	return vk, withFile(err, path)
+}
+
+// maxParamsIC bounds the ic count ReadParamsVerifyingKey reads (a PoRep
+// key has 2 + 18 per challenge + 1, at most 328).
+const maxParamsIC = 1 << 20
 
 func configure(opts []ReadOption) readConfig {
 	var cfg readConfig
@@ -314,19 +367,58 @@ func (m *mapped) close() {
 	}
 }
 
+// maxUnsized is the most mapFile reads from a regular file whose size the
+// file system reports as 0 (/proc and similar files); real parameter files
+// report their size and are mapped.
+const maxUnsized = 64 << 20
+
+// openRegular opens path for reading and checks that it is a regular file.
+// It opens non-blocking, so that a FIFO is refused instead of waiting for a
+// writer, and examines the open file, so that the check and the read see
+// the same file.
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		what := "a " + fi.Mode().Type().String() + " file"
+		switch {
+		case fi.IsDir():
+			what = "a directory"
+		case fi.Mode()&fs.ModeNamedPipe != 0:
+			what = "a FIFO"
+		case fi.Mode()&fs.ModeDevice != 0:
+			what = "a device"
+		}
+		return nil, 0, fmt.Errorf("groth16: %s is %s, not a regular file", path, what)
+	}
+	return f, fi.Size(), nil
+}
+
+// mapFile maps the regular file at path, or reads it when the file system
+// reports no size (a /proc file is judged by its content, not by size 0).
 func mapFile(path string) (*mapped, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := fi.Size()
 	if size == 0 {
-		return &mapped{}, nil
+		b, err := io.ReadAll(io.LimitReader(f, maxUnsized+1))
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if len(b) > maxUnsized {
+			return nil, fmt.Errorf("groth16: %s reports size 0 but holds more than %d bytes", path, maxUnsized)
+		}
+		return &mapped{data: b}, nil
 	}
 	if size < 0 || uint64(size) > uint64(math.MaxInt) {
 		return nil, fmt.Errorf("groth16: %s: %d bytes do not fit in memory", path, size)
@@ -469,22 +561,32 @@ func checkSubgroupG2(section string, sec Section, base int, pts []bls.G2Affine) 
 // located point by point.
 const bisectLeaf = 64
 
-// chunkPoints is the number of points one decoding task handles: small
-// enough that the subgroup check's 64 passes over them stay in cache.
+// chunkPoints is the number of points one decoding task handles.
 const chunkPoints = 1 << 14
 
-// decodeTask decodes points [lo, hi) of one section and, if check is set,
-// checks that they lie in the prime-order subgroup.
+// subgroupChunk is the number of points one subgroup-checking task
+// handles: a few tens of milliseconds of work, so that a cancelled read
+// stops soon.
+const subgroupChunk = 1 << 12
+
+// decodeTask decodes points [lo, hi) of one section or, if subgroup is
+// set, checks that the decoded points lie in the prime-order subgroup.
 type decodeTask struct {
-	name   string
-	sec    Section
-	lo, hi int
-	g1     []bls.G1Affine // the whole section's destination, or nil
-	g2     []bls.G2Affine
-	check  bool
+	name     string
+	sec      Section
+	lo, hi   int
+	g1       []bls.G1Affine // the whole section's destination, or nil
+	g2       []bls.G2Affine
+	subgroup bool
 }
 
 func (t *decodeTask) run(b []byte) (err error) {
+	if t.subgroup {
+		if t.g1 != nil {
+			return checkSubgroupG1(t.name, t.sec, t.lo, t.g1[t.lo:t.hi])
+		}
+		return checkSubgroupG2(t.name, t.sec, t.lo, t.g2[t.lo:t.hi])
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if err == errFaultAccess {
@@ -502,25 +604,31 @@ func (t *decodeTask) run(b []byte) (err error) {
 	if err != nil {
 		return pointError(t.name, t.sec, t.lo+i, err)
 	}
-	if !t.check {
-		return nil
-	}
-	if t.g1 != nil {
-		return checkSubgroupG1(t.name, t.sec, t.lo, t.g1[t.lo:t.hi])
-	}
-	return checkSubgroupG2(t.name, t.sec, t.lo, t.g2[t.lo:t.hi])
+	return nil
 }
 
+// decodeParams decodes every point, then (unless cfg.trusted) checks the
+// subgroups: a bad encoding or a point off the curve anywhere in the file
+// is reported after one decoding pass, before any subgroup check; among
+// errors of one pass, the one of lowest offset. cfg.ctx, if set, stops the
+// work between chunks.
 func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer guardFault(&err)
 
+	ctx := cfg.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
 	pk = new(ProvingKey)
 	if err := decodeVKFixed(&pk.VK, b); err != nil {
+		return nil, err
+	}
+	if err := checkVKFixedSubgroups(&pk.VK); err != nil {
 		return nil, err
 	}
 	pk.VK.IC = make([]bls.G1Affine, lay.IC.Len)
@@ -530,50 +638,56 @@ func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
 	pk.BG1 = make([]bls.G1Affine, lay.BG1.Len)
 	pk.BG2 = make([]bls.G2Affine, lay.BG2.Len)
 
-	g1Secs := []struct {
-		name string
-		sec  Section
-		dst  []bls.G1Affine
-	}{
-		{sectionVK, lay.IC, pk.VK.IC},
-		{sectionH, lay.H, pk.H},
-		{sectionL, lay.L, pk.L},
-		{sectionA, lay.A, pk.A},
-		{sectionBG1, lay.BG1, pk.BG1},
+	secs := []decodeTask{
+		{name: sectionVK, sec: lay.IC, g1: pk.VK.IC},
+		{name: sectionH, sec: lay.H, g1: pk.H},
+		{name: sectionL, sec: lay.L, g1: pk.L},
+		{name: sectionA, sec: lay.A, g1: pk.A},
+		{name: sectionBG1, sec: lay.BG1, g1: pk.BG1},
+		{name: sectionBG2, sec: lay.BG2, g2: pk.BG2},
 	}
-	var tasks []decodeTask
-	for _, s := range g1Secs {
-		check := !cfg.trusted || s.name == sectionVK
-		for lo := 0; lo < s.sec.Len; lo += chunkPoints {
-			tasks = append(tasks, decodeTask{name: s.name, sec: s.sec, lo: lo, hi: min(lo+chunkPoints, s.sec.Len), g1: s.dst, check: check})
+	// chunks cuts the sections into tasks of n points.
+	chunks := func(n int, subgroup bool) []decodeTask {
+		var tasks []decodeTask
+		for _, s := range secs {
+			if subgroup && cfg.trusted && s.name != sectionVK {
+				continue // the verifying key is checked in full in both modes
+			}
+			for lo := 0; lo < s.sec.Len; lo += n {
+				t := s
+				t.lo, t.hi, t.subgroup = lo, min(lo+n, s.sec.Len), subgroup
+				tasks = append(tasks, t)
+			}
 		}
+		return tasks
 	}
-	for lo := 0; lo < lay.BG2.Len; lo += chunkPoints {
-		tasks = append(tasks, decodeTask{name: sectionBG2, sec: lay.BG2, lo: lo, hi: min(lo+chunkPoints, lay.BG2.Len), g2: pk.BG2, check: !cfg.trusted})
-	}
-	if err := checkVKFixedSubgroups(&pk.VK); err != nil {
+	if err := runTasks(ctx, b, chunks(chunkPoints, false)); err != nil {
 		return nil, err
 	}
-	if err := runTasks(b, tasks); err != nil {
+	if err := runTasks(ctx, b, chunks(subgroupChunk, true)); err != nil {
 		return nil, err
 	}
 	return pk, nil
 }
 
 // runTasks runs tasks on GOMAXPROCS goroutines, in order of file offset,
-// and returns the error of lowest offset. After a failure no new task
-// starts; every started task finishes, so the error returned is the first
-// bad item in the file whatever the scheduling.
-func runTasks(b []byte, tasks []decodeTask) error {
+// and returns the error of lowest offset. After a failure, or once ctx is
+// done, no new task starts; every started task finishes, so the error
+// returned is the first bad item in the file whatever the scheduling (or
+// ctx's error when ctx ended first).
+func runTasks(ctx context.Context, b []byte, tasks []decodeTask) error {
 	errs := make([]error, len(tasks))
 	var failed atomic.Bool
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for k := range tasks {
-		if failed.Load() {
+		if failed.Load() || ctx.Err() != nil {
 			break
 		}
 		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil
+			}
 			if errs[k] = tasks[k].run(b); errs[k] != nil {
 				failed.Store(true)
 			}
@@ -586,7 +700,7 @@ func runTasks(b []byte, tasks []decodeTask) error {
 			return err
 		}
 	}
-	return nil
+	return ctx.Err()
 }
 
 // Flag bits in the first byte of an encoded point.
