@@ -2,18 +2,34 @@ package c2
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
 
-// lazy holds a value built on first use by one caller while the others wait.
+// lazy holds a value built on first use while the other callers wait.
 // A failed build is not kept: the next caller tries again (parameters
 // installed after a failure are found). Waiters give up when their own
-// context ends; the builder always finishes its attempt.
+// context ends. With get the builder is the first caller and always
+// finishes its attempt; with getCtx the build runs on its own and is
+// stopped once no caller waits for it any more.
 type lazy[T any] struct {
 	mu   sync.Mutex
 	busy chan struct{} // non-nil while a build is in progress; closed when it ends
+	att  *attempt[T]   // the build in progress when getCtx started it
 	val  T
 	ok   bool
+}
+
+// attempt is one build started by getCtx: how many callers wait for it,
+// how to stop it, and its result once done is closed.
+type attempt[T any] struct {
+	done    chan struct{}
+	waiters int
+	stop    context.CancelFunc
+	stopped bool // no caller waited any more: stop was called
+	val     T
+	err     error
 }
 
 // get returns the value, building it with build when no one has yet.
@@ -74,4 +90,77 @@ func (l *lazy[T]) peek() (T, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.val, l.ok
+}
+
+// getCtx returns the value, building it with build when no one has yet.
+// The build runs on its own goroutine under a context that carries ctx's
+// values but is cancelled only when every caller waiting for it has left
+// (their contexts ended): a caller leaves at once when its context ends,
+// and a build nobody waits for stops as soon as build honours its context.
+// Callers that join a build receive its result, error included; a panic in
+// build becomes an error.
+func (l *lazy[T]) getCtx(ctx context.Context, build func(context.Context) (T, error)) (T, error) {
+	var zero T
+	for {
+		l.mu.Lock()
+		if l.ok {
+			v := l.val
+			l.mu.Unlock()
+			return v, nil
+		}
+		if err := ctx.Err(); err != nil {
+			l.mu.Unlock()
+			return zero, err
+		}
+		if busy := l.busy; busy != nil && (l.att == nil || l.att.stopped) {
+			// A build of get's, or one being stopped: wait for its end.
+			l.mu.Unlock()
+			select {
+			case <-busy:
+				continue
+			case <-ctx.Done():
+				return zero, ctx.Err()
+			}
+		}
+		a := l.att
+		if a == nil {
+			bctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+			a = &attempt[T]{done: make(chan struct{}), stop: stop}
+			l.busy, l.att = a.done, a
+			go l.run(bctx, a, build)
+		}
+		a.waiters++
+		l.mu.Unlock()
+
+		select {
+		case <-a.done:
+			return a.val, a.err
+		case <-ctx.Done():
+			l.mu.Lock()
+			if a.waiters--; a.waiters == 0 && l.att == a {
+				a.stopped = true
+				a.stop()
+			}
+			l.mu.Unlock()
+			return zero, ctx.Err()
+		}
+	}
+}
+
+// run builds for attempt a and publishes the result.
+func (l *lazy[T]) run(ctx context.Context, a *attempt[T], build func(context.Context) (T, error)) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.err = fmt.Errorf("c2: building a cached value panicked: %v\n%s", r, debug.Stack())
+		}
+		a.stop()
+		l.mu.Lock()
+		if a.err == nil {
+			l.val, l.ok = a.val, true
+		}
+		l.busy, l.att = nil, nil
+		l.mu.Unlock()
+		close(a.done)
+	}()
+	a.val, a.err = build(ctx)
 }

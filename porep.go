@@ -46,9 +46,17 @@ type shapeCache struct {
 	sys lazy[*r1cs.System]
 }
 
+// shape returns the cache of shape s; after Close, a fresh one the Prover
+// does not keep, so that a call racing Close leaves nothing behind.
 func (p *Prover) shape(s porep.Shape) *shapeCache {
 	p.shapesMu.Lock()
 	defer p.shapesMu.Unlock()
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return &shapeCache{}
+	}
 	if p.shapes == nil {
 		p.shapes = make(map[string]*shapeCache)
 	}
@@ -58,6 +66,15 @@ func (p *Prover) shape(s porep.Shape) *shapeCache {
 		p.shapes[s.Name] = c
 	}
 	return c
+}
+
+// dropShapes releases the proving keys and R1CS of every shape (Close
+// calls it once the calls in progress have returned): loads still running
+// finish into caches nothing refers to any more.
+func (p *Prover) dropShapes() {
+	p.shapesMu.Lock()
+	p.shapes = nil
+	p.shapesMu.Unlock()
 }
 
 // FindParams resolves where the parameters of shape s are: path itself when
@@ -90,8 +107,10 @@ func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
 	return FindParams(p.cfg.Params, s, ".params")
 }
 
+// provingKey returns the shape's proving key, reading it the first time.
+// The read stops once no caller waits for it (see lazy.getCtx).
 func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.ProvingKey, error) {
-	return p.shape(s).pk.get(ctx, func() (*groth16.ProvingKey, error) {
+	return p.shape(s).pk.getCtx(ctx, func(ctx context.Context) (*groth16.ProvingKey, error) {
 		path, _, err := p.paramsPath(s)
 		if err != nil {
 			return nil, err
@@ -100,7 +119,7 @@ func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.Provin
 		if p.cfg.TrustParams {
 			opts = append(opts, groth16.TrustedFile())
 		}
-		pk, err := groth16.ReadParams(path, opts...)
+		pk, err := groth16.ReadParamsContext(ctx, path, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -113,15 +132,15 @@ func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.Provin
 
 // recorded returns the shape's R1CS, recording it the first time from a
 // synthetic partition: the constraints depend only on the shape, never on
-// the caller's data.
+// the caller's data. The recording stops once no caller waits for it.
 func (p *Prover) recorded(ctx context.Context, s porep.Shape) (*r1cs.System, error) {
-	return p.shape(s).sys.get(ctx, func() (*r1cs.System, error) {
+	return p.shape(s).sys.getCtx(ctx, func(ctx context.Context) (*r1cs.System, error) {
 		part, err := porep.SyntheticPartition(s, 1)
 		if err != nil {
 			return nil, err
 		}
 		sys := r1cs.NewSystem()
-		if err := porep.Synthesize(sys, s, part); err != nil {
+		if err := porep.SynthesizeContext(ctx, sys, s, part); err != nil {
 			return nil, err
 		}
 		sys.Finalize()
@@ -138,14 +157,22 @@ func (p *Prover) recorded(ctx context.Context, s porep.Shape) (*r1cs.System, err
 // Parameters are read from Config.Params once per sector shape and kept; the
 // shape's R1CS is recorded once and shared by later partitions, whose
 // witnesses are synthesized in witness-only mode. Both stay in host memory
-// for the Prover's lifetime: for 2 KiB sectors ~1.1 GB of key and ~0.3 GB of
-// R1CS; for 32 GiB sectors ~44 GiB of key and ~13 GB of R1CS (CSR at 8 bytes
-// per non-zero, row starts, and the recording partition's assignment).
+// until Close: for 2 KiB sectors ~1.1 GB of key and ~0.3 GB of R1CS; for
+// 32 GiB sectors ~44 GiB of key and ~13 GB of R1CS (CSR at 8 bytes per
+// non-zero, row starts, and the recording partition's assignment).
 //
-// Errors: *porep.C1Error or *porep.InputError for a malformed C1,
-// *InputMismatchError when its vanilla proofs do not belong to its seed and
-// commitments, ErrNoParams (wrapped) or *groth16.FormatError for parameters,
-// *PartitionError for a partition that could not be proved.
+// The C1 is checked natively before parameters are looked for: its
+// structure, its registered proof against its vanilla proofs' shape, its
+// challenges and parents against its seed, and the vanilla proofs
+// themselves. ctx stops the call: while it waits for the key or the R1CS
+// (a first call's read or recording goes on for other callers, and stops
+// when none is left), between witness syntheses, and in the proving.
+//
+// Errors: *porep.C1Error or *porep.InputError for a malformed or
+// inconsistent C1, *InputMismatchError when its vanilla proofs do not
+// belong to its seed and commitments, ErrNoParams (wrapped) or
+// *groth16.FormatError for parameters, *PartitionError for a partition
+// that could not be proved, ErrClosed after Close, ctx's error.
 func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 	out, err := porep.DecodeC1(c1)
 	if err != nil {
@@ -155,6 +182,12 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Check the C1 natively first: a bad one fails in milliseconds with
+	// what is inconsistent named, before parameters are read or anything
+	// is proved.
+	if err := porep.CheckC1(out, shape, parts); err != nil {
+		return nil, err
+	}
 	want, err := derivedInputs(out)
 	if err != nil {
 		return nil, err
@@ -162,9 +195,6 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 	if len(want) != len(parts) {
 		return nil, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
 	}
-	// Check the vanilla proofs natively first: a bad C1 fails in
-	// milliseconds with the challenge and field named, before parameters
-	// are read or anything is proved.
 	for k, part := range parts {
 		if err := shape.Verify(part, k); err != nil {
 			return nil, err
@@ -173,18 +203,25 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 	// The key (a file read) and the shape's R1CS (a synthesis) are independent:
 	// on a first call they are built side by side, once the parameter file is
 	// known to exist (a missing one fails at once, not after the synthesis).
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	if _, cached := p.shape(shape).pk.peek(); !cached {
 		if _, _, err := p.paramsPath(shape); err != nil {
 			return nil, err
 		}
 	}
+	// A failure of one stops this call's wait for the other.
 	var (
 		pk  *groth16.ProvingKey
 		rec *r1cs.System
-		eg  errgroup.Group
 	)
-	eg.Go(func() (err error) { pk, err = p.provingKey(ctx, shape); return err })
-	eg.Go(func() (err error) { rec, err = p.recorded(ctx, shape); return err })
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) { pk, err = p.provingKey(ectx, shape); return err })
+	eg.Go(func() (err error) { rec, err = p.recorded(ectx, shape); return err })
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
@@ -204,12 +241,15 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 		var eg errgroup.Group
 		for k := lo; k < hi; k++ {
 			eg.Go(func() error {
-				sys, err := partitionSystem(rec, shape, parts[k], want[k], k, max(1, runtime.GOMAXPROCS(0)/(hi-lo)))
+				sys, err := partitionSystem(ctx, rec, shape, parts[k], want[k], k, max(1, runtime.GOMAXPROCS(0)/(hi-lo)))
 				systems[k-lo] = sys
 				return err
 			})
 		}
 		if err := eg.Wait(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		ps, err := p.ProvePartitions(ctx, pk, systems)
@@ -233,9 +273,12 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 
 // partitionSystem synthesizes partition k's witness, checks its public
 // inputs against the derived ones and pairs it with the recorded R1CS.
-func partitionSystem(rec *r1cs.System, shape porep.Shape, part *porep.Partition, want []fr.Element, k, workers int) (*r1cs.System, error) {
-	w, err := porep.Witness(shape, part, workers)
+func partitionSystem(ctx context.Context, rec *r1cs.System, shape porep.Shape, part *porep.Partition, want []fr.Element, k, workers int) (*r1cs.System, error) {
+	w, err := porep.WitnessContext(ctx, shape, part, workers)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, &PartitionError{Index: k, Err: err}
 	}
 	if len(w.Inputs) != len(want)+1 {

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
@@ -139,4 +142,96 @@ func TestBellpersonC2ProofVerifies(t *testing.T) {
 
 	pub[len(pub)-1].SetUint64(1)
 	require.ErrorIs(t, groth16.Verify(vk, &proofs[0], pub), groth16.ErrInvalidProof)
+}
+
+// An inconsistent C1 is refused natively, naming what disagrees, before
+// any parameter is looked for: the old code reported ErrNoParams here (or,
+// with parameters, "public input 4 differs" after loading them and
+// synthesizing the witness).
+func TestProveRejectsInconsistentC1First(t *testing.T) {
+	raw, err := os.ReadFile(c1Path2KiB)
+	require.NoError(t, err)
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: t.TempDir()})
+	require.NoError(t, err)
+	defer p.Close()
+	for _, tc := range []struct {
+		name, field string
+		mut         func(m map[string]any)
+	}{
+		{"registered proof of another size", "registered_proof", func(m map[string]any) { m["registered_proof"] = "StackedDrg8MiBV1_1" }},
+		{"seed the challenges do not follow from", "challenge", func(m map[string]any) {
+			seed := m["seed"].([]any)
+			seed[0] = float64(int(seed[0].(float64)) ^ 1)
+		}},
+	} {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m))
+		tc.mut(m)
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		_, err = p.Prove(context.Background(), b)
+		var ie *porep.InputError
+		require.ErrorAs(t, err, &ie, "%s: %v", tc.name, err)
+		require.Equal(t, tc.field, ie.Field, tc.name)
+		require.NotErrorIs(t, err, c2.ErrNoParams)
+	}
+	w, err := json.Marshal(porep.Commit2In{Phase1Out: raw, SectorSize: 32 << 30})
+	require.NoError(t, err)
+	_, err = p.Prove(context.Background(), w)
+	var ce *porep.C1Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "SectorSize", ce.Field)
+}
+
+// A first call cancelled while it reads the parameters and records the
+// shape's R1CS returns at once, and the loads nobody waits for any more
+// stop (the old call returned only when both had ended: 8.9 s at 2 KiB).
+func TestProveCancelledFirstCall(t *testing.T) {
+	raw, err := os.ReadFile(c1Path2KiB)
+	require.NoError(t, err)
+	c1, err := porep.DecodeC1(raw)
+	require.NoError(t, err)
+	shape, _, err := porep.Partitions(c1)
+	require.NoError(t, err)
+
+	// A well-formed key whose checked read takes about a second; it is
+	// not the circuit's, which the cancelled call never finds out.
+	g, _, _, _ := bls.Generators()
+	jac := make([]bls.G1Jac, 1<<17)
+	acc := g
+	for i := range jac {
+		jac[i] = acc
+		acc.AddAssign(&g)
+	}
+	pts := bls.BatchJacobianToAffineG1(jac)
+	_, _, g1, g2 := bls.Generators()
+	pk := &groth16.ProvingKey{VK: groth16.VerifyingKey{AlphaG1: g1, BetaG1: g1, BetaG2: g2, GammaG2: g2, DeltaG1: g1, DeltaG2: g2, IC: pts[:2]},
+		H: pts, L: pts[:1], A: pts[:1], BG1: pts[:1], BG2: []bls.G2Affine{g2}}
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, shape.ParamsName()+".params"))
+	require.NoError(t, err)
+	_, err = pk.WriteTo(f)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir})
+	require.NoError(t, err)
+	defer p.Close()
+	base := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	const after = 300 * time.Millisecond
+	time.AfterFunc(after, cancel)
+	t0 := time.Now()
+	_, err = p.Prove(ctx, raw)
+	returned := time.Since(t0)
+	require.ErrorIs(t, err, context.Canceled)
+	// Goroutines back to the baseline: the read and the recording stopped.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	stopped := time.Since(t0)
+	t.Logf("cancelled after %v: Prove returned %v later, the loads stopped %v later", after, returned-after, stopped-after)
+	require.Less(t, returned, after+time.Second, "Prove returns within a second of the cancellation")
+	require.Less(t, stopped, after+2*time.Second, "the abandoned loads stop")
 }

@@ -179,6 +179,7 @@ func (p *Prover) Close() error {
 	p.closed = true
 	p.mu.Unlock()
 	p.calls.Wait()
+	p.dropShapes()
 	p.keyMu.Lock()
 	defer p.keyMu.Unlock()
 	for id, l := range p.keys { // no load is in flight once the calls returned

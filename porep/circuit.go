@@ -20,6 +20,7 @@
 package porep
 
 import (
+	"context"
 	"runtime"
 	"sync"
 
@@ -40,6 +41,60 @@ func Synthesize(b r1cs.Builder, s Shape, p *Partition) error {
 	if err := s.Check(p, 0); err != nil {
 		return err
 	}
+	return synthesize(b, s, p)
+}
+
+// SynthesizeContext is Synthesize stopped by ctx: once ctx is done it
+// returns ctx's error within 4096 constraints (a few milliseconds of
+// recording), leaving b partly built. It drives b through its Builder
+// methods only, so a witness-only builder loses its fast path: use
+// [WitnessContext] for witnesses.
+func SynthesizeContext(ctx context.Context, b r1cs.Builder, s Shape, p *Partition) (err error) {
+	if err := s.Check(p, 0); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ctx.Done() == nil { // never cancelled
+		return synthesize(b, s, p)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			stop, ok := r.(ctxStop)
+			if !ok {
+				panic(r)
+			}
+			err = stop.err
+		}
+	}()
+	return synthesize(&ctxBuilder{Builder: b, ctx: ctx}, s, p)
+}
+
+// ctxBuilder checks its context every ctxCheckEvery constraints and, once
+// it is done, unwinds the synthesis with a ctxStop panic that
+// SynthesizeContext recovers.
+type ctxBuilder struct {
+	r1cs.Builder
+	ctx context.Context
+	n   int
+}
+
+type ctxStop struct{ err error }
+
+const ctxCheckEvery = 1 << 12
+
+func (b *ctxBuilder) Enforce(x, y, z r1cs.LC) {
+	if b.n++; b.n%ctxCheckEvery == 0 {
+		if err := b.ctx.Err(); err != nil {
+			panic(ctxStop{err})
+		}
+	}
+	b.Builder.Enforce(x, y, z)
+}
+
+// synthesize is Synthesize after the check.
+func synthesize(b r1cs.Builder, s Shape, p *Partition) error {
 	cs := gadget.New(b)
 	g := synthGlobal(cs, p)
 	for i := range p.Challenges {
@@ -169,7 +224,17 @@ func synthReplica(cs *gadget.CS, g *global, c *Challenge, dataLeaf gadget.Num, l
 // its slice of the assignment; the segment sizes of a shape are learned
 // once, from a first run of one challenge.
 func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
+	return WitnessContext(context.Background(), s, p, workers)
+}
+
+// WitnessContext is Witness stopped by ctx: no segment starts once ctx is
+// done (a segment is one label, Merkle proof or column batch: milliseconds
+// of work), and ctx's error is returned when those running end.
+func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	if err := s.Check(p, 0); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if workers <= 0 {
@@ -182,7 +247,7 @@ func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	sizes, known := segmentAux.get(s)
 	if !known {
 		segs := make([]r1cs.Witness, nseg)
-		if err := witnessSegments(s, &g, p.Challenges[:1], segs, workers); err != nil {
+		if err := witnessSegments(ctx, s, &g, p.Challenges[:1], segs, workers); err != nil {
 			return nil, err
 		}
 		sizes = make([]int, nseg)
@@ -204,7 +269,7 @@ func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 		segs[i].Aux = aux[off : off : off+n]
 		off += n
 	}
-	if err := witnessSegments(s, &g, p.Challenges, segs, workers); err != nil {
+	if err := witnessSegments(ctx, s, &g, p.Challenges, segs, workers); err != nil {
 		return nil, err
 	}
 	off = len(w.Aux)
@@ -220,21 +285,30 @@ func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 }
 
 // witnessSegments runs the segments of the challenges (see [Witness]) into
-// segs, Layers+3 per challenge.
-func witnessSegments(s Shape, g *global, challenges []Challenge, segs []r1cs.Witness, workers int) error {
+// segs, Layers+3 per challenge. No segment starts once ctx is done.
+func witnessSegments(ctx context.Context, s Shape, g *global, challenges []Challenge, segs []r1cs.Witness, workers int) error {
 	nseg := s.Layers + 3
 	labels := make([]gadget.Num, len(challenges)*s.Layers)
 	dataLeaves := make([]gadget.Num, len(challenges))
 	var eg errgroup.Group
 	eg.SetLimit(workers)
+	// spawn runs f as a segment unless ctx is done by the time it starts.
+	spawn := func(f func() error) {
+		eg.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return f()
+		})
+	}
 	for i := range challenges {
 		c := &challenges[i]
 		seg := segs[i*nseg : (i+1)*nseg]
-		eg.Go(func() (err error) {
+		spawn(func() (err error) {
 			dataLeaves[i], err = synthData(gadget.New(&seg[0]), g, c)
 			return err
 		})
-		eg.Go(func() error {
+		spawn(func() error {
 			_, _, err := synthColumns(gadget.New(&seg[1]), g, c)
 			return err
 		})
@@ -248,7 +322,7 @@ func witnessSegments(s Shape, g *global, challenges []Challenge, segs []r1cs.Wit
 		}
 		node := gadget.New(&r1cs.Witness{}).AllocUInt64(c.Node)
 		for layer := 1; layer <= s.Layers; layer++ {
-			eg.Go(func() error {
+			spawn(func() error {
 				labels[i*s.Layers+layer-1] = synthLabel(gadget.New(&seg[1+layer]), g, &node, cols, layer, nil)
 				return nil
 			})
@@ -260,7 +334,7 @@ func witnessSegments(s Shape, g *global, challenges []Challenge, segs []r1cs.Wit
 	for i := range challenges {
 		c := &challenges[i]
 		seg := &segs[(i+1)*nseg-1]
-		eg.Go(func() error {
+		spawn(func() error {
 			return synthReplica(gadget.New(seg), g, c, dataLeaves[i], labels[i*s.Layers:(i+1)*s.Layers])
 		})
 	}
