@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,4 +171,47 @@ func TestOutputCommitAndAbort(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+// Special and oversized inputs are refused at once with a clear error: a
+// FIFO used to block forever, a directory --vk with --inputs said "mmap
+// adir: no such device", and a C1 was read whole whatever its size.
+func TestSpecialInputs(t *testing.T) {
+	dir := t.TempDir()
+	err := runVerify([]string{"--vk", dir, "--proof", refgen + "bellperson-c2.proof", "--inputs", refgen + "inputs-p0.bin"})
+	require.ErrorContains(t, err, "is a directory")
+	require.NotContains(t, err.Error(), "mmap")
+
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(porep.MaxC1Size+1)) // sparse
+	require.NoError(t, f.Close())
+	err = runProve([]string{"--c1", big, "--params", dir, "--out", filepath.Join(dir, "p.bin")})
+	require.ErrorIs(t, err, porep.ErrTooLarge)
+
+	if runtime.GOOS != "linux" {
+		return
+	}
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	for name, args := range map[string][]string{
+		"prove --c1":     {"--c1", fifo, "--params", dir, "--out", filepath.Join(dir, "p.bin")},
+		"verify --c1":    {"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof", "--c1", fifo},
+		"verify --vk":    {"--vk", fifo, "--proof", refgen + "bellperson-c2.proof", "--inputs", refgen + "inputs-p0.bin"},
+		"verify --proof": {"--vk", refgen + "bellperson-porep-2k.vk", "--proof", fifo, "--inputs", refgen + "inputs-p0.bin"},
+	} {
+		run := runVerify
+		if name == "prove --c1" {
+			run = runProve
+		}
+		done := make(chan error, 1)
+		go func() { done <- run(args) }()
+		select {
+		case err := <-done:
+			require.ErrorContains(t, err, "regular file", name)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: blocked on a FIFO", name)
+		}
+	}
 }
