@@ -35,6 +35,10 @@ type Config struct {
 	// VRAMMargin is device memory left outside the budget on each GPU, for
 	// the CUDA context and fragmentation; 0 means 2 GiB.
 	VRAMMargin int64
+	// VRAMBudget caps each GPU's budget (keys, R1CS, slots) in bytes; 0
+	// means the whole card less VRAMMargin. A key that does not fit beside
+	// a slot is streamed from host memory.
+	VRAMBudget int64
 	// HostMemory bounds the host buffers of partitions in flight (a, b, c
 	// and the classified witness); 0 means half of physical memory.
 	HostMemory int64

@@ -153,7 +153,7 @@ func New(cfg Config) (*Prover, error) {
 
 // openCUDA opens the CUDA devices of c.
 func openCUDA(c Config) ([]gpu.Device, error) {
-	devs, err := gpu.OpenCUDA(c.Devices, c.VRAMMargin)
+	devs, err := gpu.OpenCUDA(c.Devices, c.VRAMMargin, c.VRAMBudget)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoCUDA, err)
 	}

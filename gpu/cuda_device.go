@@ -19,10 +19,12 @@ import (
 
 // OpenCUDA opens the CUDA devices with the given ordinals (all when nil) as
 // Devices. Each device's budget is its total memory less margin, measured
-// once here; nothing on the proving path queries the driver for free memory.
+// once here, and at most limit bytes when limit > 0 (to prove as a smaller
+// card would); nothing on the proving path queries the driver for free
+// memory.
 // Without the library or a GPU it returns an error wrapping
 // cuda.ErrNoLibrary or cuda.ErrNoDevice.
-func OpenCUDA(ordinals []int, margin int64) ([]Device, error) {
+func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 	n, err := cuda.DeviceCount()
 	if err != nil {
 		return nil, err
@@ -43,6 +45,9 @@ func OpenCUDA(ordinals []int, margin int64) ([]Device, error) {
 		}
 		name := fmt.Sprintf("cuda:%d", o)
 		total := int64(d.Info().TotalMemory) - margin
+		if limit > 0 {
+			total = min(total, limit)
+		}
 		out = append(out, &CUDA{d: d, name: name, budget: pool.NewBudget(name, max(total, 0))})
 	}
 	return out, nil

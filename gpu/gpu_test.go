@@ -408,7 +408,7 @@ func TestFakeFaults(t *testing.T) {
 // The CUDA device equals the independent references of checkSlot. Skipped
 // without libc2cuda or a GPU (set C2_CUDA_LIB to the library).
 func TestCUDADevice(t *testing.T) {
-	devs, err := OpenCUDA(nil, 1<<30)
+	devs, err := OpenCUDA(nil, 1<<30, 0)
 	if err != nil {
 		t.Skipf("no CUDA device: %v", err)
 	}
@@ -448,7 +448,7 @@ func TestCUDASlotBytes(t *testing.T) {
 // host bases, resident full MSM, batch addition) against the CPU tail at the
 // sizes PoRep partitions produce. Skipped without a GPU.
 func BenchmarkCUDATail(b *testing.B) {
-	devs, err := OpenCUDA(nil, 1<<30)
+	devs, err := OpenCUDA(nil, 1<<30, 0)
 	if err != nil {
 		b.Skipf("no CUDA device: %v", err)
 	}

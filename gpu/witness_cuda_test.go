@@ -20,7 +20,7 @@ import (
 // unsatisfied witness is named by its first failing constraint. Skipped
 // without libc2cuda or a GPU.
 func TestCUDAWitnessPass(t *testing.T) {
-	devs, err := OpenCUDA(nil, 1<<30)
+	devs, err := OpenCUDA(nil, 1<<30, 0)
 	if err != nil {
 		t.Skipf("no CUDA device: %v", err)
 	}

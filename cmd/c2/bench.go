@@ -45,6 +45,7 @@ type benchResult struct {
 	PeakRSS        int64              `json:"peak_rss_bytes"`
 	HostPeak       int64              `json:"host_buffers_peak_bytes"`
 	SetupSeconds   float64            `json:"setup_s"`
+	VRAMBudget     int64              `json:"vram_budget_bytes,omitempty"` // 0: the whole card
 }
 
 type benchDevice struct {
@@ -70,11 +71,23 @@ func runBench(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the synthetic circuit")
 	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions (needs -params)")
 	params := fs.String("params", "", "with -c1: directory (or file) of the sector size's parameters")
+	vram := fs.String("vram", "", `cap each GPU's memory budget at this many GiB; a list such as "0,24,8" measures each on the same key (0: the whole card)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *parts < 1 || *conc < 1 {
 		return errors.New("-partitions and -concurrency must be at least 1")
+	}
+	budgets := []int64{0}
+	if *vram != "" {
+		budgets = nil
+		for _, f := range strings.Split(*vram, ",") {
+			g, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || g < 0 {
+				return fmt.Errorf("-vram: %q is not a size in GiB", f)
+			}
+			budgets = append(budgets, int64(g*(1<<30)))
+		}
 	}
 	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep}
 	switch *devices {
@@ -154,14 +167,16 @@ func runBench(args []string) error {
 		modes = []bool{false, true}
 	}
 	var results []*benchResult
-	for _, serial := range modes {
-		cfg.DisableOverlap = serial
-		res := base
-		res.Overlap = !serial
-		if err := measure(log, cfg, pk, partitions, *conc, &res); err != nil {
-			return err
+	for _, budget := range budgets {
+		for _, serial := range modes {
+			cfg.DisableOverlap, cfg.VRAMBudget = serial, budget
+			res := base
+			res.Overlap, res.VRAMBudget = !serial, budget
+			if err := measure(log, cfg, pk, partitions, *conc, &res); err != nil {
+				return err
+			}
+			results = append(results, &res)
 		}
-		results = append(results, &res)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -284,7 +299,11 @@ func progress(w io.Writer, p *c2.Prover, before c2.Stats, total int, stop <-chan
 func printBench(w io.Writer, r *benchResult) {
 	fmt.Fprintf(w, "circuit    2^%d: %d constraints, %d aux (%.1f %% are 0 or 1), B density %.1f %%\n",
 		r.LogSize, r.Constraints, r.Aux, 100*r.UnitFraction, 100*r.BDensity)
-	fmt.Fprintf(w, "run        %d partitions (%d calls), overlap %v, %d threads\n", r.Partitions, r.Concurrency, r.Overlap, r.Threads)
+	fmt.Fprintf(w, "run        %d partitions (%d calls), overlap %v, %d threads", r.Partitions, r.Concurrency, r.Overlap, r.Threads)
+	if r.VRAMBudget > 0 {
+		fmt.Fprintf(w, ", GPU budget capped at %.1f GiB", float64(r.VRAMBudget)/(1<<30))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "stages (summed over partitions; they overlap):\n")
 	for _, k := range []string{"prep_msm", "ntt_h", "batch_add", "tail_msm", "b_g2", "epilogue", "verify"} {
 		fmt.Fprintf(w, "  %-10s %10.1f ms  %8.1f ms/partition\n", k, r.StagesMS[k], r.StagesMS[k]/float64(r.Partitions))

@@ -205,8 +205,8 @@ func TestConcurrentComputeHAndMSM(t *testing.T) {
 		dom, err := ntt.NewDomain(n)
 		require.NoError(t, err)
 		require.NoError(t, dom.ComputeH(j.h, append([]fr.Element(nil), j.b...), append([]fr.Element(nil), j.c...)))
-		j.bases = testPointsG1(t, d, rng, 1<<12)
-		j.msm = refMSMG1(t, j.bases, j.a[:1<<12])
+		j.bases = testPointsG1(t, d, rng, min(n, 1<<12))
+		j.msm = refMSMG1(t, j.bases, j.a[:len(j.bases)])
 	}
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
@@ -217,7 +217,7 @@ func TestConcurrentComputeHAndMSM(t *testing.T) {
 			j := &jobs[i]
 			for round := 0; round < 3 && errs[i] == nil; round++ {
 				a := append([]fr.Element(nil), j.a...)
-				got, err := d.MSMG1(j.bases, a[:1<<12])
+				got, err := d.MSMG1(j.bases, a[:len(j.bases)])
 				switch {
 				case err != nil:
 					errs[i] = err
