@@ -2,7 +2,11 @@ package groth16
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,35 +31,50 @@ func checkDecodeError(t *testing.T, err error, n int) {
 }
 
 // FuzzDecodeParams: decoding never panics, fails only with a well-formed
-// FormatError, accepts in checked mode only what it accepts in trusted
-// mode, and anything accepted is written back byte-identical (the
-// encoding is canonical).
+// FormatError, and anything accepted is written back byte-identical (the
+// encoding is canonical). The fuzzer decodes without subgroup checks (a
+// millisecond per input, which kept it minimizing instead of fuzzing);
+// TestParamsCorruptPoints and TestParamsSubgroupLocated cover them, and
+// the seeds run the checked decode too.
 func FuzzDecodeParams(f *testing.F) {
 	f.Add(encodeParams(f, randomKey(20, tinyShape, true)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 1<<16 {
 			t.Skip()
 		}
+		pk, err := decodeParams(b, readConfig{trusted: true, noSubgroups: true})
+		if err != nil {
+			checkDecodeError(t, err, len(b))
+			return
+		}
+		require.Equal(t, b, encodeParams(t, pk))
+	})
+}
+
+// TestDecodeParamsSeeds runs the fuzz seeds through the checked and
+// trusted decoders: checked accepts only what trusted accepts, and they
+// differ only by subgroup errors.
+func TestDecodeParamsSeeds(t *testing.T) {
+	for _, b := range fuzzSeeds(t, "FuzzDecodeParams") {
 		trusted, errT := DecodeParams(b, TrustedFile())
 		checked, errC := DecodeParams(b)
 		if errT != nil {
 			checkDecodeError(t, errT, len(b))
 			require.Error(t, errC)
-			return
+			continue
 		}
-		require.Equal(t, b, encodeParams(t, trusted))
 		if errC != nil {
 			require.ErrorIs(t, errC, ErrNotInSubgroup)
 			checkDecodeError(t, errC, len(b))
-			return
+			continue
 		}
 		require.Equal(t, trusted, checked)
-	})
+	}
 }
 
 // FuzzDecodeVerifyingKey: decoding never panics, fails only with a
 // well-formed FormatError, and anything accepted is written back
-// byte-identical.
+// byte-identical. Subgroup checks are skipped as in FuzzDecodeParams.
 func FuzzDecodeVerifyingKey(f *testing.F) {
 	vk := randomKey(21, tinyShape, false).VK
 	f.Add(encodeVK(f, &vk))
@@ -63,13 +82,34 @@ func FuzzDecodeVerifyingKey(f *testing.F) {
 		if len(b) > 1<<16 {
 			t.Skip()
 		}
-		vk, err := DecodeVerifyingKey(b)
+		vk, err := decodeVKConfig(b, readConfig{noSubgroups: true})
 		if err != nil {
 			checkDecodeError(t, err, len(b))
 			return
 		}
 		require.Equal(t, b, encodeVK(t, vk))
 	})
+}
+
+// fuzzSeeds reads the []byte seeds of a fuzz target's corpus directory.
+func fuzzSeeds(t *testing.T, target string) [][]byte {
+	dir := filepath.Join("testdata", "fuzz", target)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out [][]byte
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		lines := strings.SplitN(string(raw), "\n", 3)
+		require.GreaterOrEqual(t, len(lines), 2, e.Name())
+		s, ok := strings.CutPrefix(strings.TrimSpace(lines[1]), "[]byte(")
+		require.True(t, ok, e.Name())
+		s = strings.TrimSuffix(s, ")")
+		b, err := strconv.Unquote(s)
+		require.NoError(t, err, e.Name())
+		out = append(out, []byte(b))
+	}
+	return out
 }
 
 // FuzzReadProofs: decoding a proof concatenation never panics, fails only
