@@ -36,10 +36,7 @@ type attempt[T any] struct {
 func (l *lazy[T]) get(ctx context.Context, build func() (T, error)) (T, error) {
 	var zero T
 	for {
-		l.mu.Lock()
-		if l.ok {
-			v := l.val
-			l.mu.Unlock()
+		if v, ok := l.lockUnbuilt(); ok {
 			return v, nil
 		}
 		if busy := l.busy; busy != nil {
@@ -85,6 +82,19 @@ func (l *lazy[T]) build(busy chan struct{}, build func() (T, error)) (v T, err e
 	return v, err
 }
 
+// lockUnbuilt returns the value if it has been built; otherwise it
+// returns with l.mu held.
+func (l *lazy[T]) lockUnbuilt() (T, bool) {
+	l.mu.Lock()
+	if !l.ok {
+		var zero T
+		return zero, false
+	}
+	v := l.val
+	l.mu.Unlock()
+	return v, true
+}
+
 // peek returns the value if it has been built.
 func (l *lazy[T]) peek() (T, bool) {
 	l.mu.Lock()
@@ -102,10 +112,7 @@ func (l *lazy[T]) peek() (T, bool) {
 func (l *lazy[T]) getCtx(ctx context.Context, build func(context.Context) (T, error)) (T, error) {
 	var zero T
 	for {
-		l.mu.Lock()
-		if l.ok {
-			v := l.val
-			l.mu.Unlock()
+		if v, ok := l.lockUnbuilt(); ok {
 			return v, nil
 		}
 		if err := ctx.Err(); err != nil {
