@@ -4,7 +4,8 @@
 //! Usage:
 //!   refgen gen [--out DIR] [--only groth16-interop|porep-2k|porep-8m] [--r1cs-dir DIR]
 //!   refgen verify (--vk FILE | --params FILE) --proof FILE --inputs FILE
-//!   refgen porep-params [--out DIR]     (needs REFGEN_CACHE; ~1 GiB, not committed)
+//!   refgen porep-params [--out DIR] [--c1 FILE]  (needs REFGEN_CACHE; ~1 GiB, not committed)
+//!   refgen verify-c1 --c1 FILE          (rust-fil-proofs' vanilla verification of a C1 output)
 
 mod interop;
 mod porep;
@@ -12,6 +13,7 @@ mod porep_params;
 mod recorder;
 mod util;
 mod verify;
+mod verify_c1;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -89,7 +91,22 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|porep-params (see src/main.rs)")),
+        "verify-c1" => match private_caches().and_then(|tmp| {
+            let r = verify_c1::run(rest);
+            let _ = std::fs::remove_dir_all(&tmp);
+            r
+        }) {
+            Ok(true) => {
+                println!("valid");
+                return ExitCode::from(0);
+            }
+            Ok(false) => {
+                println!("invalid");
+                return ExitCode::from(1);
+            }
+            Err(e) => Err(e),
+        },
+        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params (see src/main.rs)")),
     };
     match res {
         Ok(()) => ExitCode::from(0),

@@ -25,8 +25,18 @@ pub fn run(args: &[String]) -> Result<()> {
     let cache = PathBuf::from(std::env::var("REFGEN_CACHE").context("set REFGEN_CACHE to a directory")?);
     fs::create_dir_all(&cache)?;
     let out = PathBuf::from(crate::flag(args, "--out").unwrap_or_else(|| "out".into()));
-    let c1_json = fs::read(out.join("porep-2k/c1.json")).context("reading committed porep-2k/c1.json")?;
+    // --c1 proves another 2 KiB C1 output (e.g. one from `c2 c1gen`) with the
+    // same parameters; its proof and inputs get the file's stem as prefix.
+    let (c1_path, prefix) = match crate::flag(args, "--c1") {
+        Some(p) => {
+            let stem = PathBuf::from(&p).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            (PathBuf::from(p), format!("{}-", stem))
+        }
+        None => (out.join("porep-2k/c1.json"), "porep-2k-c1".into()),
+    };
+    let c1_json = fs::read(&c1_path).with_context(|| format!("reading {}", c1_path.display()))?;
     let c1: filecoin_proofs_api::seal::SealCommitPhase1Output = serde_json::from_slice(&c1_json)?;
+    ensure!(u64::from(c1.registered_proof.sector_size()) == 2048, "{} is not a 2 KiB C1 output", c1_path.display());
     let view = c2_view(&c1)?;
 
     let params_path = cache.join("porep-2k.params");
@@ -54,8 +64,13 @@ pub fn run(args: &[String]) -> Result<()> {
     ensure!(verify_proof(&prepare_verifying_key(&params.vk), &proof, &inputs)?, "proof does not verify");
     let mut b = Vec::new();
     proof.write(&mut b)?;
-    fs::write(cache.join("porep-2k-c1.proof"), b)?;
-    write_scalars(&cache.join("porep-2k-inputs-p0.bin"), &inputs)?;
-    eprintln!("wrote porep-2k.params, porep-2k.vk, porep-2k-c1.proof, porep-2k-inputs-p0.bin to {}", cache.display());
+    let (proof_name, inputs_name) = if prefix == "porep-2k-c1" {
+        ("porep-2k-c1.proof".to_string(), "porep-2k-inputs-p0.bin".to_string())
+    } else {
+        (format!("{}c2.proof", prefix), format!("{}inputs-p0.bin", prefix))
+    };
+    fs::write(cache.join(&proof_name), b)?;
+    write_scalars(&cache.join(&inputs_name), &inputs)?;
+    eprintln!("wrote porep-2k.params, porep-2k.vk, {}, {} to {}", proof_name, inputs_name, cache.display());
     Ok(())
 }
