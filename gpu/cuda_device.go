@@ -612,18 +612,15 @@ func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 	if err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: sec, Err: err}
 	}
-	tb := bases
-	if idx != nil {
-		// The library has no device-side gather: gather on the host.
-		tb = make([]bls.G1Affine, len(idx))
-		for j, i := range idx {
-			tb[j] = bases[i]
-		}
-	}
-	if idx == nil && buf != nil {
+	switch {
+	case buf != nil && idx != nil:
+		res, err = s.c.d.MSMG1Indexed(buf, len(bases), idx, scalars) // gathered on the device
+	case buf != nil:
 		res, err = s.c.d.MSMG1Resident(buf, scalars)
-	} else {
-		res, err = s.c.d.MSMG1(tb, scalars)
+	case idx != nil:
+		res, err = s.c.d.MSMG1(gather(bases, idx), scalars)
+	default:
+		res, err = s.c.d.MSMG1(bases, scalars)
 	}
 	if err != nil {
 		return res, s.c.err(StageTail, sec, err)
@@ -641,22 +638,29 @@ func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Elemen
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
 	}
 	var err error
-	tb := bases
-	if idx != nil {
-		tb = make([]bls.G2Affine, len(idx))
-		for j, i := range idx {
-			tb[j] = bases[i]
-		}
-	}
-	if idx == nil && s.k.resident {
+	switch {
+	case s.k.resident && idx != nil:
+		res, err = s.c.d.MSMG2Indexed(s.k.bg2, len(bases), idx, scalars) // gathered on the device
+	case s.k.resident:
 		res, err = s.c.d.MSMG2Resident(s.k.bg2, scalars)
-	} else {
-		res, err = s.c.d.MSMG2(tb, scalars)
+	case idx != nil:
+		res, err = s.c.d.MSMG2(gather(bases, idx), scalars)
+	default:
+		res, err = s.c.d.MSMG2(bases, scalars)
 	}
 	if err != nil {
 		return res, s.c.err(StageTail, SectionBG2, err)
 	}
 	return res, nil
+}
+
+// gather returns bases[idx[j]] for every j, for a key streamed from the host.
+func gather[P any](bases []P, idx []uint32) []P {
+	out := make([]P, len(idx))
+	for j, i := range idx {
+		out[j] = bases[i]
+	}
+	return out
 }
 
 // pinnedAllocator hands out page-locked host memory from package cuda.

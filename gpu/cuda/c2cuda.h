@@ -94,6 +94,11 @@ int c2_compute_h(c2_status* st, c2_stream* s, void* a, void* b, void* c, int on_
 int c2_msm(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,
            const void* scalars, int scalars_on_device, uint64_t n, int window_bits, void* out,
            int* nwindows, int* used_window_bits);
+/* The MSM sum_j scalars[j] * bases[idx[j]] (j < n) over nbases resident
+ * bases (device memory), gathered on the device; idx and scalars are host
+ * memory, every idx[j] < nbases (the caller checks). Output as c2_msm. */
+int c2_msm_indexed(c2_status* st, c2_stream* s, int group, const void* bases, uint64_t nbases, const uint32_t* idx,
+                   const void* scalars, uint64_t n, int window_bits, void* out, int* nwindows, int* used_window_bits);
 /* Sum of bases[i] over the i < n whose bit i is set in bitmap (64-bit words,
  * little-endian bit order, host memory). out receives one XYZZ point. */
 int c2_batch_add(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,

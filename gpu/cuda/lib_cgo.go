@@ -30,6 +30,8 @@ static int (*p_compute_h)(c2_status*, c2_stream*, void*, void*, void*, int, int,
 static int (*p_msm)(c2_status*, c2_stream*, int, const void*, int, const void*, int, uint64_t, int, void*, int*, int*);
 static int (*p_batch_add)(c2_status*, c2_stream*, int, const void*, int, const uint64_t*, uint64_t, void*);
 static int (*p_fill_points)(c2_status*, c2_stream*, int, void*, uint64_t, const void*, uint64_t);
+static int (*p_msm_indexed)(c2_status*, c2_stream*, int, const void*, uint64_t, const uint32_t*, const void*, uint64_t,
+                            int, void*, int*, int*);
 static int (*p_r1cs_eval)(c2_status*, c2_stream*, const c2_r1cs*, void*, const void*, const uint64_t*, const uint32_t*,
                           const void*, uint64_t, void*, int, uint64_t*);
 
@@ -57,6 +59,7 @@ static const char* c2_open(const char* path, int* abi) {
 	C2_SYM(batch_add)
 	C2_SYM(fill_points)
 	C2_SYM(r1cs_eval)
+	C2_SYM(msm_indexed)
 #undef C2_SYM
 	*abi = p_abi_version();
 	c2_lib = h;
@@ -102,6 +105,10 @@ static int w_r1cs_eval(c2_status* st, uintptr_t s, const c2_r1cs* r, void* w, vo
                        void* vals, uint64_t ntail, void* abc, int lg, uint64_t* bad) {
 	return p_r1cs_eval(st, (c2_stream*)s, r, w, inputs, (const uint64_t*)ones, (const uint32_t*)idx, vals, ntail, abc,
 	                   lg, bad);
+}
+static int w_msm_indexed(c2_status* st, uintptr_t s, int g, void* bases, uint64_t nb, void* idx, void* sc, uint64_t n,
+                         int w, void* out, int* nw, int* c) {
+	return p_msm_indexed(st, (c2_stream*)s, g, bases, nb, (const uint32_t*)idx, sc, n, w, out, nw, c);
 }
 */
 import "C"
@@ -309,4 +316,13 @@ func rawR1CSEval(s stream, r *R1CS, w, abc unsafe.Pointer, inputs, ones, idx, va
 	var bad C.uint64_t
 	rc := C.w_r1cs_eval(&st, C.uintptr_t(s.h), &cr, w, inputs, ones, idx, vals, C.uint64_t(ntail), abc, C.int(logN), &bad)
 	return uint64(bad), mkerr("EvalR1CS", rc, &st)
+}
+
+func rawMSMIndexed(s stream, group int, bases unsafe.Pointer, nbases uint64, idx []uint32, scalars unsafe.Pointer,
+	window int, out unsafe.Pointer) (int, error) {
+	var st C.c2_status
+	var nw, c C.int
+	rc := C.w_msm_indexed(&st, C.uintptr_t(s.h), C.int(group), bases, C.uint64_t(nbases),
+		unsafe.Pointer(unsafe.SliceData(idx)), scalars, C.uint64_t(len(idx)), C.int(window), out, &nw, &c)
+	return int(nw), mkerr(fmt.Sprintf("MSMG%dIndexed", group), rc, &st)
 }

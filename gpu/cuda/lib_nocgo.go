@@ -34,3 +34,6 @@ func rawR1CSEval(stream, *R1CS, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, 
 	unsafe.Pointer, uint64, int) (uint64, error) {
 	return 0, libLoad()
 }
+func rawMSMIndexed(stream, int, unsafe.Pointer, uint64, []uint32, unsafe.Pointer, int, unsafe.Pointer) (int, error) {
+	return 0, libLoad()
+}

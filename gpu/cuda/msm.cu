@@ -8,7 +8,45 @@ static int check_group(c2_status* st, int group) {
     return C2_OK;
 }
 
+// dst[j] = src[idx[j]] for points of W 16-byte words (6 for G1, 12 for G2):
+// one thread per word, so that a warp reads whole points.
+static __global__ void k_gather_points(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                                       const uint32_t* __restrict__ idx, uint64_t n, int W) {
+    uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n * W) return;
+    uint64_t j = t / W;
+    int w = (int)(t - j * W);
+    dst[t] = src[(uint64_t)idx[j] * W + w];
+}
+
 extern "C" {
+
+int c2_msm_indexed(c2_status* st, c2_stream* h, int group, const void* bases, uint64_t nbases, const uint32_t* idx,
+                   const void* scalars, uint64_t n, int window_bits, void* out, int* nwindows, int* used_window_bits) {
+    stream_ctx* sc = (stream_ctx*)h;
+    if (!sc || !out || !nwindows || !used_window_bits || (n && (!bases || !scalars || !idx)))
+        return set_status(st, C2_ERR_INVALID, 0, "c2_msm_indexed: null argument");
+    if (int rc = check_group(st, group)) return rc;
+    C2_ENTER(sc->ordinal);
+    const int W = group == 1 ? 6 : 12;
+    scratch pts, ix;
+    if (n) {
+        C2_CHECK(pts.alloc(n * W * sizeof(uint4), sc->s));
+        C2_CHECK(ix.alloc(n * sizeof(uint32_t), sc->s));
+        C2_CHECK(cudaMemcpyAsync(ix.p, idx, n * sizeof(uint32_t), cudaMemcpyHostToDevice, sc->s));
+        k_gather_points<<<blocks_for(n * W, 256), 256, 0, sc->s>>>(pts.as<uint4>(), (const uint4*)bases,
+                                                                   ix.as<uint32_t>(), n, W);
+        C2_CHECK_LAUNCH(k_gather_points);
+    }
+    (void)nbases;
+    int rc;
+    if (group == 1)
+        rc = msm_g1(st, sc, pts.p, true, scalars, false, n, window_bits, out, nwindows, used_window_bits);
+    else
+        rc = msm_g2(st, sc, pts.p, true, scalars, false, n, window_bits, out, nwindows, used_window_bits);
+    cudaStreamSynchronize(sc->s);  // the scratch is released in stream order; the host idx is free now
+    return rc;
+}
 
 int c2_msm(c2_status* st, c2_stream* h, int group, const void* bases, int bases_on_device, const void* scalars,
            int scalars_on_device, uint64_t n, int window_bits, void* out, int* nwindows, int* used_window_bits) {

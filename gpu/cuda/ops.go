@@ -492,3 +492,72 @@ func (d *Device) FillG2(buf *Buffer, n int, seeds []bls12381.G2Affine) error {
 	defer d.release(s)
 	return rawFill(s, 2, buf.p, uint64(n), unsafe.Pointer(&seeds[0]), uint64(len(seeds)/2))
 }
+
+// checkIndexed validates an indexed MSM over the first nbases points of a
+// resident buffer of point-byte points.
+func checkIndexed(op string, bases *Buffer, nbases int, point uint64, idx []uint32, scalars []fr.Element) error {
+	if err := bases.check(op, uint64(nbases)*point); err != nil {
+		return err
+	}
+	if len(idx) != len(scalars) {
+		return argError(op, "%d indices for %d scalars", len(idx), len(scalars))
+	}
+	for j, i := range idx {
+		if int(i) >= nbases {
+			return argError(op, "index %d (position %d) past %d bases", i, j, nbases)
+		}
+	}
+	return nil
+}
+
+// MSMG1Indexed returns Σ scalars[j]·bases[idx[j]] over the first nbases
+// points of a resident buffer (from UploadG1): the device gathers the
+// bases, so only idx and the scalars cross the bus.
+func (d *Device) MSMG1Indexed(bases *Buffer, nbases int, idx []uint32, scalars []fr.Element) (bls12381.G1Jac, error) {
+	var res bls12381.G1Jac
+	res.X.SetOne()
+	res.Y.SetOne()
+	if err := checkIndexed("MSMG1Indexed", bases, nbases, g1Bytes, idx, scalars); err != nil || len(idx) == 0 {
+		return res, err
+	}
+	s, err := d.acquire("MSMG1Indexed")
+	if err != nil {
+		return res, err
+	}
+	defer d.release(s)
+	var out [maxWindows]g1xyzz
+	nw, err := rawMSMIndexed(s, 1, bases.p, uint64(nbases), idx, unsafe.Pointer(unsafe.SliceData(scalars)), msmKnobs(), unsafe.Pointer(&out[0]))
+	if err != nil {
+		return res, err
+	}
+	sums := make([]bls12381.G1Jac, nw)
+	for w := range sums {
+		sums[w] = out[w].jac()
+	}
+	return combineG1(sums), nil
+}
+
+// MSMG2Indexed is MSMG1Indexed in G2 (bases from UploadG2).
+func (d *Device) MSMG2Indexed(bases *Buffer, nbases int, idx []uint32, scalars []fr.Element) (bls12381.G2Jac, error) {
+	var res bls12381.G2Jac
+	res.X.SetOne()
+	res.Y.SetOne()
+	if err := checkIndexed("MSMG2Indexed", bases, nbases, g2Bytes, idx, scalars); err != nil || len(idx) == 0 {
+		return res, err
+	}
+	s, err := d.acquire("MSMG2Indexed")
+	if err != nil {
+		return res, err
+	}
+	defer d.release(s)
+	var out [maxWindows]g2xyzz
+	nw, err := rawMSMIndexed(s, 2, bases.p, uint64(nbases), idx, unsafe.Pointer(unsafe.SliceData(scalars)), msmKnobs(), unsafe.Pointer(&out[0]))
+	if err != nil {
+		return res, err
+	}
+	sums := make([]bls12381.G2Jac, nw)
+	for w := range sums {
+		sums[w] = out[w].jac()
+	}
+	return combineG2(sums), nil
+}
