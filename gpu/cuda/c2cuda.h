@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 3
+#define C2_ABI_VERSION 4
 
 enum {
     C2_OK = 0,
