@@ -514,50 +514,43 @@ func checkIndexed(op string, bases *Buffer, nbases int, point uint64, idx []uint
 // points of a resident buffer (from UploadG1): the device gathers the
 // bases, so only idx and the scalars cross the bus.
 func (d *Device) MSMG1Indexed(bases *Buffer, nbases int, idx []uint32, scalars []fr.Element) (bls12381.G1Jac, error) {
-	var res bls12381.G1Jac
-	res.X.SetOne()
-	res.Y.SetOne()
-	if err := checkIndexed("MSMG1Indexed", bases, nbases, g1Bytes, idx, scalars); err != nil || len(idx) == 0 {
-		return res, err
-	}
-	s, err := d.acquire("MSMG1Indexed")
-	if err != nil {
-		return res, err
-	}
-	defer d.release(s)
-	var out [maxWindows]g1xyzz
-	nw, err := rawMSMIndexed(s, 1, bases.p, uint64(nbases), idx, unsafe.Pointer(unsafe.SliceData(scalars)), msmKnobs(), unsafe.Pointer(&out[0]))
-	if err != nil {
-		return res, err
-	}
-	sums := make([]bls12381.G1Jac, nw)
-	for w := range sums {
-		sums[w] = out[w].jac()
-	}
-	return combineG1(sums), nil
+	var inf bls12381.G1Jac
+	inf.X.SetOne()
+	inf.Y.SetOne()
+	return msmIndexed[g1xyzz, *g1xyzz](d, "MSMG1Indexed", 1, g1Bytes, bases, nbases, idx, scalars, inf, combineG1)
 }
 
 // MSMG2Indexed is MSMG1Indexed in G2 (bases from UploadG2).
 func (d *Device) MSMG2Indexed(bases *Buffer, nbases int, idx []uint32, scalars []fr.Element) (bls12381.G2Jac, error) {
-	var res bls12381.G2Jac
-	res.X.SetOne()
-	res.Y.SetOne()
-	if err := checkIndexed("MSMG2Indexed", bases, nbases, g2Bytes, idx, scalars); err != nil || len(idx) == 0 {
-		return res, err
+	var inf bls12381.G2Jac
+	inf.X.SetOne()
+	inf.Y.SetOne()
+	return msmIndexed[g2xyzz, *g2xyzz](d, "MSMG2Indexed", 2, g2Bytes, bases, nbases, idx, scalars, inf, combineG2)
+}
+
+// msmIndexed runs c2_msm_indexed for one group: X is the library's window
+// sum type, J the Jacobian point it converts to, inf J's infinity.
+func msmIndexed[X any, PX interface {
+	*X
+	jac() J
+}, J any](d *Device, op string, group int, point uint64, bases *Buffer, nbases int,
+	idx []uint32, scalars []fr.Element, inf J, combine func([]J) J) (J, error) {
+	if err := checkIndexed(op, bases, nbases, point, idx, scalars); err != nil || len(idx) == 0 {
+		return inf, err
 	}
-	s, err := d.acquire("MSMG2Indexed")
+	s, err := d.acquire(op)
 	if err != nil {
-		return res, err
+		return inf, err
 	}
 	defer d.release(s)
-	var out [maxWindows]g2xyzz
-	nw, err := rawMSMIndexed(s, 2, bases.p, uint64(nbases), idx, unsafe.Pointer(unsafe.SliceData(scalars)), msmKnobs(), unsafe.Pointer(&out[0]))
+	var out [maxWindows]X
+	nw, err := rawMSMIndexed(s, group, bases.p, uint64(nbases), idx, unsafe.Pointer(unsafe.SliceData(scalars)), msmKnobs(), unsafe.Pointer(&out[0]))
 	if err != nil {
-		return res, err
+		return inf, err
 	}
-	sums := make([]bls12381.G2Jac, nw)
+	sums := make([]J, nw)
 	for w := range sums {
-		sums[w] = out[w].jac()
+		sums[w] = PX(&out[w]).jac()
 	}
-	return combineG2(sums), nil
+	return combine(sums), nil
 }
