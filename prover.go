@@ -68,7 +68,8 @@ type Prover struct {
 	serial sync.Mutex
 
 	pickMu sync.Mutex
-	keyMu  sync.Mutex // guards the keys map, not the loads
+	freed  chan struct{} // closed (and replaced) whenever a partition leaves a device
+	keyMu  sync.Mutex    // guards the keys map, not the loads
 	mu     sync.Mutex
 	keys   map[keyID]*lazy[gpu.Key]
 	closed bool
@@ -109,10 +110,11 @@ func New(cfg Config) (*Prover, error) {
 		return nil, err
 	}
 	p := &Prover{
-		cfg:  c,
-		cpu:  gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
-		prep: make(chan struct{}, c.PrepWorkers),
-		keys: make(map[keyID]*lazy[gpu.Key]),
+		cfg:   c,
+		cpu:   gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
+		prep:  make(chan struct{}, c.PrepWorkers),
+		keys:  make(map[keyID]*lazy[gpu.Key]),
+		freed: make(chan struct{}),
 	}
 	var devs []gpu.Device
 	switch {
@@ -335,28 +337,60 @@ func (p *Prover) retire(d *device, why error) {
 }
 
 // pick routes a partition: to the live device with the fewest partitions
-// routed to it (lowest index on ties), to the CPU fallback when none is left
-// and the config allows it, or nowhere (nil). The caller calls d.load.Add(-1)
-// when the partition leaves the device.
-func (p *Prover) pick(exclude map[*device]bool) *device {
+// routed to it (lowest index on ties) among those with fewer than
+// p.perDevice() in flight, waiting for one to free a place when all are
+// full, so that a faster device takes more partitions; to the CPU fallback
+// when no device is left and the config allows it; or nowhere (nil, nil).
+// The caller calls p.unload(d) when the partition leaves the device.
+func (p *Prover) pick(ctx context.Context, exclude map[*device]bool) (*device, error) {
+	for {
+		p.pickMu.Lock()
+		var best *device
+		live := false
+		for _, d := range p.devs {
+			if d.dead.Load() || exclude[d] {
+				continue
+			}
+			live = true
+			if d.load.Load() >= p.perDevice() {
+				continue
+			}
+			if best == nil || d.load.Load() < best.load.Load() {
+				best = d
+			}
+		}
+		if !live && p.cfg.CPUFallback {
+			best = p.fall
+		}
+		if best != nil || !live {
+			if best != nil {
+				best.load.Add(1)
+			}
+			p.pickMu.Unlock()
+			return best, nil
+		}
+		freed := p.freed
+		p.pickMu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// perDevice bounds the partitions routed to one device and not finished:
+// those it proves plus those prepared ahead for it.
+func (p *Prover) perDevice() int32 { return int32(2*p.cfg.PrepWorkers + 1) }
+
+// unload records that a partition left d and wakes partitions waiting for
+// a device.
+func (p *Prover) unload(d *device) {
 	p.pickMu.Lock()
-	defer p.pickMu.Unlock()
-	var best *device
-	for _, d := range p.devs {
-		if d.dead.Load() || exclude[d] {
-			continue
-		}
-		if best == nil || d.load.Load() < best.load.Load() {
-			best = d
-		}
-	}
-	if best == nil && p.cfg.CPUFallback {
-		best = p.fall
-	}
-	if best != nil {
-		best.load.Add(1)
-	}
-	return best
+	d.load.Add(-1)
+	close(p.freed)
+	p.freed = make(chan struct{})
+	p.pickMu.Unlock()
 }
 
 // key returns pk loaded on d, loading it on first use. Each (key, device)
@@ -427,12 +461,15 @@ func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys
 		if err := ctx.Err(); err != nil {
 			return groth16.Proof{}, nil, err
 		}
-		d := p.pick(exclude)
+		d, err := p.pick(ctx, exclude)
+		if err != nil {
+			return groth16.Proof{}, nil, err
+		}
 		if d == nil {
 			return groth16.Proof{}, nil, p.noDevice()
 		}
 		proof, err := p.proveOn(ctx, d, pk, sys)
-		d.load.Add(-1)
+		p.unload(d)
 		if err == nil {
 			return proof, d, nil
 		}

@@ -1,0 +1,59 @@
+package c2
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// Devices of uneven speed: partitions go to the device that frees first,
+// so the fast one proves most of them, and a slow device never holds up
+// the call beyond its own partitions.
+func TestProveUnevenDevices(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	parts := make([]*r1cs.System, 0, 24)
+	for len(parts) < 24 {
+		parts = append(parts, f.parts...)
+	}
+	fast := gpu.NewFake(gpu.FakeOptions{Name: "fast", G2: true})
+	slow := gpu.NewFake(gpu.FakeOptions{Name: "slow", G2: true, Delay: 40 * time.Millisecond})
+	p, err := New(Config{TestDevices: []gpu.Device{slow, fast}, Threads: 2, PrepWorkers: 2})
+	require.NoError(t, err)
+	defer p.Close()
+	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
+	require.NoError(t, err)
+	require.Len(t, proofs, len(parts))
+	st := p.Stats()
+	require.Len(t, st.Devices, 2)
+	nSlow, nFast := st.Devices[0].Partitions, st.Devices[1].Partitions
+	assert.Equal(t, len(parts), nSlow+nFast)
+	assert.Greater(t, nFast, 2*nSlow, "fast %d, slow %d", nFast, nSlow)
+}
+
+// A device lost in the middle of a multi-partition call: its partitions
+// move to the other device, every proof verifies, and the lost device is
+// reported.
+func TestProveDeviceLostMidCall(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	parts := append(append([]*r1cs.System{}, f.parts...), f.parts...)
+	dying := gpu.NewFake(gpu.FakeOptions{Name: "dying", G2: true, Delay: 5 * time.Millisecond,
+		Faults: []gpu.Fault{{Stage: gpu.StageTail, Skip: 4, Err: gpu.ErrDeviceLost}}})
+	good := gpu.NewFake(gpu.FakeOptions{Name: "good", G2: true, Delay: 5 * time.Millisecond})
+	p, err := New(Config{TestDevices: []gpu.Device{dying, good}, Threads: 2})
+	require.NoError(t, err)
+	defer p.Close()
+	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
+	require.NoError(t, err)
+	require.Len(t, proofs, len(parts))
+	st := p.Stats()
+	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrDeviceLost)
+	assert.NoError(t, st.Devices[1].Failed)
+	assert.Equal(t, len(parts), st.Devices[0].Partitions+st.Devices[1].Partitions)
+	assert.True(t, dying.Lost())
+}
