@@ -2,7 +2,6 @@ package c2_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"os"
@@ -17,36 +16,12 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
-	"github.com/sealc2/c2/r1cs"
 )
 
 const c1Path2KiB = "testdata/refgen/out/porep-2k/c1.json"
-
-// devParams2KiB returns a directory holding development parameters for the
-// 2 KiB shape: $C2_TEST_PARAMS when set (to reuse a `c2 setup` output),
-// otherwise freshly generated into a temporary directory (minutes on two
-// cores; the file is about 1 GiB).
-func devParams2KiB(t *testing.T, c1 *porep.C1Output) string {
-	if dir := os.Getenv("C2_TEST_PARAMS"); dir != "" {
-		return dir
-	}
-	shape, parts, err := porep.Partitions(c1)
-	require.NoError(t, err)
-	sys := r1cs.NewSystem()
-	require.NoError(t, porep.Synthesize(sys, shape, parts[0]))
-	sys.Finalize()
-	pk, err := groth16.Setup(sys, rand.Reader)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, c2.DevParamsPrefix+shape.ParamsName()+".params"))
-	require.NoError(t, err)
-	_, err = pk.WriteTo(f)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	return dir
-}
 
 func TestProveC1(t *testing.T) {
 	if testing.Short() {
@@ -56,7 +31,8 @@ func TestProveC1(t *testing.T) {
 	require.NoError(t, err)
 	c1, err := porep.DecodeC1(raw)
 	require.NoError(t, err)
-	dir := devParams2KiB(t, c1)
+	dir, err := devparams.Dir()
+	require.NoError(t, err)
 
 	// The prover starts before the parameters are installed: the first call
 	// fails, and the failure is not remembered once they are there.

@@ -1,9 +1,6 @@
 package ffi
 
 import (
-	"crypto/rand"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/filecoin-project/go-state-types/abi"
@@ -15,10 +12,9 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
-	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/porep/c1gen"
 	"github.com/sealc2/c2/porep/inputs"
-	"github.com/sealc2/c2/r1cs"
 )
 
 func TestProverID(t *testing.T) {
@@ -35,46 +31,6 @@ func commCID(t *testing.T, codec, mh uint64, comm [32]byte) cid.Cid {
 	return cid.NewCidV1(codec, h)
 }
 
-// devParamsDir returns a directory with 2 KiB development parameters and
-// their .vk: $C2_TEST_PARAMS or `c2 demo`'s cache when they hold both, else
-// a fresh setup (~100 CPU-s) in a temporary directory.
-func devParamsDir(t *testing.T) string {
-	var dirs []string
-	if d := os.Getenv("C2_TEST_PARAMS"); d != "" {
-		dirs = append(dirs, d)
-	}
-	if cache, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(cache, "c2", "params"))
-	}
-	for _, d := range dirs {
-		_, _, perr := c2.FindParams(d, porep.Shape2KiB, ".params")
-		_, _, verr := c2.FindParams(d, porep.Shape2KiB, ".vk")
-		if perr == nil && verr == nil {
-			return d
-		}
-	}
-	part, err := porep.SyntheticPartition(porep.Shape2KiB, 1)
-	require.NoError(t, err)
-	sys := r1cs.NewSystem()
-	require.NoError(t, porep.Synthesize(sys, porep.Shape2KiB, part))
-	sys.Finalize()
-	pk, err := groth16.Setup(sys, rand.Reader)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	base := filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName())
-	pf, err := os.Create(base + ".params")
-	require.NoError(t, err)
-	_, err = pk.WriteTo(pf)
-	require.NoError(t, err)
-	require.NoError(t, pf.Close())
-	vf, err := os.Create(base + ".vk")
-	require.NoError(t, err)
-	_, err = pk.VK.WriteTo(vf)
-	require.NoError(t, err)
-	require.NoError(t, vf.Close())
-	return dir
-}
-
 // TestSealCommitPhase2 proves a generated 2 KiB C1 of miner 1000, sector 7
 // through the process-wide Prover, checks the proof against the key and
 // inputs c2 prove's callers use, and has VerifySeal accept it and reject
@@ -83,7 +39,8 @@ func TestSealCommitPhase2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("proves a 2^22-constraint circuit")
 	}
-	dir := devParamsDir(t)
+	dir, err := devparams.Dir()
+	require.NoError(t, err)
 	t.Setenv("FIL_PROOFS_PARAMETER_CACHE", dir)
 
 	const miner, sector = abi.ActorID(1000), abi.SectorNumber(7)

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,20 +21,19 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
-	"github.com/sealc2/c2/r1cs"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
 )
 
 const c1Path2KiB = "../testdata/refgen/out/porep-2k/c1.json"
 
 // shared holds the development parameters and the one Prover of the tests
-// that prove for real: generating the 2 KiB parameters costs ~100 CPU-s.
+// that prove for real.
 var shared struct {
 	once sync.Once
 	dir  string // parameter directory
-	tmp  string // removed by cleanupShared when the tests made it
 	p    *c2.Prover
 	err  error
 }
@@ -44,78 +42,24 @@ func cleanupShared() {
 	if shared.p != nil {
 		shared.p.Close()
 	}
-	if shared.tmp != "" {
-		os.RemoveAll(shared.tmp)
-	}
 }
 
 // sharedProver returns a CPU Prover over development parameters for the
-// 2 KiB shape, and their directory: $C2_TEST_PARAMS, else those `c2 demo`
-// cached, else parameters generated once for this test binary.
+// 2 KiB shape, and their directory (devparams.Dir: $C2_TEST_PARAMS, else
+// the cache `c2 demo` shares, generated there once).
 func sharedProver(t *testing.T) (*c2.Prover, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("proves a 2^22-constraint circuit")
 	}
 	shared.once.Do(func() {
-		shared.dir, shared.err = paramsDir()
+		shared.dir, shared.err = devparams.Dir()
 		if shared.err == nil {
 			shared.p, shared.err = c2.New(c2.Config{Backend: c2.BackendCPU, Params: shared.dir, TrustParams: true})
 		}
 	})
 	require.NoError(t, shared.err)
 	return shared.p, shared.dir
-}
-
-func paramsDir() (string, error) {
-	candidates := []string{os.Getenv("C2_TEST_PARAMS")}
-	if cache, err := os.UserCacheDir(); err == nil {
-		candidates = append(candidates, filepath.Join(cache, "c2", "params"))
-	}
-	for _, d := range candidates {
-		if d == "" {
-			continue
-		}
-		if _, _, err := c2.FindParams(d, porep.Shape2KiB, ".params"); err == nil {
-			return d, nil
-		}
-	}
-	dir, err := os.MkdirTemp("", "c2-serve-params")
-	if err != nil {
-		return "", err
-	}
-	shared.tmp = dir
-	part, err := porep.SyntheticPartition(porep.Shape2KiB, 1)
-	if err != nil {
-		return "", err
-	}
-	sys := r1cs.NewSystem()
-	if err := porep.Synthesize(sys, porep.Shape2KiB, part); err != nil {
-		return "", err
-	}
-	sys.Finalize()
-	pk, err := groth16.Setup(sys, rand.Reader)
-	if err != nil {
-		return "", err
-	}
-	base := filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName())
-	for ext, write := range map[string]func(*os.File) error{
-		".params": func(f *os.File) error { _, err := pk.WriteTo(f); return err },
-		".vk":     func(f *os.File) error { _, err := pk.VK.WriteTo(f); return err },
-	} {
-		f, err := os.Create(base + ext)
-		if err != nil {
-			return "", err
-		}
-		werr := write(f)
-		if err := f.Close(); werr == nil {
-			werr = err
-		}
-		if werr != nil {
-			return "", werr
-		}
-	}
-	return dir, nil
 }
 
 // curioWrap wraps a C1 output as Curio's PoRepSnarkCuzk does before putting

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/r1cs"
@@ -94,15 +93,18 @@ func runDemo(args []string) error {
 	return nil
 }
 
-// demoC1Proof proves the embedded C1 with development parameters from dir,
-// generating them on first use.
+// demoC1Proof proves the embedded C1 with parameters from dir (default: the
+// cache the tests share, devparams.CacheDir). Unless dir holds the shape's
+// production .params, it makes dir hold whole development parameters
+// (devparams.Ensure: under a lock, generated once, a damaged file
+// regenerated).
 func demoC1Proof(dir, backend string) error {
 	if dir == "" {
-		cache, err := os.UserCacheDir()
+		cache, err := devparams.CacheDir()
 		if err != nil {
 			return fmt.Errorf("no cache directory (%v): pass -params DIR", err)
 		}
-		dir = filepath.Join(cache, "c2", "params")
+		dir = cache
 	}
 	c1, err := porep.DecodeC1(demoC1)
 	if err != nil {
@@ -115,9 +117,12 @@ func demoC1Proof(dir, backend string) error {
 	fmt.Printf("c2 demo: C2 proof of a %d-byte sector sealed by rust-fil-proofs (%s), %d CPUs\n",
 		shape.SectorSize, c1.RegisteredProof, runtime.GOMAXPROCS(0))
 	fmt.Println("WARNING: development parameters from an insecure setup; proofs made with them prove nothing on chain.")
-	if _, _, err := findParams(dir, shape, ".params"); err != nil {
-		fmt.Printf("no parameters in %s: generating development parameters once (about 1 GiB; minutes on 2 cores)\n", dir)
-		if err := devSetup(shape, dir); err != nil {
+	if _, dev, err := findParams(dir, shape, ".params"); err != nil || dev {
+		err := devparams.Ensure(dir, func(dir string) error {
+			fmt.Printf("no parameters in %s: generating development parameters once (about 1 GiB; minutes on 2 cores)\n", dir)
+			return devSetup(shape, dir)
+		})
+		if err != nil {
 			return err
 		}
 	}
