@@ -1,0 +1,161 @@
+// Package post synthesizes the Filecoin Window and Winning PoSt circuit
+// (storage-proofs-post's FallbackPoStCircuit) constraint for constraint as
+// rust-fil-proofs and bellperson do: the same variables in the same order,
+// the same constraints with the same coefficients, hence the same R1CS,
+// witness, public inputs and Groth16 parameters.
+//
+// A partition proves [Shape.Sectors] sectors. For each, in order, the
+// circuit allocates comm_r_last and comm_c (private) and comm_r (a public
+// input), enforces comm_r = Poseidon(comm_c, comm_r_last), then proves each
+// challenged leaf in tree R_last under comm_r_last with the PoR gadget,
+// whose packed path bits (the leaf's index) become a public input.
+//
+//	shape, _ := ShapeByName("StackedDrgWindow32GiBV1_2")
+//	err := Synthesize(sys, shape, part)   // record (r1cs.System), count (r1cs.Counter), …
+//	w, err := Witness(shape, part, 0)     // … or only the assignment, on all cores
+package post
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sealc2/c2/porep/gadget"
+	"github.com/sealc2/c2/porep/poseidon"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// Sector is one circuit sector: storage-proofs-post's Sector with values.
+type Sector struct {
+	CommR, CommC, CommRLast fr.Element
+	// Leaves and Paths hold, per challenge, the challenged leaf of tree
+	// R_last and its inclusion path (leaf level first).
+	Leaves []fr.Element
+	Paths  [][]gadget.PathLevel
+}
+
+// Partition is what one Groth16 proof proves: exactly Shape.Sectors sectors
+// (filecoin-proofs pads a short last partition by repeating its last sector).
+type Partition struct {
+	Sectors []Sector
+}
+
+// InputError reports a partition that does not fit its shape. Field names
+// the offending value, e.g. "sectors[3].paths[1][2]".
+type InputError struct {
+	Field string
+	Msg   string
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("post: %s: %s", e.Field, e.Msg) }
+
+// Check reports whether p has the shape s fixes: the sector and challenge
+// counts and, per path, the arities of tree R_last with in-range indices.
+func (s Shape) Check(p *Partition) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if p == nil {
+		return &InputError{"sectors", "no partition"}
+	}
+	if len(p.Sectors) != s.Sectors {
+		return &InputError{"sectors", fmt.Sprintf("%d sectors, want %d", len(p.Sectors), s.Sectors)}
+	}
+	arities := s.TreeArities()
+	for i := range p.Sectors {
+		sec := &p.Sectors[i]
+		if len(sec.Leaves) != s.Challenges || len(sec.Paths) != s.Challenges {
+			return &InputError{fmt.Sprintf("sectors[%d]", i),
+				fmt.Sprintf("%d leaves and %d paths, want %d", len(sec.Leaves), len(sec.Paths), s.Challenges)}
+		}
+		for c, path := range sec.Paths {
+			if len(path) != len(arities) {
+				return &InputError{fmt.Sprintf("sectors[%d].paths[%d]", i, c),
+					fmt.Sprintf("%d levels, want %d", len(path), len(arities))}
+			}
+			for l := range path {
+				if path[l].Arity() != arities[l] || path[l].Index < 0 || path[l].Index >= arities[l] {
+					return &InputError{fmt.Sprintf("sectors[%d].paths[%d][%d]", i, c, l),
+						fmt.Sprintf("index %d of arity %d, want arity %d", path[l].Index, path[l].Arity(), arities[l])}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Synthesize synthesizes the circuit of partition p (shape s) into b in
+// bellperson's order (FallbackPoStCircuit::synthesize_default). b may
+// record ([r1cs.System]), count ([r1cs.Counter]) or keep only the witness
+// ([r1cs.Witness]); the caller finalizes it. p must pass [Shape.Check]; any
+// error is returned before b is touched.
+func Synthesize(b r1cs.Builder, s Shape, p *Partition) error {
+	if err := s.Check(p); err != nil {
+		return err
+	}
+	cs := gadget.New(b)
+	for i := range p.Sectors {
+		if err := synthSector(cs, &p.Sectors[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// synthSector is Sector::synthesize.
+func synthSector(cs *gadget.CS, sec *Sector) error {
+	commRLast := cs.AllocNum(sec.CommRLast)
+	commC := cs.AllocNum(sec.CommC)
+	commR := cs.AllocNum(sec.CommR)
+	cs.Inputize(commR)
+	cs.Equal(commR, cs.Poseidon(poseidon.MustGet(2), []gadget.Num{commC, commRLast}))
+	for c := range sec.Leaves {
+		if err := cs.PoR(gadget.TreePoseidon, cs.AllocNum(sec.Leaves[c]), sec.Paths[c], commRLast); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Witness computes the assignment of partition p (shape s) on up to workers
+// goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
+// [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
+// public inputs in order; Aux in allocation order. Sectors share no
+// variable, so each is synthesized on its own and the results concatenated.
+func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
+	return WitnessContext(context.Background(), s, p, workers)
+}
+
+// WitnessContext is Witness stopped by ctx: no sector starts once ctx is
+// done, and ctx's error is returned when those running end.
+func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
+	if err := s.Check(p); err != nil {
+		return nil, err
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	parts := make([]r1cs.Witness, len(p.Sectors))
+	var eg errgroup.Group
+	eg.SetLimit(workers)
+	for i := range p.Sectors {
+		eg.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return synthSector(gadget.New(&parts[i]), &p.Sectors[i])
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	w := r1cs.NewWitness(s.NumInputs(), len(parts[0].Aux)*len(parts))
+	for i := range parts {
+		w.Inputs = append(w.Inputs, parts[i].Inputs...)
+		w.Aux = append(w.Aux, parts[i].Aux...)
+	}
+	return w, nil
+}

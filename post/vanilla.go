@@ -1,0 +1,299 @@
+package post
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/gadget"
+)
+
+// SectorProof is filecoin-proofs' FallbackPoStSectorProof: the vanilla proof
+// of one sector that generate_single_vanilla_proof returns (filecoin-ffi
+// hands it over bincode-encoded; [DecodeSectorProofJSON] reads its serde
+// JSON form, [DecodeSectorProof] the bincode bytes).
+type SectorProof struct {
+	SectorID uint64
+	CommR    porep.Domain
+	// Sectors is vanilla_proof.sectors: one entry per proved sector (one
+	// for proofs made by generate_single_vanilla_proof).
+	Sectors []VanillaSector
+}
+
+// VanillaSector is storage-proofs-post's SectorProof: the inclusion proofs
+// of the challenged leaves in tree R_last and the sector's private roots.
+type VanillaSector struct {
+	InclusionProofs []porep.MerkleProof
+	CommC           porep.Domain
+	CommRLast       porep.Domain
+}
+
+// VanillaError reports a vanilla proof that cannot be decoded or does not
+// fit the shape. Field is the path of the offending value, e.g.
+// "[1].vanilla_proof.sectors[0].inclusion_proofs[3].data.Single.leaf".
+type VanillaError struct {
+	Field string
+	Err   error
+}
+
+func (e *VanillaError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("post: vanilla proof: %v", e.Err)
+	}
+	return fmt.Sprintf("post: vanilla proof: %s: %v", e.Field, e.Err)
+}
+
+func (e *VanillaError) Unwrap() error { return e.Err }
+
+// jsonSectorProof mirrors the serde JSON of FallbackPoStSectorProof; the
+// Merkle proofs stay raw so that their errors can be placed.
+type jsonSectorProof struct {
+	SectorID     *uint64       `json:"sector_id"`
+	CommR        *porep.Domain `json:"comm_r"`
+	VanillaProof *struct {
+		Sectors *[]struct {
+			InclusionProofs *[]json.RawMessage `json:"inclusion_proofs"`
+			CommC           *porep.Domain      `json:"comm_c"`
+			CommRLast       *porep.Domain      `json:"comm_r_last"`
+		} `json:"sectors"`
+	} `json:"vanilla_proof"`
+}
+
+// DecodeSectorProofsJSON decodes a JSON array of FallbackPoStSectorProof
+// (serde_json of Vec<FallbackPoStSectorProof>). Decoding is strict: every
+// field must be present and unknown fields are rejected. Errors are
+// *VanillaError values naming the JSON path.
+func DecodeSectorProofsJSON(b []byte) ([]SectorProof, error) {
+	var raw []json.RawMessage
+	if err := strictJSON(b, &raw); err != nil {
+		return nil, &VanillaError{"", err}
+	}
+	out := make([]SectorProof, len(raw))
+	for i, r := range raw {
+		if err := out[i].decodeJSON(r, fmt.Sprintf("[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// DecodeSectorProofJSON decodes one FallbackPoStSectorProof in serde JSON.
+func DecodeSectorProofJSON(b []byte) (*SectorProof, error) {
+	var p SectorProof
+	if err := p.decodeJSON(b, ""); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func strictJSON(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+func (p *SectorProof) decodeJSON(b []byte, at string) error {
+	var j jsonSectorProof
+	if err := strictJSON(b, &j); err != nil {
+		var c *porep.C1Error
+		if errors.As(err, &c) {
+			err = c.Err
+		}
+		return &VanillaError{at, err}
+	}
+	missing := func(f string) error { return &VanillaError{joinField(at, f), porep.ErrMissingField} }
+	switch {
+	case j.SectorID == nil:
+		return missing("sector_id")
+	case j.CommR == nil:
+		return missing("comm_r")
+	case j.VanillaProof == nil:
+		return missing("vanilla_proof")
+	case j.VanillaProof.Sectors == nil:
+		return missing("vanilla_proof.sectors")
+	}
+	p.SectorID, p.CommR = *j.SectorID, *j.CommR
+	p.Sectors = make([]VanillaSector, len(*j.VanillaProof.Sectors))
+	for i, s := range *j.VanillaProof.Sectors {
+		f := joinField(at, fmt.Sprintf("vanilla_proof.sectors[%d]", i))
+		switch {
+		case s.InclusionProofs == nil:
+			return missing(f[len(at):] + ".inclusion_proofs")
+		case s.CommC == nil:
+			return missing(f[len(at):] + ".comm_c")
+		case s.CommRLast == nil:
+			return missing(f[len(at):] + ".comm_r_last")
+		}
+		v := &p.Sectors[i]
+		v.CommC, v.CommRLast = *s.CommC, *s.CommRLast
+		v.InclusionProofs = make([]porep.MerkleProof, len(*s.InclusionProofs))
+		for c, m := range *s.InclusionProofs {
+			if err := v.InclusionProofs[c].UnmarshalJSON(m); err != nil {
+				g := fmt.Sprintf("%s.inclusion_proofs[%d]", f, c)
+				var ce *porep.C1Error
+				if errors.As(err, &ce) {
+					return &VanillaError{joinField(g, ce.Field), ce.Err}
+				}
+				return &VanillaError{g, err}
+			}
+		}
+	}
+	return nil
+}
+
+func joinField(prefix, rest string) string {
+	switch {
+	case rest == "":
+		return prefix
+	case prefix == "" || rest[0] == '[':
+		return prefix + rest
+	}
+	return prefix + "." + rest
+}
+
+// fieldErr is a shape mismatch at a vanilla-proof path.
+func fieldErr(field, format string, args ...any) *VanillaError {
+	return &VanillaError{field, fmt.Errorf(format, args...)}
+}
+
+// circuitSector converts one vanilla sector into a circuit sector with the
+// given comm_r, checking that each value is a canonical scalar.
+func circuitSector(v *VanillaSector, commR fr.Element, at string) (Sector, error) {
+	var sec Sector
+	sec.CommR = commR
+	var err error
+	if sec.CommC, err = v.CommC.Element(); err != nil {
+		return sec, fieldErr(at+".comm_c", "not a canonical field element")
+	}
+	if sec.CommRLast, err = v.CommRLast.Element(); err != nil {
+		return sec, fieldErr(at+".comm_r_last", "not a canonical field element")
+	}
+	for c := range v.InclusionProofs {
+		leaf, path, err := inclusionPath(&v.InclusionProofs[c], fmt.Sprintf("%s.inclusion_proofs[%d]", at, c))
+		if err != nil {
+			return sec, err
+		}
+		sec.Leaves = append(sec.Leaves, leaf)
+		sec.Paths = append(sec.Paths, path)
+	}
+	return sec, nil
+}
+
+// inclusionPath returns the leaf and the levels (base, sub, top) of m.
+func inclusionPath(m *porep.MerkleProof, at string) (fr.Element, []gadget.PathLevel, error) {
+	leaf, err := m.Leaf.Element()
+	if err != nil {
+		return leaf, nil, fieldErr(at+".leaf", "not a canonical field element")
+	}
+	var levels []gadget.PathLevel
+	for si, seg := range [][]porep.PathElement{m.Base, m.Sub, m.Top} {
+		for li, el := range seg {
+			f := fmt.Sprintf("%s.%s[%d]", at, [...]string{"base", "sub", "top"}[si], li)
+			if el.Index >= uint64(len(el.Hashes))+1 {
+				return leaf, nil, fieldErr(f+".index", "%d out of range for arity %d", el.Index, len(el.Hashes)+1)
+			}
+			lv := gadget.PathLevel{Index: int(el.Index), Siblings: make([]fr.Element, len(el.Hashes))}
+			for h := range el.Hashes {
+				if lv.Siblings[h], err = el.Hashes[h].Element(); err != nil {
+					return leaf, nil, fieldErr(fmt.Sprintf("%s.hashes[%d]", f, h), "not a canonical field element")
+				}
+			}
+			levels = append(levels, lv)
+		}
+	}
+	return leaf, levels, nil
+}
+
+// Partitions turns the per-sector vanilla proofs of a PoSt into the
+// circuit partitions filecoin-proofs proves (partition_vanilla_proofs, then
+// FallbackPoStCompound::circuit) and the public sectors [PublicInputs]
+// takes. Window: the sectors in the order given, Sectors per partition, a
+// short last partition padded by repeating its last sector. Winning: one
+// proof of one sector whose 66 inclusion proofs become the 66 circuit
+// sectors. Errors are *VanillaError values naming the offending proof
+// ("[i]...") or *InputError values from [Shape.Check].
+func Partitions(s Shape, proofs []SectorProof) ([]*Partition, []PublicSector, error) {
+	if err := s.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if len(proofs) == 0 {
+		return nil, nil, fieldErr("", "no vanilla proof")
+	}
+	pub := make([]PublicSector, len(proofs))
+	for i := range proofs {
+		cr, err := proofs[i].CommR.Element()
+		if err != nil {
+			return nil, nil, fieldErr(fmt.Sprintf("[%d].comm_r", i), "not a canonical field element")
+		}
+		pub[i] = PublicSector{ID: proofs[i].SectorID, CommR: cr}
+		if len(proofs[i].Sectors) == 0 {
+			return nil, nil, fieldErr(fmt.Sprintf("[%d].vanilla_proof.sectors", i), "empty")
+		}
+	}
+	var parts []*Partition
+	if s.Kind == Winning {
+		if len(proofs) != 1 || len(proofs[0].Sectors) != 1 {
+			return nil, nil, fieldErr("", "Winning PoSt needs 1 proof of 1 sector, got %d proofs", len(proofs))
+		}
+		v := proofs[0].Sectors[0]
+		at := "[0].vanilla_proof.sectors[0]"
+		if n := len(v.InclusionProofs); n != s.Sectors*s.Challenges {
+			return nil, nil, fieldErr(at+".inclusion_proofs", "%d proofs, want %d", n, s.Sectors*s.Challenges)
+		}
+		p := &Partition{Sectors: make([]Sector, s.Sectors)}
+		for i := range p.Sectors {
+			one := VanillaSector{InclusionProofs: v.InclusionProofs[i*s.Challenges : (i+1)*s.Challenges], CommC: v.CommC, CommRLast: v.CommRLast}
+			sec, err := circuitSector(&one, pub[0].CommR, at)
+			if err != nil {
+				return nil, nil, err
+			}
+			p.Sectors[i] = sec
+		}
+		parts = append(parts, p)
+	} else {
+		for k := 0; k < s.Partitions(len(proofs)); k++ {
+			chunk := pub[k*s.Sectors : min(len(pub), (k+1)*s.Sectors)]
+			p := &Partition{}
+			for j, ps := range chunk {
+				i := k*s.Sectors + j
+				// filecoin-proofs looks the proof up by sector id: the first match.
+				for m := range proofs {
+					if proofs[m].SectorID == ps.ID {
+						i = m
+						break
+					}
+				}
+				for vs := range proofs[i].Sectors {
+					at := fmt.Sprintf("[%d].vanilla_proof.sectors[%d]", i, vs)
+					// comm_r comes from the public sector of the circuit position.
+					pos := min(len(p.Sectors), len(chunk)-1)
+					sec, err := circuitSector(&proofs[i].Sectors[vs], chunk[pos].CommR, at)
+					if err != nil {
+						return nil, nil, err
+					}
+					p.Sectors = append(p.Sectors, sec)
+				}
+			}
+			for len(p.Sectors) < s.Sectors {
+				p.Sectors = append(p.Sectors, p.Sectors[len(p.Sectors)-1])
+			}
+			parts = append(parts, p)
+		}
+	}
+	for k, p := range parts {
+		if err := s.Check(p); err != nil {
+			return nil, nil, fmt.Errorf("partition %d: %w", k, err)
+		}
+	}
+	return parts, pub, nil
+}
