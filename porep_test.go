@@ -68,13 +68,15 @@ func TestProveC1(t *testing.T) {
 	require.NoError(t, groth16.Verify(&pk.VK, &ps[0], pub))
 
 	// A C1 whose seed was changed derives other challenges: its vanilla
-	// proofs no longer match and Prove refuses it before proving.
+	// proofs no longer match and Prove refuses it before proving, naming
+	// the challenge (porep.CheckC1).
 	c1.Seed[0] ^= 1
 	bad, err := json.Marshal(c1)
 	require.NoError(t, err)
 	_, err = p.Prove(context.Background(), bad)
-	var im *c2.InputMismatchError
-	require.True(t, errors.As(err, &im), "got %v", err)
+	var ie *porep.InputError
+	require.True(t, errors.As(err, &ie), "got %v", err)
+	require.Equal(t, "challenge", ie.Field)
 }
 
 func readScalarsLE(t *testing.T, path string) []fr.Element {
