@@ -159,3 +159,27 @@ func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r
 	}
 	return w, nil
 }
+
+// BlankPartition returns a partition of shape s whose values are all zero:
+// it synthesizes the R1CS of the shape (which depends on nothing else), as
+// FallbackPoStCompound::blank_circuit does for parameter generation, but
+// its witness satisfies nothing.
+func BlankPartition(s Shape) (*Partition, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	arities := s.TreeArities()
+	path := make([]gadget.PathLevel, len(arities))
+	for l, a := range arities {
+		path[l].Siblings = make([]fr.Element, a-1)
+	}
+	sec := Sector{Leaves: make([]fr.Element, s.Challenges), Paths: make([][]gadget.PathLevel, s.Challenges)}
+	for c := range sec.Paths {
+		sec.Paths[c] = path
+	}
+	p := &Partition{Sectors: make([]Sector, s.Sectors)}
+	for i := range p.Sectors {
+		p.Sectors[i] = sec
+	}
+	return p, nil
+}
