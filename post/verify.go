@@ -1,0 +1,71 @@
+package post
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/porep/gadget"
+	"github.com/sealc2/c2/porep/poseidon"
+)
+
+// pathPosition returns the leaf index a path leads from: its levels'
+// indices as digits, leaf level least significant.
+func pathPosition(path []gadget.PathLevel) uint64 {
+	var pos, scale uint64 = 0, 1
+	for _, l := range path {
+		pos += uint64(l.Index) * scale
+		scale *= uint64(l.Arity())
+	}
+	return pos
+}
+
+// Verify checks natively, without the circuit, that partition k of a PoSt
+// over pub (as [Partitions] returns them) with the given randomness proves
+// what its circuit proves: per circuit sector, comm_r is the public
+// sector's and equals Poseidon(comm_c, comm_r_last); per challenge the path
+// starts at the leaf [PublicInputs] derives and leads from the leaf to
+// comm_r_last. It also runs [Shape.Check]. A partition that passes Verify
+// synthesizes into a satisfied circuit whose public inputs are those
+// PublicInputs returns; errors are *InputError values naming the sector
+// and challenge.
+func (s Shape) Verify(randomness [32]byte, pub []PublicSector, p *Partition, k int) error {
+	if err := s.Check(p); err != nil {
+		return err
+	}
+	want, err := PublicInputs(s, randomness, pub, k)
+	if err != nil {
+		return err
+	}
+	h2 := poseidon.MustGet(2)
+	per := 1 + s.Challenges
+	for i := range p.Sectors {
+		sec := &p.Sectors[i]
+		at := fmt.Sprintf("partition %d: sectors[%d]", k, i)
+		if !sec.CommR.Equal(&want[i*per]) {
+			return &InputError{at + ".comm_r", "differs from the public sector's"}
+		}
+		h, err := h2.Hash([]fr.Element{sec.CommC, sec.CommRLast})
+		if err != nil {
+			return err
+		}
+		if !h.Equal(&sec.CommR) {
+			return &InputError{at, "comm_r ≠ Poseidon(comm_c, comm_r_last)"}
+		}
+		for c := range sec.Paths {
+			f := fmt.Sprintf("%s.paths[%d]", at, c)
+			leaf := want[i*per+1+c]
+			if !leaf.IsUint64() || pathPosition(sec.Paths[c]) != leaf.Uint64() {
+				return &InputError{f, fmt.Sprintf("proves leaf %d, the challenge is %s", pathPosition(sec.Paths[c]), leaf.String())}
+			}
+			root, err := gadget.PathRoot(gadget.TreePoseidon, sec.Leaves[c], sec.Paths[c])
+			if err != nil {
+				return &InputError{f, err.Error()}
+			}
+			if !root.Equal(&sec.CommRLast) {
+				return &InputError{f, "does not lead to comm_r_last"}
+			}
+		}
+	}
+	return nil
+}
