@@ -105,3 +105,20 @@ func PublicInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int) (
 	}
 	return out, nil
 }
+
+// WinningSectorChallenge returns the index, in 0..setLen, of the sector
+// challenge n of a Winning PoSt picks among the miner's setLen sectors: the
+// first 8 bytes, little-endian, of SHA-256(proverID ‖ randomness ‖ n as 8
+// little-endian bytes), modulo setLen (generate_sector_challenge; Winning
+// PoSt asks for n = 0 only). setLen must not be zero.
+func WinningSectorChallenge(proverID, randomness [32]byte, n, setLen uint64) (uint64, error) {
+	if setLen == 0 {
+		return 0, &InputError{"sector_set_len", "empty sector set"}
+	}
+	var buf [72]byte
+	copy(buf[:], proverID[:])
+	copy(buf[32:], randomness[:])
+	binary.LittleEndian.PutUint64(buf[64:], n)
+	h := sha256.Sum256(buf[:])
+	return binary.LittleEndian.Uint64(h[:8]) % setLen, nil
+}

@@ -54,6 +54,32 @@ func loadPoSt(t *testing.T, name string) (refgenPoSt, string) {
 	return m, dir
 }
 
+// TestWinningSectorChallenge: refgen's Winning vector proves the sector
+// generate_winning_post_sector_challenge picked among the three sealed.
+func TestWinningSectorChallenge(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(refgenDir, "post-2k", "sectors.json"))
+	require.NoError(t, err)
+	var all struct {
+		ProverID   string `json:"prover_id"`
+		Randomness string `json:"randomness"`
+		Sectors    []struct {
+			ID uint64 `json:"sector_id"`
+		} `json:"sectors"`
+	}
+	require.NoError(t, json.Unmarshal(b, &all))
+	var pid, rnd [32]byte
+	_, err = hex.Decode(pid[:], []byte(all.ProverID))
+	require.NoError(t, err)
+	_, err = hex.Decode(rnd[:], []byte(all.Randomness))
+	require.NoError(t, err)
+	i, err := WinningSectorChallenge(pid, rnd, 0, uint64(len(all.Sectors)))
+	require.NoError(t, err)
+	m, _ := loadPoSt(t, "winning-2k-v1")
+	require.Equal(t, m.SectorIDs, []uint64{all.Sectors[i].ID})
+	_, err = WinningSectorChallenge(pid, rnd, 0, 0)
+	require.Error(t, err)
+}
+
 // TestRefgenPoSt2KiB rebuilds every partition of the 2 KiB Window (V1 and
 // V1_2, three sectors: two partitions, the second padded) and Winning PoSt
 // vectors from the vanilla proofs rust-fil-proofs made, and compares with
