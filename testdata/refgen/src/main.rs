@@ -6,10 +6,12 @@
 //!   refgen verify (--vk FILE | --params FILE) --proof FILE --inputs FILE
 //!   refgen porep-params [--out DIR] [--c1 FILE]  (needs REFGEN_CACHE; ~1 GiB, not committed)
 //!   refgen verify-c1 --c1 FILE          (rust-fil-proofs' vanilla verification of a C1 output)
+//!   refgen post-counts [--out DIR] [--only NAME[,NAME…]]  (blank PoSt circuit counts per registered proof)
 
 mod interop;
 mod porep;
 mod porep_params;
+mod post;
 mod recorder;
 mod util;
 mod verify;
@@ -63,6 +65,9 @@ fn gen(args: &[String]) -> Result<()> {
             porep::generate(&spec, &out, &tmp, r1cs_dir.as_deref()).with_context(|| spec.dir)?;
         }
     }
+    if want("post-2k") {
+        post::generate(&out, &tmp).context("post-2k")?;
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
 }
@@ -75,6 +80,17 @@ fn main() -> ExitCode {
     };
     let res = match cmd {
         "gen" => gen(rest),
+        "post-counts" => {
+            let out = PathBuf::from(flag(rest, "--out").unwrap_or_else(|| "out".into()));
+            let only: Vec<String> = flag(rest, "--only")
+                .map(|o| o.split(',').map(str::to_owned).collect())
+                .unwrap_or_default();
+            private_caches().and_then(|tmp| {
+                let r = post::counts(&out, &only);
+                let _ = std::fs::remove_dir_all(&tmp);
+                r
+            })
+        }
         "porep-params" => private_caches().and_then(|tmp| {
             let r = porep_params::run(rest);
             let _ = std::fs::remove_dir_all(&tmp);
@@ -106,7 +122,7 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params (see src/main.rs)")),
+        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params|post-counts (see src/main.rs)")),
     };
     match res {
         Ok(()) => ExitCode::from(0),

@@ -25,7 +25,7 @@ use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::recorder::synthesize_both;
-use crate::util::{fr_hex, hex32, write_scalars};
+use crate::util::{fr_hex, write_scalars};
 
 // 2 KiB and 8 MiB sectors share the same tree shape (8-0-0, Poseidon).
 type Tree = SectorShape2KiB;
@@ -49,7 +49,7 @@ pub fn specs() -> Vec<Spec> {
 /// Fixed public values shared by both sectors.
 pub const SECTOR_ID: u64 = 4242;
 
-fn fixed(tag: u8) -> [u8; 32] {
+pub(crate) fn fixed(tag: u8) -> [u8; 32] {
     // byte i = tag ^ (i * 7); byte 31 masked so that each value is also a
     // canonical field element if anyone reads it as one.
     let mut b = [0u8; 32];
@@ -219,14 +219,7 @@ pub fn generate(spec: &Spec, out: &Path, tmp: &Path, r1cs_dir: Option<&Path>) ->
         "challenges_per_partition": view.vanilla[0].len(),
         "public_inputs": part_inputs,
         "public_inputs_files": (0..partitions).map(|k| format!("inputs-p{}.bin", k)).collect::<Vec<_>>(),
-        "partition0": {
-            "counts": syn.counts,
-            "domain_size": syn.counts.constraints.next_power_of_two(),
-            "r1cs_sha256": hex32(&syn.r1cs_sha256),
-            "r1cs_bytes": syn.r1cs_bytes,
-            "witness_sha256": hex32(&syn.witness_sha256),
-            "witness_bytes": 32 * (syn.counts.inputs + syn.counts.aux),
-        },
+        "partition0": syn.summary(),
     });
     fs::write(dir.join("meta.json"), serde_json::to_string_pretty(&meta)? + "\n")?;
     let _ = fs::remove_dir_all(&work);

@@ -60,12 +60,14 @@ impl R1csSink {
     }
 }
 
-/// The recorder. Two modes:
+/// The recorder. Three modes:
 /// - witness mode (`sink == None`): calls every value closure, keeps the
 ///   witness, tracks densities and checks each constraint is satisfied;
 /// - R1CS mode (`sink == Some`): never calls value closures (like bellperson's
 ///   generator) and streams the canonical R1CS. It needs the final input and
-///   aux counts up front, for the header and the unified variable numbering.
+///   aux counts up front, for the header and the unified variable numbering;
+/// - counting mode (`Recorder::counter`): no values and no stream, only
+///   counts and densities.
 pub struct Recorder {
     witness_mode: bool,
     pub inputs: Vec<Fr>,
@@ -86,6 +88,15 @@ impl Recorder {
     /// A witness-mode recorder with ONE already allocated as input 0.
     pub fn witness() -> Self {
         let mut r = Recorder::empty(true, None, 0);
+        r.alloc_input(|| "one", || Ok(Fr::ONE)).unwrap();
+        r
+    }
+
+    /// A counting recorder: like R1CS mode it never calls value closures, but
+    /// it keeps only counts and densities (no canonical R1CS stream), for
+    /// circuits too large to hash. ONE is allocated.
+    pub fn counter() -> Self {
+        let mut r = Recorder::empty(false, None, 0);
         r.alloc_input(|| "one", || Ok(Fr::ONE)).unwrap();
         r
     }
@@ -306,6 +317,25 @@ pub struct Synthesized {
     pub witness_sha256: [u8; 32],
     pub inputs: Vec<Fr>,
     pub witness: Recorder,
+}
+
+impl Synthesized {
+    /// The JSON summary the vectors record per circuit: counts, domain size,
+    /// R1CS and witness digests and byte lengths.
+    pub fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
+        let v = serde_json::json!({
+            "counts": self.counts,
+            "domain_size": self.counts.constraints.next_power_of_two(),
+            "r1cs_sha256": hex::encode(self.r1cs_sha256),
+            "r1cs_bytes": self.r1cs_bytes,
+            "witness_sha256": hex::encode(self.witness_sha256),
+            "witness_bytes": 32 * (self.counts.inputs + self.counts.aux),
+        });
+        match v {
+            serde_json::Value::Object(m) => m,
+            _ => unreachable!("json! of an object literal"),
+        }
+    }
 }
 
 pub fn synthesize_both<C, M>(make: M, r1cs_out: Option<Box<dyn Write + Send>>) -> anyhow::Result<Synthesized>
