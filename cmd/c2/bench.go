@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/porep/c1gen"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -72,7 +74,10 @@ func runBench(args []string) error {
 	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions (needs -params)")
 	params := fs.String("params", "", "with -c1: directory (or file) of the sector size's parameters")
 	vram := fs.String("vram", "", `cap each GPU's memory budget at this many GiB; a list such as "0,24,8" measures each on the same key (0: the whole card)`)
-	if err := fs.Parse(args); err != nil {
+	sectorSize := fs.String("sector-size", "", "prove synthetic C1 outputs of this sector size (2KiB … 64GiB; see c2 c1gen) with -params")
+	v11 := fs.Bool("v1_1", false, "with -sector-size: StackedDrg*V1_1 proofs")
+	proofs := fs.Int("proofs", 1, "with -sector-size: C2 proofs timed back to back, after a warm-up proof")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *parts < 1 || *conc < 1 {
@@ -103,6 +108,16 @@ func runBench(args []string) error {
 			}
 			cfg.Devices = append(cfg.Devices, n)
 		}
+	}
+	if *sectorSize != "" {
+		if *c1 != "" {
+			return errors.New("give -sector-size or -c1, not both")
+		}
+		if *proofs < 1 {
+			return errors.New("-proofs must be at least 1")
+		}
+		cfg.VRAMBudget = budgets[0]
+		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *asJSON)
 	}
 	if *c1 != "" {
 		data, err := os.ReadFile(*c1)
@@ -238,26 +253,8 @@ func measure(log io.Writer, cfg c2.Config, pk *groth16.ProvingKey, partitions []
 	res.WallSeconds = wall.Seconds()
 	res.PerPartitionMS = float64(wall.Microseconds()) / 1000 / float64(res.Partitions)
 	res.Throughput = float64(res.Partitions) / wall.Seconds()
-	ms := func(a, b time.Duration) float64 { return float64((a - b).Microseconds()) / 1000 }
-	s, b := st.Stages, before.Stages
-	res.StagesMS = map[string]float64{
-		"prep_msm": ms(s.Prep, b.Prep), "ntt_h": ms(s.H, b.H), "batch_add": ms(s.BatchAdd, b.BatchAdd),
-		"tail_msm": ms(s.Tail, b.Tail), "b_g2": ms(s.BG2, b.BG2), "epilogue": ms(s.Epilogue, b.Epilogue),
-		"verify": ms(s.Verify, b.Verify),
-	}
-	for i, d := range st.Devices {
-		bd := benchDevice{Name: d.Name, Partitions: d.Partitions, PeakMemory: d.PeakMemory}
-		busy := d.Busy
-		if i < len(before.Devices) && before.Devices[i].Name == d.Name {
-			busy -= before.Devices[i].Busy
-			bd.Partitions -= before.Devices[i].Partitions
-		}
-		bd.BusyPct = 100 * busy.Seconds() / wall.Seconds()
-		if d.Failed != nil {
-			bd.Failed = d.Failed.Error()
-		}
-		res.Devices = append(res.Devices, bd)
-	}
+	res.StagesMS = stageDeltas(st.Stages, before.Stages)
+	res.Devices = deviceDeltas(st, before, wall)
 	res.PeakRSS, _ = pool.PeakRSS()
 	res.HostPeak = st.HostPeak
 	return nil
@@ -305,7 +302,7 @@ func printBench(w io.Writer, r *benchResult) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "stages (summed over partitions; they overlap):\n")
-	for _, k := range []string{"prep_msm", "ntt_h", "batch_add", "tail_msm", "b_g2", "epilogue", "verify"} {
+	for _, k := range stageNames {
 		fmt.Fprintf(w, "  %-10s %10.1f ms  %8.1f ms/partition\n", k, r.StagesMS[k], r.StagesMS[k]/float64(r.Partitions))
 	}
 	fmt.Fprintf(w, "wall       %.3f s, %.1f ms/partition, %.2f partitions/s\n", r.WallSeconds, r.PerPartitionMS, r.Throughput)
@@ -317,4 +314,145 @@ func printBench(w io.Writer, r *benchResult) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "host       peak RSS %.1f MiB, partition buffers peak %.1f MiB\n", float64(r.PeakRSS)/(1<<20), float64(r.HostPeak)/(1<<20))
+}
+
+// sectorResult is what `c2 bench -sector-size … -json` prints.
+type sectorResult struct {
+	Proof        string             `json:"registered_proof"`
+	Partitions   int                `json:"partitions"`
+	Devices      []benchDevice      `json:"devices"`
+	C1Seconds    float64            `json:"c1gen_s"`
+	WarmSeconds  float64            `json:"first_proof_s"` // parameters, R1CS recording, key upload, one proof
+	ProofSeconds []float64          `json:"proof_s"`       // each timed proof, verified
+	StagesMS     map[string]float64 `json:"stages_ms"`     // timed proofs, summed over partitions
+	PeakRSS      int64              `json:"peak_rss_bytes"`
+}
+
+// benchSector proves synthetic C1 outputs of one sector size end to end
+// (c1gen → Prove: witness synthesis, device stages, verification) with the
+// parameters in params (default $FIL_PROOFS_PARAMETER_CACHE, else
+// /var/tmp/filecoin-proof-parameters): one warm-up proof, then n timed ones
+// of other sectors.
+func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint64, n int, asJSON bool) error {
+	proof, err := c1genProof("", size, v11)
+	if err != nil {
+		return err
+	}
+	shape, err := proof.Shape()
+	if err != nil {
+		return err
+	}
+	if params == "" {
+		params = os.Getenv("FIL_PROOFS_PARAMETER_CACHE")
+	}
+	if params == "" {
+		params = "/var/tmp/filecoin-proof-parameters"
+	}
+	pshape, err := parseSectorSize(size)
+	if err != nil {
+		return err
+	}
+	if _, _, err := findParams(params, pshape, ".params"); err != nil {
+		return fmt.Errorf("%w (give -params DIR, or make development ones: c2 setup --sector-size %s --out DIR)", err, size)
+	}
+	log := io.Writer(os.Stderr)
+	res := sectorResult{Proof: proof.String(), Partitions: shape.Partitions}
+	c1s := make([][]byte, n+1)
+	t0 := time.Now()
+	for i := range c1s {
+		var s [32]byte
+		binary.LittleEndian.PutUint64(s[:], seed)
+		s[8] = byte(i)
+		sec, err := c1gen.Generate(proof, s, nil)
+		if err != nil {
+			return err
+		}
+		if c1s[i], err = sec.JSON(); err != nil {
+			return err
+		}
+	}
+	res.C1Seconds = time.Since(t0).Seconds() / float64(len(c1s))
+	fmt.Fprintf(log, "c2 bench: %s, %d partitions, %d synthetic C1 outputs (%.1f s each)\n", proof, shape.Partitions, len(c1s), res.C1Seconds)
+
+	cfg.Params, cfg.TrustParams = params, true
+	prover, err := c2.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer prover.Close()
+	t0 = time.Now()
+	if _, err := prover.Prove(context.Background(), c1s[0]); err != nil {
+		return err
+	}
+	res.WarmSeconds = time.Since(t0).Seconds()
+	fmt.Fprintf(log, "warm-up proof (parameters, R1CS recording, key upload) %.1f s on %s\n", res.WarmSeconds, strings.Join(prover.Devices(), ","))
+
+	_ = pool.ResetPeakRSS()
+	before := prover.Stats()
+	for i, c1 := range c1s[1:] {
+		t := time.Now()
+		if _, err := prover.Prove(context.Background(), c1); err != nil {
+			return err
+		}
+		res.ProofSeconds = append(res.ProofSeconds, time.Since(t).Seconds())
+		fmt.Fprintf(log, "proof %d: %.2f s (verified)\n", i+1, res.ProofSeconds[i])
+	}
+	st := prover.Stats()
+	res.StagesMS = stageDeltas(st.Stages, before.Stages)
+	res.Devices = deviceDeltas(st, before, time.Duration(0))
+	res.PeakRSS, _ = pool.PeakRSS()
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Printf("sector     %s: %d partitions, C1 generated in %.1f s\n", res.Proof, res.Partitions, res.C1Seconds)
+	fmt.Printf("warm-up    %.1f s (parameters, R1CS recording, key upload, one proof)\n", res.WarmSeconds)
+	for i, s := range res.ProofSeconds {
+		fmt.Printf("proof %-4d %.2f s, %.1f ms/partition\n", i+1, s, 1000*s/float64(res.Partitions))
+	}
+	fmt.Printf("stages (summed over the timed proofs' partitions; they overlap):\n")
+	for _, k := range stageNames {
+		fmt.Printf("  %-10s %10.1f ms\n", k, res.StagesMS[k])
+	}
+	for _, d := range res.Devices {
+		fmt.Printf("device     %-8s %d partitions, peak reserved %.1f MiB\n", d.Name, d.Partitions, float64(d.PeakMemory)/(1<<20))
+	}
+	fmt.Printf("host       peak RSS %.1f MiB\n", float64(res.PeakRSS)/(1<<20))
+	return nil
+}
+
+// stageNames orders the keys of stageDeltas for printing.
+var stageNames = []string{"prep_msm", "ntt_h", "batch_add", "tail_msm", "b_g2", "epilogue", "verify"}
+
+// stageDeltas returns s − b per stage in milliseconds.
+func stageDeltas(s, b c2.StageTimes) map[string]float64 {
+	ms := func(a, b time.Duration) float64 { return float64((a - b).Microseconds()) / 1000 }
+	return map[string]float64{
+		"prep_msm": ms(s.Prep, b.Prep), "ntt_h": ms(s.H, b.H), "batch_add": ms(s.BatchAdd, b.BatchAdd),
+		"tail_msm": ms(s.Tail, b.Tail), "b_g2": ms(s.BG2, b.BG2), "epilogue": ms(s.Epilogue, b.Epilogue),
+		"verify": ms(s.Verify, b.Verify),
+	}
+}
+
+// deviceDeltas describes each device's share of the work between before
+// and st; busy percentages are of wall (none when wall is 0).
+func deviceDeltas(st, before c2.Stats, wall time.Duration) []benchDevice {
+	var out []benchDevice
+	for i, d := range st.Devices {
+		bd := benchDevice{Name: d.Name, Partitions: d.Partitions, PeakMemory: d.PeakMemory}
+		busy := d.Busy
+		if i < len(before.Devices) && before.Devices[i].Name == d.Name {
+			busy -= before.Devices[i].Busy
+			bd.Partitions -= before.Devices[i].Partitions
+		}
+		if wall > 0 {
+			bd.BusyPct = 100 * busy.Seconds() / wall.Seconds()
+		}
+		if d.Failed != nil {
+			bd.Failed = d.Failed.Error()
+		}
+		out = append(out, bd)
+	}
+	return out
 }
