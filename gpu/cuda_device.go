@@ -410,13 +410,24 @@ func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 				k.made++ // counted now so that concurrent callers respect maxSlots
 				k.slotMu.Unlock()
 				m, err := c.newSlot(ctx, k, res)
-				if err != nil {
-					k.slotMu.Lock()
-					k.made--
-					k.slotMu.Unlock()
+				if err == nil {
+					return &cudaSlot{c: c, k: k, mem: m}, nil
+				}
+				k.slotMu.Lock()
+				k.made--
+				others := k.made
+				k.slotMu.Unlock()
+				if others == 0 || !errors.Is(err, ErrOutOfMemory) {
 					return nil, err
 				}
-				return &cudaSlot{c: c, k: k, mem: m}, nil
+				// The driver has less room than the budget says (e.g.
+				// fragmentation): make do with the slots that exist.
+				select {
+				case m := <-k.idle:
+					return &cudaSlot{c: c, k: k, mem: m}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
 			}
 		}
 		k.slotMu.Unlock()
