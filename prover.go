@@ -852,7 +852,7 @@ func (p *Prover) runG2(ctx context.Context, pk *groth16.ProvingKey, pr *prepared
 	}
 	t0 := time.Now()
 	idx, scalars := pr.B.g2Scalars()
-	g.sum, g.err = gpu.TailG2CPU(pk.BG2, idx, scalars, p.cfg.Threads)
+	g.sum, g.err = gpu.TailG2CPU(ctx, pk.BG2, idx, scalars, p.cfg.Threads)
 	p.st.add(&p.st.bg2, time.Since(t0))
 }
 

@@ -493,7 +493,7 @@ func BenchmarkCUDATail(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("cpu-gathered-2^%d", logn), func(b *testing.B) {
 			for b.Loop() {
-				_, err := TailG1CPU(pk.L, idx, sc, 0)
+				_, err := TailG1CPU(ctx, pk.L, idx, sc, 0)
 				require.NoError(b, err)
 			}
 		})
