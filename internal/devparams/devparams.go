@@ -78,12 +78,19 @@ func Paths(dir string) (params, vk string) {
 	return base + ".params", base + ".vk"
 }
 
+// wantIC is the number of ic points of the shape's verifying key (its
+// public inputs, ONE included); tests of this package change it.
+var wantIC = Shape.NumInputs()
+
 // Check reports whether dir holds the shape's development .params and .vk
 // and they are whole: the .params file's section counts account for every
-// byte (a file cut short by a killed writer fails), the .vk decodes with
-// every check, and the .vk is the verifying key the .params file starts
-// with. It reads the verifying key and the count words only, not the
-// vectors of points.
+// byte (a file cut short by a killed writer fails), its verifying key has
+// one ic point per public input of the shape, the .vk decodes with every
+// check, and the .vk is the verifying key the .params file starts with. It
+// reads the verifying key and the count words only, not the vectors of
+// points, so it cannot tell a key of an older version of the circuit with
+// as many public inputs: after changing the 2 KiB circuit, remove the
+// files (proofs under a stale key fail Prove's verification).
 func Check(dir string) error {
 	pp, vp := Paths(dir)
 	f, err := os.Open(pp)
@@ -98,6 +105,9 @@ func Check(dir string) error {
 	lay, err := groth16.ScanParams(f, st.Size())
 	if err != nil {
 		return fmt.Errorf("%s: %w", pp, err)
+	}
+	if lay.IC.Len != wantIC {
+		return fmt.Errorf("%s: %d public inputs, the shape has %d", pp, lay.IC.Len, wantIC)
 	}
 	vk, err := os.ReadFile(vp)
 	if err != nil {

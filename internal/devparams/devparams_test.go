@@ -15,16 +15,18 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// smallKey is a key of a 2^8-constraint circuit: Check looks at the file
-// structure, not at the shape's counts, so it stands in for the 2 KiB key.
+// smallKey is a key of a 2^8-constraint circuit with as many public
+// inputs as the 2 KiB shape: Check looks at the file structure and the
+// number of inputs, so it stands in for the 2 KiB key.
 func smallKey(t *testing.T) *groth16.ProvingKey {
 	t.Helper()
 	sys := r1cs.NewSystem()
-	_, err := synth.Build(sys, synth.Shape{LogSize: 8, Seed: 1})
+	_, err := synth.Build(sys, synth.Shape{LogSize: 8, Inputs: wantIC - 1, Seed: 1})
 	require.NoError(t, err)
 	sys.Finalize()
 	pk, err := groth16.Setup(sys, rand.Reader)
 	require.NoError(t, err)
+	require.Len(t, pk.VK.IC, wantIC)
 	return pk
 }
 
@@ -97,6 +99,15 @@ func TestEnsureRepairs(t *testing.T) {
 		"truncated vk": func(t *testing.T, dir string) {
 			_, vp := Paths(dir)
 			require.NoError(t, os.Truncate(vp, 500))
+		},
+		"another shape's params": func(t *testing.T, dir string) {
+			sys := r1cs.NewSystem()
+			_, err := synth.Build(sys, synth.Shape{LogSize: 8, Seed: 2}) // 4 inputs
+			require.NoError(t, err)
+			sys.Finalize()
+			small, err := groth16.Setup(sys, rand.Reader)
+			require.NoError(t, err)
+			require.NoError(t, WriteKey(dir, small))
 		},
 		"vk of another key": func(t *testing.T, dir string) {
 			_, vp := Paths(dir)
