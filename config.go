@@ -3,6 +3,7 @@ package c2
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 
 	"github.com/sealc2/c2/gpu"
@@ -39,6 +40,10 @@ type Config struct {
 	// means the whole card less VRAMMargin. A key that does not fit beside
 	// a slot is streamed from host memory.
 	VRAMBudget int64
+	// Logger receives the Prover's logs: device stages and key loads at
+	// debug level, a device taken out of rotation and proving on the CPU
+	// fallback at warn. nil: nothing is logged.
+	Logger *slog.Logger
 	// HostMemory bounds the host buffers of partitions in flight (a, b, c
 	// and the classified witness); 0 means half of physical memory.
 	HostMemory int64

@@ -2,6 +2,8 @@ package c2
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,4 +58,40 @@ func TestProveDeviceLostMidCall(t *testing.T) {
 	assert.NoError(t, st.Devices[1].Failed)
 	assert.Equal(t, len(parts), st.Devices[0].Partitions+st.Devices[1].Partitions)
 	assert.True(t, dying.Lost())
+}
+
+// recordHandler keeps the messages and levels of the records it handles.
+type recordHandler struct {
+	mu   sync.Mutex
+	msgs map[string]slog.Level
+}
+
+func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs[r.Message] = r.Level
+	return nil
+}
+func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
+
+// Config.Logger hears of device stages and key loads at debug level, and of
+// a retired device and the CPU fallback at warn; without a Logger nothing
+// is logged (and nothing fails).
+func TestProverLogs(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	h := &recordHandler{msgs: map[string]slog.Level{}}
+	dying := gpu.NewFake(gpu.FakeOptions{Name: "dying", Faults: []gpu.Fault{{Stage: gpu.StageTail, Err: gpu.ErrDeviceLost}}})
+	p, err := New(Config{TestDevices: []gpu.Device{dying}, Threads: 2, CPUFallback: true, Logger: slog.New(h)})
+	require.NoError(t, err)
+	_, err = p.ProvePartitions(context.Background(), f.pk, f.parts)
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	assert.Equal(t, slog.LevelDebug, h.msgs["c2: device stage"])
+	assert.Equal(t, slog.LevelDebug, h.msgs["c2: key loaded"])
+	assert.Equal(t, slog.LevelWarn, h.msgs["c2: device taken out of rotation"])
+	assert.Equal(t, slog.LevelWarn, h.msgs["c2: no device left: proving on the CPU fallback"])
 }

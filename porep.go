@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sync/errgroup"
@@ -119,7 +120,9 @@ func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.Provin
 		if p.cfg.TrustParams {
 			opts = append(opts, groth16.TrustedFile())
 		}
+		t0 := time.Now()
 		pk, err := groth16.ReadParamsContext(ctx, path, opts...)
+		p.log.Debug("c2: parameters read", "shape", s.Name, "file", path, "duration", time.Since(t0), "err", err)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +143,10 @@ func (p *Prover) recorded(ctx context.Context, s porep.Shape) (*r1cs.System, err
 			return nil, err
 		}
 		sys := r1cs.NewSystem()
-		if err := porep.SynthesizeContext(ctx, sys, s, part); err != nil {
+		t0 := time.Now()
+		err = porep.SynthesizeContext(ctx, sys, s, part)
+		p.log.Debug("c2: R1CS recorded", "shape", s.Name, "constraints", sys.NumConstraints(), "duration", time.Since(t0), "err", err)
+		if err != nil {
 			return nil, err
 		}
 		sys.Finalize()

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +60,8 @@ func (e *PartitionError) Unwrap() error { return e.Err }
 // use; Close it when done.
 type Prover struct {
 	cfg  Config
-	cpu  *gpu.CPU // b_g2 beside devices, and the fallback device
+	log  *slog.Logger // cfg.Logger, or one that discards
+	cpu  *gpu.CPU     // b_g2 beside devices, and the fallback device
 	devs []*device
 	fall *device // the CPU as a device, used after every device failed
 	host *pool.Pool
@@ -109,8 +111,13 @@ func New(cfg Config) (*Prover, error) {
 	if err != nil {
 		return nil, err
 	}
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	p := &Prover{
 		cfg:   c,
+		log:   log,
 		cpu:   gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
 		prep:  make(chan struct{}, c.PrepWorkers),
 		keys:  make(map[keyID]*lazy[gpu.Key]),
@@ -325,6 +332,7 @@ func (p *Prover) retire(d *device, why error) {
 	if d == nil || d == p.fall {
 		return
 	}
+	p.log.Warn("c2: device taken out of rotation", "device", d.name, "reason", why)
 	p.mu.Lock()
 	p.lastFailure = fmt.Errorf("%s: %w", d.name, why)
 	p.mu.Unlock()
@@ -361,6 +369,7 @@ func (p *Prover) pick(ctx context.Context, exclude map[*device]bool) (*device, e
 		}
 		if !live && p.cfg.CPUFallback {
 			best = p.fall
+			p.log.Warn("c2: no device left: proving on the CPU fallback")
 		}
 		if best != nil || !live {
 			if best != nil {
@@ -406,7 +415,11 @@ func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey, sys
 		p.keys[id] = l
 	}
 	p.keyMu.Unlock()
-	return l.get(ctx, func() (gpu.Key, error) {
+	return l.get(ctx, func() (key gpu.Key, err error) {
+		t0 := time.Now()
+		defer func() {
+			p.log.Debug("c2: key loaded", "device", d.name, "domain", pk.DomainSize(), "duration", time.Since(t0), "err", err)
+		}()
 		if sl, ok := d.Device.(gpu.ShapeLoader); ok {
 			return sl.LoadShape(ctx, pk, sys)
 		}
@@ -618,6 +631,7 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		wg.Wait()
 		pr.classErr = errors.Join(errs[:]...)
 		p.st.add(&p.st.prep, time.Since(t0))
+		p.log.Debug("c2: partition prepared", "evaluated_on_host", abc, "duration", time.Since(t0), "err", pr.classErr)
 	}()
 	if p.cfg.DisableOverlap {
 		<-pr.classified
@@ -721,8 +735,10 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 		d.busy.start()
 		t0 := time.Now()
 		err := f()
-		p.st.add(acc, time.Since(t0))
+		dt := time.Since(t0)
+		p.st.add(acc, dt)
 		d.busy.stop()
+		p.log.Debug("c2: device stage", "device", d.name, "stage", p.st.name(acc), "duration", dt, "err", err)
 		return err
 	}
 	classified := func() error {
@@ -871,6 +887,27 @@ type stats struct {
 }
 
 func (s *stats) add(acc *atomic.Int64, d time.Duration) { acc.Add(int64(d)) }
+
+// name returns the stage an accumulator of s counts, for logs.
+func (s *stats) name(acc *atomic.Int64) string {
+	switch acc {
+	case &s.prep:
+		return "prep"
+	case &s.h:
+		return "h"
+	case &s.batch:
+		return "batch-add"
+	case &s.tail:
+		return "tail-msm"
+	case &s.bg2:
+		return "b_g2"
+	case &s.epilogue:
+		return "epilogue"
+	case &s.verify:
+		return "verify"
+	}
+	return "?"
+}
 
 // busyClock measures the time during which at least one stage runs on a
 // device.
