@@ -1,0 +1,240 @@
+package c2_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/post"
+	"github.com/sealc2/c2/r1cs"
+)
+
+const postRefgen = "testdata/refgen/out/post-2k"
+
+// writePoStDevParams records the blank circuit of each shape, runs the
+// insecure development setup and writes dir/dev-insecure-<official
+// name>.{params,vk}, as `c2 setup --post` does.
+func writePoStDevParams(t *testing.T, dir string, shapes ...post.Shape) {
+	for _, s := range shapes {
+		t0 := time.Now()
+		blank, err := post.BlankPartition(s)
+		require.NoError(t, err)
+		sys := r1cs.NewSystem()
+		require.NoError(t, post.Synthesize(sys, s, blank))
+		sys.Finalize()
+		pk, err := groth16.Setup(sys, rand.Reader)
+		require.NoError(t, err)
+		base := filepath.Join(dir, c2.DevParamsPrefix+s.ParamsName())
+		for ext, w := range map[string]func(*os.File) (int64, error){
+			".params": func(f *os.File) (int64, error) { return pk.WriteTo(f) },
+			".vk":     func(f *os.File) (int64, error) { return pk.VK.WriteTo(f) },
+		} {
+			f, err := os.Create(base + ext)
+			require.NoError(t, err)
+			_, err = w(f)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		}
+		t.Logf("%s: %d constraints, dev setup and write %v", s.Name, sys.NumConstraints(), time.Since(t0).Round(time.Millisecond))
+	}
+}
+
+// postCase is what the tests take from a refgen post-2k vector.
+type postCase struct {
+	dir        string
+	proof      string
+	randomness [32]byte
+	bincode    [][]byte
+	json       [][]byte // the same proofs, one serde JSON object each
+	inputs     [][]fr.Element
+}
+
+func loadPoStCase(t *testing.T, name string) postCase {
+	c := postCase{dir: filepath.Join(postRefgen, name)}
+	b, err := os.ReadFile(filepath.Join(c.dir, "meta.json"))
+	require.NoError(t, err)
+	var m struct {
+		RegisteredProof string   `json:"registered_proof"`
+		Randomness      string   `json:"randomness"`
+		VanillaBincode  []string `json:"vanilla_bincode"`
+		Partitions      []struct {
+			PublicInputsFile string `json:"public_inputs_file"`
+		} `json:"partitions"`
+	}
+	require.NoError(t, json.Unmarshal(b, &m))
+	c.proof = m.RegisteredProof
+	_, err = hex.Decode(c.randomness[:], []byte(m.Randomness))
+	require.NoError(t, err)
+	for _, f := range m.VanillaBincode {
+		b, err := os.ReadFile(filepath.Join(c.dir, f))
+		require.NoError(t, err)
+		c.bincode = append(c.bincode, b)
+	}
+	b, err = os.ReadFile(filepath.Join(c.dir, "vanilla.json"))
+	require.NoError(t, err)
+	var objs []json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &objs))
+	for _, o := range objs {
+		c.json = append(c.json, o)
+	}
+	for _, p := range m.Partitions {
+		b, err := os.ReadFile(filepath.Join(c.dir, p.PublicInputsFile))
+		require.NoError(t, err)
+		require.Zero(t, len(b)%32)
+		in := make([]fr.Element, len(b)/32)
+		for i := range in {
+			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
+			require.NoError(t, err)
+		}
+		c.inputs = append(c.inputs, in)
+	}
+	return c
+}
+
+func (c postCase) prove(ctx context.Context, p *c2.Prover, rnd [32]byte, vanilla [][]byte) ([]byte, error) {
+	s, _ := post.ShapeByName(c.proof)
+	if s.Kind == post.Winning {
+		return p.ProveWinningPoSt(ctx, c.proof, rnd, vanilla)
+	}
+	return p.ProveWindowPoSt(ctx, c.proof, rnd, vanilla)
+}
+
+// TestProvePoSt2KiB proves the 2 KiB Window (V1_2, V1) and Winning PoSt
+// vanilla proofs rust-fil-proofs made (refgen post-2k) under development
+// parameters generated here, and checks each partition's proof against
+// the public inputs refgen recorded from Rust. V1_2's proof also fails
+// under V1's inputs (other challenges).
+func TestProvePoSt2KiB(t *testing.T) {
+	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	winning, _ := post.ShapeByName("StackedDrgWinning2KiBV1")
+	dir := t.TempDir()
+	writePoStDevParams(t, dir, win, winning)
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+
+	proofs := map[string][]byte{}
+	for _, name := range []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"} {
+		c := loadPoStCase(t, name)
+		vanilla := c.bincode
+		if name == "window-2k-v1" {
+			vanilla = c.json // the JSON form filecoin-ffi's callers may hold
+		}
+		t0 := time.Now()
+		proof, err := c.prove(context.Background(), p, c.randomness, vanilla)
+		require.NoError(t, err, name)
+		t.Logf("%s: %d partition(s) proved in %v", name, len(c.inputs), time.Since(t0).Round(time.Millisecond))
+		require.Len(t, proof, groth16.ProofSize*len(c.inputs))
+		proofs[name] = proof
+
+		s, _ := post.ShapeByName(c.proof)
+		vk, err := groth16.ReadVerifyingKey(filepath.Join(dir, c2.DevParamsPrefix+s.ParamsName()+".vk"))
+		require.NoError(t, err)
+		ps, err := groth16.ReadProofs(proof)
+		require.NoError(t, err)
+		for k := range ps {
+			require.NoError(t, groth16.Verify(vk, &ps[k], c.inputs[k]), "%s partition %d under Rust's inputs", name, k)
+		}
+	}
+
+	v1 := loadPoStCase(t, "window-2k-v1")
+	vk, err := groth16.ReadVerifyingKey(filepath.Join(dir, c2.DevParamsPrefix+win.ParamsName()+".vk"))
+	require.NoError(t, err)
+	ps, err := groth16.ReadProofs(proofs["window-2k-v1_2"])
+	require.NoError(t, err)
+	require.ErrorIs(t, groth16.Verify(vk, &ps[0], v1.inputs[0]), groth16.ErrInvalidProof, "V1_2 proof under V1's challenges")
+}
+
+// TestProvePoStRefusesBadInput: bad names, bad vanilla proofs and another
+// randomness are refused natively with typed errors, before parameters are
+// looked for (the Prover has none).
+func TestProvePoStRefusesBadInput(t *testing.T) {
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: t.TempDir()})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	window := loadPoStCase(t, "window-2k-v1_2")
+	winning := loadPoStCase(t, "winning-2k-v1")
+
+	var ie *post.InputError
+	var ve *post.VanillaError
+	_, err = p.ProveWindowPoSt(ctx, "StackedDrgWindow3KiBV1", window.randomness, window.bincode)
+	require.ErrorAs(t, err, &ie)
+	_, err = p.ProveWinningPoSt(ctx, window.proof, window.randomness, window.bincode)
+	require.ErrorAs(t, err, &ie, "a Window proof name for Winning")
+	_, err = p.ProveWindowPoSt(ctx, window.proof, window.randomness, nil)
+	require.ErrorAs(t, err, &ve)
+
+	// Another randomness challenges other leaves: the paths prove the wrong ones.
+	for _, c := range []postCase{window, winning} {
+		rnd := c.randomness
+		rnd[0] ^= 1
+		_, err = c.prove(ctx, p, rnd, c.bincode)
+		require.ErrorAs(t, err, &ie, c.proof)
+		require.NotErrorIs(t, err, c2.ErrNoParams)
+	}
+	// A randomness that is not a canonical scalar.
+	rnd := window.randomness
+	rnd[31] = 0xff
+	_, err = window.prove(ctx, p, rnd, window.bincode)
+	require.ErrorAs(t, err, &ie)
+
+	// One bit of the last sector's comm_r_last (its last 32 bytes): the
+	// inclusion proofs' roots differ from it (and comm_r ≠ Poseidon(comm_c,
+	// comm_r_last), and the paths do not lead to it).
+	bad := append([][]byte(nil), window.bincode...)
+	bad[2] = append([]byte(nil), bad[2]...)
+	bad[2][len(bad[2])-32] ^= 1
+	_, err = window.prove(ctx, p, window.randomness, bad)
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "[2].vanilla_proof.sectors[0].inclusion_proofs[0].root", ie.Field)
+	// One bit of its comm_c: comm_r ≠ Poseidon(comm_c, comm_r_last).
+	bad[2] = append([]byte(nil), window.bincode[2]...)
+	bad[2][len(bad[2])-64] ^= 1
+	_, err = window.prove(ctx, p, window.randomness, bad)
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "partition 1: sectors[0]", ie.Field)
+	// Every byte of the Winning proof's first inclusion proof (Single: tag,
+	// root, leaf, path), one bit at a time: each change is refused, typed.
+	const head, proofLen = 8 + 32 + 8 + 8, 4 + 32 + 32 + 8 + 2*(8+7*32+8)
+	for off := head; off < head+proofLen; off++ {
+		bw := append([]byte(nil), winning.bincode[0]...)
+		bw[off] ^= 0x10
+		_, err = winning.prove(ctx, p, winning.randomness, [][]byte{bw})
+		require.True(t, errors.As(err, &ie) || errors.As(err, &ve), "byte %d: %v", off, err)
+	}
+
+	// Truncated bincode and broken JSON name the proof.
+	_, err = window.prove(ctx, p, window.randomness, [][]byte{window.bincode[0], window.bincode[1][:100]})
+	require.ErrorAs(t, err, &ve)
+	require.Regexp(t, `^\[1\]\.`, ve.Field)
+	_, err = window.prove(ctx, p, window.randomness, [][]byte{window.json[0][:len(window.json[0])-1]})
+	require.ErrorAs(t, err, &ve)
+	require.Regexp(t, `^\[0\]`, ve.Field)
+
+	// Good vanilla proofs reach the parameter lookup.
+	_, err = window.prove(ctx, p, window.randomness, window.bincode)
+	require.ErrorIs(t, err, c2.ErrNoParams)
+	require.ErrorContains(t, err, win2KiBParams())
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = window.prove(cctx, p, window.randomness, window.bincode)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func win2KiBParams() string {
+	s, _ := post.ShapeByName("StackedDrgWindow2KiBV1")
+	return s.ParamsName()
+}
