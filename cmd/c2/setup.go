@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register("setup", "generate INSECURE development parameters for a PoRep sector size", runSetup)
+	register("setup", "generate INSECURE development parameters for a PoRep sector size or a PoSt proof", runSetup)
 }
 
 // devPrefix starts the names of development parameter files, so that they
@@ -28,10 +28,12 @@ const devPrefix = "dev-insecure-"
 func runSetup(args []string) error {
 	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
 	size := fs.String("sector-size", "2KiB", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count")
+	postName := fs.String("post", "", "a registered PoSt proof (e.g. StackedDrgWindow2KiBV1_2): its circuit instead of PoRep's")
 	out := fs.String("out", "", "directory to write the .params and .vk files to (required)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: c2 setup --sector-size SIZE --out DIR\n\n"+
-			"Generates Groth16 parameters for the PoRep circuit of one sector size from a\n"+
+		fmt.Fprintln(fs.Output(), "usage: c2 setup (--sector-size SIZE | --post NAME) --out DIR\n\n"+
+			"Generates Groth16 parameters for the PoRep circuit of one sector size, or the\n"+
+			"PoSt circuit of one registered PoSt proof, from a\n"+
 			"single-party random setup. THEY ARE INSECURE: proofs made with them are\n"+
 			"worthless on chain. Files are named "+devPrefix+"<official name>.{params,vk}.")
 		fs.PrintDefaults()
@@ -42,6 +44,9 @@ func runSetup(args []string) error {
 	if *out == "" {
 		fs.Usage()
 		return errors.New("--out is required")
+	}
+	if *postName != "" {
+		return postSetup(*postName, *out)
 	}
 	shape, err := parseSectorSize(*size)
 	if err != nil {
@@ -60,10 +65,23 @@ func runSetup(args []string) error {
 // and writes dir/dev-insecure-<official name>.{params,vk}, printing stages.
 // dir is created, and both outputs checked, before the setup starts.
 func devSetup(shape porep.Shape, dir string) error {
+	return devSetupSystem(shape.ParamsName(), dir, func() (*r1cs.System, error) {
+		p, err := porep.SyntheticPartition(shape, 1) // the R1CS depends only on the shape
+		if err != nil {
+			return nil, err
+		}
+		sys := r1cs.NewSystem()
+		return sys, porep.Synthesize(sys, shape, p)
+	})
+}
+
+// devSetupSystem is devSetup for the circuit record synthesizes (into a
+// fresh system, unfinalized), whose official parameter base name is name.
+func devSetupSystem(name, dir string, record func() (*r1cs.System, error)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	base := filepath.Join(dir, devPrefix+shape.ParamsName())
+	base := filepath.Join(dir, devPrefix+name)
 	params, err := createOutput(base + ".params")
 	if err != nil {
 		return err
@@ -76,12 +94,8 @@ func devSetup(shape porep.Shape, dir string) error {
 	defer vk.abort()
 
 	t0 := time.Now()
-	p, err := porep.SyntheticPartition(shape, 1) // the R1CS depends only on the shape
+	sys, err := record()
 	if err != nil {
-		return err
-	}
-	sys := r1cs.NewSystem()
-	if err := porep.Synthesize(sys, shape, p); err != nil {
 		return err
 	}
 	sys.Finalize()
