@@ -116,6 +116,9 @@ func (c postCase) prove(ctx context.Context, p *c2.Prover, rnd [32]byte, vanilla
 // the public inputs refgen recorded from Rust. V1_2's proof also fails
 // under V1's inputs (other challenges).
 func TestProvePoSt2KiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev setup of the 2 KiB Winning circuit and four proofs: ~20 CPU-seconds")
+	}
 	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
 	winning, _ := post.ShapeByName("StackedDrgWinning2KiBV1")
 	dir := t.TempDir()
@@ -154,6 +157,14 @@ func TestProvePoSt2KiB(t *testing.T) {
 	ps, err := groth16.ReadProofs(proofs["window-2k-v1_2"])
 	require.NoError(t, err)
 	require.ErrorIs(t, groth16.Verify(vk, &ps[0], v1.inputs[0]), groth16.ErrInvalidProof, "V1_2 proof under V1's challenges")
+
+	// A deadline in the middle of a call (key and R1CS cached) ends it.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = v1.prove(ctx, p, v1.randomness, v1.bincode)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	t.Logf("cancelled call returned after %v", time.Since(t0).Round(time.Millisecond))
 }
 
 // TestProvePoStRefusesBadInput: bad names, bad vanilla proofs and another
