@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -45,6 +46,10 @@ func (e *InputMismatchError) Error() string {
 type shapeCache struct {
 	pk  lazy[*groth16.ProvingKey]
 	sys lazy[*r1cs.System]
+	// users counts the Prove and Preload calls holding this cache (from
+	// before they look for the key until they return), guarded by
+	// Prover.shapesMu: Evict drops a cache only when it is 0.
+	users int
 }
 
 // shape returns the cache of shape s; after Close, a fresh one the Prover
@@ -52,6 +57,11 @@ type shapeCache struct {
 func (p *Prover) shape(s porep.Shape) *shapeCache {
 	p.shapesMu.Lock()
 	defer p.shapesMu.Unlock()
+	return p.shapeLocked(s)
+}
+
+// shapeLocked is shape with p.shapesMu held.
+func (p *Prover) shapeLocked(s porep.Shape) *shapeCache {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
@@ -67,6 +77,23 @@ func (p *Prover) shape(s porep.Shape) *shapeCache {
 		p.shapes[s.Name] = c
 	}
 	return c
+}
+
+// useShape returns the cache of shape s (as shape does) counted as used
+// until done is called; done may be called more than once.
+func (p *Prover) useShape(s porep.Shape) (c *shapeCache, done func()) {
+	p.shapesMu.Lock()
+	c = p.shapeLocked(s)
+	c.users++
+	p.shapesMu.Unlock()
+	var once sync.Once
+	return c, func() {
+		once.Do(func() {
+			p.shapesMu.Lock()
+			c.users--
+			p.shapesMu.Unlock()
+		})
+	}
 }
 
 // dropShapes releases the proving keys and R1CS of every shape (Close
@@ -108,10 +135,11 @@ func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
 	return FindParams(p.cfg.Params, s, ".params")
 }
 
-// provingKey returns the shape's proving key, reading it the first time.
-// The read stops once no caller waits for it (see lazy.getCtx).
-func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.ProvingKey, error) {
-	return p.shape(s).pk.getCtx(ctx, func(ctx context.Context) (*groth16.ProvingKey, error) {
+// provingKey returns the proving key of shape s from its cache c, reading it
+// the first time. The read stops once no caller waits for it (see
+// lazy.getCtx).
+func (p *Prover) provingKey(ctx context.Context, c *shapeCache, s porep.Shape) (*groth16.ProvingKey, error) {
+	return c.pk.getCtx(ctx, func(ctx context.Context) (*groth16.ProvingKey, error) {
 		path, _, err := p.paramsPath(s)
 		if err != nil {
 			return nil, err
@@ -133,11 +161,12 @@ func (p *Prover) provingKey(ctx context.Context, s porep.Shape) (*groth16.Provin
 	})
 }
 
-// recorded returns the shape's R1CS, recording it the first time from a
-// synthetic partition: the constraints depend only on the shape, never on
-// the caller's data. The recording stops once no caller waits for it.
-func (p *Prover) recorded(ctx context.Context, s porep.Shape) (*r1cs.System, error) {
-	return p.shape(s).sys.getCtx(ctx, func(ctx context.Context) (*r1cs.System, error) {
+// recorded returns the R1CS of shape s from its cache c, recording it the
+// first time from a synthetic partition: the constraints depend only on the
+// shape, never on the caller's data. The recording stops once no caller
+// waits for it.
+func (p *Prover) recorded(ctx context.Context, c *shapeCache, s porep.Shape) (*r1cs.System, error) {
+	return c.sys.getCtx(ctx, func(ctx context.Context) (*r1cs.System, error) {
 		part, err := porep.SyntheticPartition(s, 1)
 		if err != nil {
 			return nil, err
@@ -162,8 +191,8 @@ func (p *Prover) recorded(ctx context.Context, s porep.Shape) (*r1cs.System, err
 //
 // Parameters are read from Config.Params once per sector shape and kept; the
 // shape's R1CS is recorded once and shared by later partitions, whose
-// witnesses are synthesized in witness-only mode. Both stay in host memory
-// until Close: for 2 KiB sectors ~1.1 GB of key and ~0.3 GB of R1CS; for
+// witnesses are synthesized in witness-only mode (Preload does both ahead of
+// the first call). Both stay in host memory until Evict or Close: for 2 KiB sectors ~1.1 GB of key and ~0.3 GB of R1CS; for
 // 32 GiB sectors ~44 GiB of key and ~13 GB of R1CS (CSR at 8 bytes per
 // non-zero, row starts, and the recording partition's assignment).
 //
@@ -180,59 +209,70 @@ func (p *Prover) recorded(ctx context.Context, s porep.Shape) (*r1cs.System, err
 // *groth16.FormatError for parameters, *PartitionError for a partition
 // that could not be proved, ErrClosed after Close, ctx's error.
 func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
+	proof, _, err := p.ProveTimed(ctx, c1)
+	return proof, err
+}
+
+// ProveTimes are the wall times of one ProveTimed call's stages, measured
+// by that call alone (Stats sums stages over every call). The stages run one
+// after the other: their sum is at most the call's wall time, which also
+// holds the C1's decoding and native checks.
+type ProveTimes struct {
+	// ParamsLoad is the wait for the shape's proving key and recorded R1CS:
+	// on the shape's first call (the first after Evict, or one joining a
+	// Preload) the parameter read and the R1CS recording, side by side;
+	// near zero once both are cached.
+	ParamsLoad time.Duration
+	// Synthesis is the witness synthesis of every partition, each checked
+	// against the derived public inputs.
+	Synthesis time.Duration
+	// Prove is ProvePartitions' wall time over the partition groups: the
+	// CPU preparation, the device stages and the B_G2 tail of every
+	// partition, the key's load onto a device when it is the first use
+	// there, and the batch verification inside ProvePartitions.
+	Prove time.Duration
+	// Verify is the final verification of the proofs against the public
+	// inputs derived from the C1.
+	Verify time.Duration
+}
+
+// ProveTimed is Prove, and also returns the wall times of the call's own
+// stages. On error the times of the stages that ran are returned with it.
+func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes, error) {
+	var tm ProveTimes
 	out, err := porep.DecodeC1(c1)
 	if err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	shape, parts, err := porep.Partitions(out)
 	if err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	// Check the C1 natively first: a bad one fails in milliseconds with
 	// what is inconsistent named, before parameters are read or anything
 	// is proved.
 	if err := porep.CheckC1(out, shape, parts); err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	want, err := derivedInputs(out)
 	if err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	if len(want) != len(parts) {
-		return nil, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
+		return nil, tm, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
 	}
 	for k, part := range parts {
 		if err := shape.Verify(part, k); err != nil {
-			return nil, err
+			return nil, tm, err
 		}
 	}
-	// The key (a file read) and the shape's R1CS (a synthesis) are independent:
-	// on a first call they are built side by side, once the parameter file is
-	// known to exist (a missing one fails at once, not after the synthesis).
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if _, cached := p.shape(shape).pk.peek(); !cached {
-		if _, _, err := p.paramsPath(shape); err != nil {
-			return nil, err
-		}
-	}
-	// A failure of one stops this call's wait for the other.
-	var (
-		pk  *groth16.ProvingKey
-		rec *r1cs.System
-	)
-	eg, ectx := errgroup.WithContext(ctx)
-	eg.Go(func() (err error) { pk, err = p.provingKey(ectx, shape); return err })
-	eg.Go(func() (err error) { rec, err = p.recorded(ectx, shape); return err })
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	cache, done := p.useShape(shape)
+	defer done()
+	t0 := time.Now()
+	pk, rec, err := p.loadShape(ctx, cache, shape)
+	tm.ParamsLoad = time.Since(t0)
+	if err != nil {
+		return nil, tm, err
 	}
 
 	// Witnesses are the big host allocation (32 bytes per aux variable, plus
@@ -245,6 +285,7 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 		hi := min(lo+group, len(parts))
 		systems := make([]*r1cs.System, hi-lo)
 		var eg errgroup.Group
+		t0 := time.Now()
 		for k := lo; k < hi; k++ {
 			eg.Go(func() error {
 				sys, err := partitionSystem(ctx, rec, shape, parts[k], want[k], k, max(1, runtime.GOMAXPROCS(0)/(hi-lo)))
@@ -252,29 +293,70 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 				return err
 			})
 		}
-		if err := eg.Wait(); err != nil {
-			return nil, err
+		err := eg.Wait()
+		tm.Synthesis += time.Since(t0)
+		if err != nil {
+			return nil, tm, err
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, tm, err
 		}
+		t0 = time.Now()
 		ps, err := p.ProvePartitions(ctx, pk, systems)
+		tm.Prove += time.Since(t0)
 		if err != nil {
 			var pe *PartitionError
 			if errors.As(err, &pe) {
 				pe.Index += lo
 			}
-			return nil, err
+			return nil, tm, err
 		}
 		proofs = append(proofs, ps...)
 	}
 	// ProvePartitions verified against the witness's inputs, which equal the
 	// derived ones; verify once more against the derived vectors themselves
 	// so that a proof is never returned on the strength of the input alone.
-	if err := groth16.VerifyBatch(&pk.VK, proofs, want); err != nil {
-		return nil, fmt.Errorf("c2: proof failed verification against derived public inputs: %w", err)
+	t0 = time.Now()
+	err = groth16.VerifyBatch(&pk.VK, proofs, want)
+	tm.Verify = time.Since(t0)
+	if err != nil {
+		return nil, tm, fmt.Errorf("c2: proof failed verification against derived public inputs: %w", err)
 	}
-	return groth16.MarshalProofs(proofs), nil
+	return groth16.MarshalProofs(proofs), tm, nil
+}
+
+// loadShape returns the proving key and the recorded R1CS of shape s from
+// its cache c, which the caller holds through useShape. The key (a file
+// read) and the R1CS (a synthesis) are independent: when missing they are
+// built side by side, once the parameter file is known to exist (a missing
+// one fails at once, not after the synthesis), and a failure of one stops
+// this call's wait for the other.
+func (p *Prover) loadShape(ctx context.Context, c *shapeCache, s porep.Shape) (*groth16.ProvingKey, *r1cs.System, error) {
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, nil, ErrClosed
+	}
+	if _, cached := c.pk.peek(); !cached {
+		if _, _, err := p.paramsPath(s); err != nil {
+			return nil, nil, err
+		}
+	}
+	var (
+		pk  *groth16.ProvingKey
+		rec *r1cs.System
+	)
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) { pk, err = p.provingKey(ectx, c, s); return err })
+	eg.Go(func() (err error) { rec, err = p.recorded(ectx, c, s); return err })
+	if err := eg.Wait(); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return pk, rec, nil
 }
 
 // partitionSystem synthesizes partition k's witness, checks its public

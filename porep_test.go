@@ -213,3 +213,76 @@ func TestProveCancelledFirstCall(t *testing.T) {
 	require.Less(t, returned, after+time.Second, "Prove returns within a second of the cancellation")
 	require.Less(t, stopped, after+2*time.Second, "the abandoned loads stop")
 }
+
+// Preload reads the parameters and records the R1CS as the first Prove
+// would: the Prove after it needs no parameter file (removed here) and waits
+// for nothing. Evict drops them: a Prove then fails for want of the file,
+// and once the file is back a Preload reads it again, the shape in use
+// (Evict refuses) meanwhile. ProveTimed's stages are positive and fit in
+// the call's wall time. Proves once.
+func TestPreloadEvictProveTimed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("proves a 2^22-constraint circuit")
+	}
+	raw, err := os.ReadFile(c1Path2KiB)
+	require.NoError(t, err)
+	dir, err := devparams.Dir()
+	require.NoError(t, err)
+	src, _ := devparams.Paths(dir)
+	src, err = filepath.Abs(src)
+	require.NoError(t, err)
+	params := t.TempDir()
+	file := filepath.Join(params, filepath.Base(src))
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+
+	require.NoError(t, os.Symlink(src, file))
+	t0 := time.Now()
+	require.NoError(t, p.Preload(ctx, "StackedDrg2KiBV1_1"))
+	preload := time.Since(t0)
+	require.NoError(t, os.Remove(file))
+
+	t0 = time.Now()
+	proof, tm, err := p.ProveTimed(ctx, raw)
+	wall := time.Since(t0)
+	require.NoError(t, err, "the preloaded key is used; the file is gone")
+	require.Len(t, proof, groth16.ProofSize)
+	t.Logf("preload %v; prove %v: %+v", preload, wall, tm)
+	require.Positive(t, tm.Synthesis)
+	require.Positive(t, tm.Prove)
+	require.Positive(t, tm.Verify)
+	require.Less(t, tm.ParamsLoad, preload/10, "nothing left to load after Preload")
+	require.LessOrEqual(t, tm.ParamsLoad+tm.Synthesis+tm.Prove+tm.Verify, wall)
+
+	require.NoError(t, p.Evict("StackedDrg2KiBV1"))
+	_, _, err = p.ProveTimed(ctx, raw)
+	require.ErrorIs(t, err, c2.ErrNoParams, "the key was dropped")
+
+	// The file back: a Preload reads it again, and Evict refuses while it
+	// does.
+	require.NoError(t, os.Symlink(src, file))
+	res := make(chan error, 1)
+	t0 = time.Now()
+	go func() { res <- p.Preload(ctx, "StackedDrg2KiBV1_1") }()
+	sawInUse := false
+wait:
+	for {
+		select {
+		case err = <-res:
+			break wait
+		case <-time.After(20 * time.Millisecond):
+			if err := p.Evict("StackedDrg2KiBV1_1"); errors.Is(err, c2.ErrShapeInUse) {
+				sawInUse = true
+			} else {
+				require.NoError(t, err)
+			}
+		}
+	}
+	reload := time.Since(t0)
+	require.NoError(t, err)
+	require.True(t, sawInUse, "Evict refuses while a Preload uses the shape")
+	require.Greater(t, reload, 100*time.Millisecond, "parameters read again after Evict")
+	t.Logf("preload after Evict: %v", reload)
+}
