@@ -243,6 +243,10 @@ func TestProvePoStRefusesBadInput(t *testing.T) {
 	cancel()
 	_, err = window.prove(cctx, p, window.randomness, window.bincode)
 	require.ErrorIs(t, err, context.Canceled)
+
+	require.NoError(t, p.Close())
+	_, err = window.prove(ctx, p, window.randomness, window.bincode)
+	require.ErrorIs(t, err, c2.ErrClosed)
 }
 
 func win2KiBParams() string {
