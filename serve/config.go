@@ -88,7 +88,7 @@ func (c Config) Check() error {
 		return fmt.Errorf("backend %q: want \"\", \"cpu\" or \"cuda\"", c.Backend)
 	}
 	for _, id := range c.Preload {
-		if _, err := circuitShape(id); err != nil {
+		if _, _, err := circuitShape(id); err != nil {
 			return fmt.Errorf("preload: %w", err)
 		}
 	}

@@ -10,12 +10,21 @@
 // in Prometheus format by Handler and GetMetrics.
 //
 // Timing fields of AwaitProofResponse: queue_wait_ms and total_ms are
-// measured by the engine. gpu_compute_ms is the Prover's device stages (H,
-// batch additions, tail MSMs) summed over the job's partitions, which
-// overlap, so it may exceed the wall time; the Prover's counters are
-// process-wide, so it is filled only for a job that ran alone and is 0
-// otherwise. srs_load_ms and synthesis_ms are 0: c2's public API does not
-// time the parameter read or the witness synthesis of one call apart.
+// measured by the engine. With a Prover that times its calls (ProveTimed,
+// as *c2.Prover has) the others are the job's own Prove call's:
+// srs_load_ms its wait for the circuit's proving key and recorded R1CS
+// (their read and recording on the circuit's first job, near zero once
+// loaded), synthesis_ms its witness synthesis, gpu_compute_ms the wall time
+// of its partitions' proving (preparation, device stages, the key's upload
+// to a device on first use, verification); they are filled for failed and
+// cancelled jobs too, as far as the job got. With another Prover
+// srs_load_ms and synthesis_ms are 0 and gpu_compute_ms is the Prover's
+// device stages summed over the job's partitions when the job ran alone
+// (its counters are process-wide), else 0.
+//
+// PreloadSRS and EvictSRS act on one circuit through a Prover that loads
+// and drops circuits (Preload and Evict, as *c2.Prover has); see
+// Engine.Preload and Engine.Evict for other Provers.
 package serve
 
 import (
@@ -34,7 +43,10 @@ import (
 )
 
 // Prover computes PoRep C2 proofs; *c2.Prover is one. Prove must return
-// promptly once ctx is cancelled.
+// promptly once ctx is cancelled. The engine also uses, when a Prover has
+// them, the methods of *c2.Prover of the same signatures: Stats (GetStatus,
+// metrics), ProveTimed (a job's timings) and Preload and Evict (PreloadSRS,
+// EvictSRS); test doubles may leave them out.
 type Prover interface {
 	Prove(ctx context.Context, c1 []byte) ([]byte, error)
 }
@@ -43,6 +55,21 @@ type Prover interface {
 // does; GetStatus and the metrics use them when present.
 type statsProver interface {
 	Stats() c2.Stats
+}
+
+// timedProver is implemented by provers that time one call's stages, as
+// *c2.Prover does; the engine then proves with ProveTimed and fills the
+// srs_load_ms, synthesis_ms and gpu_compute_ms of AwaitProofResponse.
+type timedProver interface {
+	ProveTimed(ctx context.Context, c1 []byte) ([]byte, c2.ProveTimes, error)
+}
+
+// shapeProver is implemented by provers that load and drop the parameters
+// of one circuit, named by a registered proof such as "StackedDrg32GiBV1_1",
+// as *c2.Prover does; PreloadSRS and EvictSRS then use them.
+type shapeProver interface {
+	Preload(ctx context.Context, proof string) error
+	Evict(proof string) error
 }
 
 // Errors of Submit, mapped to gRPC codes by the service.
@@ -68,15 +95,17 @@ type Options struct {
 	// Retain is how long an ended job stays answerable by AwaitProof and
 	// by its request_id; 0 means 30 minutes.
 	Retain time.Duration
-	// Params is the parameter directory (or file), used by PreloadSRS
-	// and to report parameter sizes; empty disables both.
+	// Params is the parameter directory (or file), used to report
+	// parameter sizes and by PreloadSRS of a Prover without Preload;
+	// empty disables both.
 	Params string
 	// HostMemory is the Prover's host memory budget, reported by
 	// GetStatus as pinned_memory_limit_bytes; 0 reports nothing.
 	HostMemory int64
-	// Reopen, when set, makes EvictSRS able to free parameters: with no
-	// job running, the engine closes its Prover (when it is an io.Closer)
-	// and continues with the one Reopen returns.
+	// Reopen, when set, makes EvictSRS able to free the parameters of a
+	// Prover without Evict: with no job running, the engine closes its
+	// Prover (when it is an io.Closer) and continues with the one Reopen
+	// returns.
 	Reopen func() (Prover, error)
 }
 
@@ -158,6 +187,7 @@ func (q *queue) Pop() any {
 type srsEntry struct {
 	tier pb.SRSStatus_Tier
 	size uint64
+	gen  uint64 // evictions so far, so that a Preload racing one does not mark HOT
 }
 
 // Engine queues proof jobs and runs them on a Prover. Its methods are safe
@@ -321,7 +351,18 @@ func (e *Engine) work() {
 		alone := len(e.running) == 1
 		e.mu.Unlock()
 
-		proof, err := p.Prove(j.ctx, j.input)
+		var (
+			proof []byte
+			times *c2.ProveTimes
+			err   error
+		)
+		if tp, ok := p.(timedProver); ok {
+			var tm c2.ProveTimes
+			proof, tm, err = tp.ProveTimed(j.ctx, j.input)
+			times = &tm
+		} else {
+			proof, err = p.Prove(j.ctx, j.input)
+		}
 
 		var after c2.Stats
 		if hasStats {
@@ -337,14 +378,16 @@ func (e *Engine) work() {
 			d := stageDelta(before.Stages, after.Stages)
 			stages = &d
 		}
-		e.finish(j, proof, err, stages)
+		e.finish(j, proof, err, times, stages)
 		e.cond.Broadcast()
 		e.mu.Unlock()
 	}
 }
 
-// finish records j's outcome and wakes its waiters. e.mu is held.
-func (e *Engine) finish(j *job, proof []byte, err error, stages *c2.StageTimes) {
+// finish records j's outcome and wakes its waiters. times are the Prove
+// call's own stage times, stages the prover's counters over the call when
+// no other job ran meanwhile; either may be nil. e.mu is held.
+func (e *Engine) finish(j *job, proof []byte, err error, times *c2.ProveTimes, stages *c2.StageTimes) {
 	j.ended = time.Now()
 	j.state = stateDone
 	r := &pb.AwaitProofResponse{JobId: j.id, TotalMs: ms(j.ended.Sub(j.submitted))}
@@ -352,6 +395,11 @@ func (e *Engine) finish(j *job, proof []byte, err error, stages *c2.StageTimes) 
 		r.QueueWaitMs = ms(j.started.Sub(j.submitted))
 	} else {
 		r.QueueWaitMs = r.TotalMs
+	}
+	if times != nil {
+		r.SrsLoadMs = ms(times.ParamsLoad)
+		r.SynthesisMs = ms(times.Synthesis)
+		r.GpuComputeMs = ms(times.Prove)
 	}
 	switch {
 	case j.cancelled:
@@ -368,7 +416,7 @@ func (e *Engine) finish(j *job, proof []byte, err error, stages *c2.StageTimes) 
 		r.Status = pb.AwaitProofResponse_COMPLETED
 		r.Proof = proof
 		e.complete++
-		if stages != nil {
+		if times == nil && stages != nil {
 			r.GpuComputeMs = ms(stages.H + stages.BatchAdd + stages.Tail)
 		}
 		if j.circuit != "" {
@@ -381,7 +429,7 @@ func (e *Engine) finish(j *job, proof []byte, err error, stages *c2.StageTimes) 
 	j.cancel()
 	close(j.done)
 	e.ended = append(e.ended, j)
-	e.metrics.observe(j, r, stages)
+	e.metrics.observe(j, r, times, stages)
 }
 
 func (e *Engine) srsEntry(circuit string) *srsEntry {
@@ -450,7 +498,7 @@ func (e *Engine) Cancel(id string) (wasRunning bool, err error) {
 	case statePending:
 		heap.Remove(&e.pending, j.index)
 		j.cancelled = true
-		e.finish(j, nil, nil, nil)
+		e.finish(j, nil, nil, nil, nil)
 		return false, nil
 	case stateRunning:
 		j.cancelled = true
@@ -501,7 +549,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	for e.pending.Len() > 0 {
 		j := heap.Pop(&e.pending).(*job)
 		j.cancelled = true
-		e.finish(j, nil, nil, nil)
+		e.finish(j, nil, nil, nil, nil)
 	}
 	for j := range e.running {
 		j.cancelled = true

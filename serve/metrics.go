@@ -33,7 +33,9 @@ func newMetrics(e *Engine) *metrics {
 		}, []string{"kind", "outcome"}),
 		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "c2_serve_stage_seconds",
-			Help: "Per-job durations: queue_wait, prove and total for every job; the prover's stages " +
+			Help: "Per-job durations: queue_wait, prove and total for every job; srs_load, synthesis and " +
+				"gpu_compute (the call's parameter wait, witness synthesis and partition proving) for completed " +
+				"jobs when the prover times its calls; the prover's stages " +
 				"(prep, h, batch_add, tail, bg2, epilogue, verify; summed over partitions) for completed " +
 				"jobs that ran alone, since the prover's counters are process-wide.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 14), // 10 ms .. ~10 h
@@ -56,7 +58,7 @@ func emit(ch chan<- prometheus.Metric, desc *prometheus.Desc, t prometheus.Value
 }
 
 // observe records an ended job. e.mu is held.
-func (m *metrics) observe(j *job, r *pb.AwaitProofResponse, st *c2.StageTimes) {
+func (m *metrics) observe(j *job, r *pb.AwaitProofResponse, times *c2.ProveTimes, st *c2.StageTimes) {
 	kind := j.kind.String()
 	var outcome string
 	switch r.Status {
@@ -76,6 +78,11 @@ func (m *metrics) observe(j *job, r *pb.AwaitProofResponse, st *c2.StageTimes) {
 		obs("queue_wait", j.ended.Sub(j.submitted))
 	}
 	obs("total", j.ended.Sub(j.submitted))
+	if times != nil && r.Status == pb.AwaitProofResponse_COMPLETED {
+		obs("srs_load", times.ParamsLoad)
+		obs("synthesis", times.Synthesis)
+		obs("gpu_compute", times.Prove)
+	}
 	if st != nil {
 		for _, s := range stageList(*st) {
 			obs(s.name, s.d)

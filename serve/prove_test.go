@@ -110,8 +110,10 @@ func verifyC1Proof(t *testing.T, dir string, c1 []byte, proof []byte) {
 
 // TestRealProof serves a real Prover on a unix socket and on loopback TCP
 // at once: over the socket a proof is cancelled mid-way and a corrupt C1
-// fails; over TCP the C1, wrapped as Curio wraps it, is proved and the proof
-// verifies; a repeated request id returns it without proving again.
+// fails; over TCP the C1, wrapped as Curio wraps it, is proved, the proof
+// verifies and the job's timings are the call's own; a repeated request id
+// returns it without proving again; EvictSRS drops the circuit from the
+// prover and PreloadSRS loads it back (HOT).
 func TestRealProof(t *testing.T) {
 	p, dir := sharedProver(t)
 	raw, err := os.ReadFile(c1Path2KiB)
@@ -181,9 +183,14 @@ func TestRealProof(t *testing.T) {
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, res.Status, res.ErrorMessage)
 	require.Len(t, res.Proof, groth16.ProofSize)
 	verifyC1Proof(t, dir, raw, res.Proof)
-	assert.GreaterOrEqual(t, res.TotalMs, res.QueueWaitMs)
-	assert.Positive(t, res.GpuComputeMs, "device stages of a job that ran alone")
-	t.Logf("proved in %d ms (queue %d ms, device stages %d ms)", res.TotalMs, res.QueueWaitMs, res.GpuComputeMs)
+	// The cancelled job's loads stopped with it: this one read the key and
+	// recorded the R1CS again.
+	assert.Positive(t, res.SrsLoadMs, "key read and R1CS recorded")
+	assert.Positive(t, res.SynthesisMs, "witness synthesis")
+	assert.Positive(t, res.GpuComputeMs, "partitions proved")
+	assert.GreaterOrEqual(t, res.TotalMs, res.QueueWaitMs+res.SrsLoadMs+res.SynthesisMs+res.GpuComputeMs)
+	t.Logf("proved in %d ms (queue %d ms, parameters %d ms, synthesis %d ms, proving %d ms)",
+		res.TotalMs, res.QueueWaitMs, res.SrsLoadMs, res.SynthesisMs, res.GpuComputeMs)
 
 	// The same request id over the other transport: the same job, not a
 	// second proof.
@@ -201,6 +208,28 @@ func TestRealProof(t *testing.T) {
 	require.Len(t, st.LoadedSrs, 1)
 	assert.Equal(t, "porep-2k", st.LoadedSrs[0].CircuitId)
 	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
+
+	// Evict drops the circuit from the prover (not the prover: no Reopen
+	// here); a Preload loads it again, taking as long as a load does.
+	ev, err := overUnix.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.True(t, ev.WasLoaded)
+	assert.Positive(t, ev.FreedBytes)
+	st, err = overUnix.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.Empty(t, st.LoadedSrs)
+	pl, err := overUnix.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.False(t, pl.AlreadyLoaded)
+	assert.Greater(t, pl.LoadTimeMs, uint64(100), "the evicted key is read again")
+	t.Logf("PreloadSRS after EvictSRS: %d ms", pl.LoadTimeMs)
+	st, err = overUnix.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.LoadedSrs, 1)
+	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
+	pl, err = overUnix.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.True(t, pl.AlreadyLoaded)
 
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -523,6 +523,27 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, <-mdone)
 }
 
+// preload2KiB asks PreloadSRS for an unknown circuit (NotFound), then twice
+// for porep-2k: loaded by the first call, already loaded at the second. It
+// returns the one circuit GetStatus lists then.
+func preload2KiB(t *testing.T, c pb.ProvingEngineClient) *pb.SRSStatus {
+	t.Helper()
+	ctx := context.Background()
+	_, err := c.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-99g"})
+	assert.Equal(t, codes.NotFound, status.Code(err))
+	r, err := c.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.False(t, r.AlreadyLoaded)
+	r, err = c.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.True(t, r.AlreadyLoaded)
+	st, err := c.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.LoadedSrs, 1)
+	assert.Equal(t, "porep-2k", st.LoadedSrs[0].CircuitId)
+	return st.LoadedSrs[0]
+}
+
 func TestPreloadEvict(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName()+".params")
@@ -535,29 +556,18 @@ func TestPreloadEvict(t *testing.T) {
 	}})
 	ctx := context.Background()
 
-	_, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-99g"})
-	assert.Equal(t, codes.NotFound, status.Code(err))
-	_, err = ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-8m"})
+	_, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-8m"})
 	assert.Equal(t, codes.FailedPrecondition, status.Code(err), "no parameter file")
-	r, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
-	require.NoError(t, err)
-	assert.False(t, r.AlreadyLoaded)
-	r, err = ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
-	require.NoError(t, err)
-	assert.True(t, r.AlreadyLoaded)
-	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
-	require.NoError(t, err)
-	require.Len(t, st.LoadedSrs, 1)
-	assert.Equal(t, "porep-2k", st.LoadedSrs[0].CircuitId)
-	assert.Equal(t, pb.SRSStatus_WARM, st.LoadedSrs[0].Tier)
-	assert.EqualValues(t, 3<<20, st.LoadedSrs[0].SizeBytes)
+	srs := preload2KiB(t, ts.client)
+	assert.Equal(t, pb.SRSStatus_WARM, srs.Tier)
+	assert.EqualValues(t, 3<<20, srs.SizeBytes)
 
 	// A completed proof leaves the key in the prover: HOT. Evicting it
 	// replaces the prover.
 	p, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq("x", "x", pb.Priority_NORMAL)})
 	require.NoError(t, err)
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, p.Result.Status)
-	st, err = ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
 	e, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
@@ -572,6 +582,104 @@ func TestPreloadEvict(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, p.Result.Status)
 	assert.Equal(t, []string{"y"}, reopened.callList(), "later jobs run on the new prover")
+}
+
+// shapeFake is a fakeProver that also times its calls and loads and drops
+// circuits, as *c2.Prover does.
+type shapeFake struct {
+	*fakeProver
+	times    c2.ProveTimes
+	mu       sync.Mutex
+	preloads []string
+	evicts   []string
+	evictErr error
+}
+
+func (f *shapeFake) ProveTimed(ctx context.Context, c1 []byte) ([]byte, c2.ProveTimes, error) {
+	proof, err := f.Prove(ctx, c1)
+	return proof, f.times, err
+}
+
+func (f *shapeFake) Preload(_ context.Context, proof string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.preloads = append(f.preloads, proof)
+	return nil
+}
+
+func (f *shapeFake) Evict(proof string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.evicts = append(f.evicts, proof)
+	return f.evictErr
+}
+
+func (f *shapeFake) lists() (preloads, evicts []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.preloads...), append([]string(nil), f.evicts...)
+}
+
+// With a prover that loads and drops circuits, PreloadSRS loads one into it
+// (HOT), EvictSRS drops that one only, and not while a job of it runs; a
+// job's timings are its ProveTimed's.
+func TestPreloadEvictShapes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName()+".params")
+	require.NoError(t, os.WriteFile(file, make([]byte, 3<<20), 0o644))
+	f := &shapeFake{fakeProver: newFake(), times: c2.ProveTimes{
+		ParamsLoad: 1500 * time.Millisecond, Synthesis: 2500 * time.Millisecond, Prove: 3500 * time.Millisecond}}
+	ts := startServer(t, "unix", f, Options{Params: dir})
+	ctx := context.Background()
+	loaded := func() []*pb.SRSStatus {
+		st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+		require.NoError(t, err)
+		return st.LoadedSrs
+	}
+
+	srs := preload2KiB(t, ts.client)
+	assert.Equal(t, pb.SRSStatus_HOT, srs.Tier)
+	assert.EqualValues(t, 3<<20, srs.SizeBytes)
+	preloads, _ := f.lists()
+	assert.Equal(t, []string{"StackedDrg2KiBV1_1"}, preloads, "loaded by the first call only")
+
+	// Not while a job of the circuit runs.
+	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
+	require.NoError(t, err)
+	f.waitStart(t, "block-a")
+	_, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	close(f.release)
+	a, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "a"})
+	require.NoError(t, err)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, a.Status)
+	assert.EqualValues(t, 1500, a.SrsLoadMs)
+	assert.EqualValues(t, 2500, a.SynthesisMs)
+	assert.EqualValues(t, 3500, a.GpuComputeMs)
+
+	e, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.True(t, e.WasLoaded)
+	assert.EqualValues(t, 3<<20, e.FreedBytes)
+	_, evicts := f.lists()
+	assert.Equal(t, []string{"StackedDrg2KiBV1_1"}, evicts)
+	assert.False(t, f.closed, "the prover stays")
+	assert.Empty(t, loaded())
+	e, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	assert.False(t, e.WasLoaded)
+
+	// The prover's refusal (a call of another request uses the circuit)
+	// reaches the client.
+	f.mu.Lock()
+	f.evictErr = fmt.Errorf("%w: 1 calls are proving or loading StackedDrg2KiBV1", c2.ErrShapeInUse)
+	f.mu.Unlock()
+	_, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+
+	text, err := ts.srv.Engine.MetricsText()
+	require.NoError(t, err)
+	assert.Contains(t, text, `c2_serve_stage_seconds_count{kind="POREP_SEAL_COMMIT",stage="srs_load"} 1`)
 }
 
 func TestConfig(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/inputs"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
 )
 
@@ -17,34 +18,47 @@ import (
 // prove.
 var ErrUnknownCircuit = errors.New("serve: unknown circuit")
 
-// circuitNames maps PoRep sector sizes to cuzk's circuit ids ("porep-32g"),
-// extended to the small test sizes.
-var circuitNames = map[uint64]string{
-	2 << 10:   "porep-2k",
-	8 << 20:   "porep-8m",
-	512 << 20: "porep-512m",
-	32 << 30:  "porep-32g",
-	64 << 30:  "porep-64g",
+// circuits are the PoRep circuits c2 serves, named by cuzk's circuit ids
+// ("porep-32g", extended to the small test sizes), with a registered proof
+// of each sector size (V1 and V1_1 share the circuit).
+var circuits = []struct {
+	size  uint64
+	id    string
+	proof inputs.Proof
+}{
+	{2 << 10, "porep-2k", inputs.StackedDrg2KiBV1_1},
+	{8 << 20, "porep-8m", inputs.StackedDrg8MiBV1_1},
+	{512 << 20, "porep-512m", inputs.StackedDrg512MiBV1_1},
+	{32 << 30, "porep-32g", inputs.StackedDrg32GiBV1_1},
+	{64 << 30, "porep-64g", inputs.StackedDrg64GiBV1_1},
 }
 
 // circuitID names the PoRep circuit of a sector size, "" for an unknown size.
-func circuitID(sectorSize uint64) string { return circuitNames[sectorSize] }
+func circuitID(sectorSize uint64) string {
+	for _, c := range circuits {
+		if c.size == sectorSize {
+			return c.id
+		}
+	}
+	return ""
+}
 
-// circuitShape returns the PoRep shape a circuit id names.
-func circuitShape(id string) (porep.Shape, error) {
-	for size, name := range circuitNames {
-		if name == id {
-			if s, ok := porep.ShapeBySize(size); ok {
-				return s, nil
+// circuitShape returns the PoRep shape a circuit id names and the name of a
+// registered proof of it.
+func circuitShape(id string) (porep.Shape, string, error) {
+	for _, c := range circuits {
+		if c.id == id {
+			if s, ok := porep.ShapeBySize(c.size); ok {
+				return s, c.proof.String(), nil
 			}
 		}
 	}
-	return porep.Shape{}, fmt.Errorf("%w %q (c2 serves porep-2k, porep-8m, porep-512m, porep-32g, porep-64g)", ErrUnknownCircuit, id)
+	return porep.Shape{}, "", fmt.Errorf("%w %q (c2 serves porep-2k, porep-8m, porep-512m, porep-32g, porep-64g)", ErrUnknownCircuit, id)
 }
 
 // paramsFile finds the parameter file of a circuit under Options.Params.
 func (e *Engine) paramsFile(circuit string) (string, error) {
-	s, err := circuitShape(circuit)
+	s, _, err := circuitShape(circuit)
 	if err != nil {
 		return "", err
 	}
@@ -68,13 +82,25 @@ func (e *Engine) paramsSize(circuit string) uint64 {
 	return uint64(st.Size())
 }
 
-// Preload readies a circuit's parameters as far as c2's public API allows:
-// it reads the whole parameter file once, so that the first proof of the
-// circuit decodes it from the page cache instead of the disk (tier WARM).
-// The key itself is decoded into the Prover by the first proof of the
-// circuit (tier HOT afterwards). already reports a circuit that was WARM or
-// HOT before the call.
+// Preload readies a circuit's parameters. With a prover that loads shapes
+// (shapeProver, as *c2.Prover is) it reads the proving key and records the
+// circuit's R1CS into the prover, as the circuit's first proof would (tier
+// HOT): the next proof starts at once. Otherwise it reads the whole
+// parameter file once, so that the first proof decodes it from the page
+// cache instead of the disk (tier WARM), and the first proof makes it HOT.
+// already reports a circuit that was HOT (or, without a shapeProver, WARM
+// or HOT) before the call; took is the time the call spent loading.
 func (e *Engine) Preload(ctx context.Context, circuit string) (already bool, took time.Duration, err error) {
+	_, proof, err := circuitShape(circuit)
+	if err != nil {
+		return false, 0, err
+	}
+	e.mu.Lock()
+	sp, ok := e.prover.(shapeProver)
+	e.mu.Unlock()
+	if ok {
+		return e.preloadShape(ctx, sp, circuit, proof)
+	}
 	f, err := e.paramsFile(circuit)
 	if err != nil {
 		return false, 0, err
@@ -94,6 +120,28 @@ func (e *Engine) Preload(ctx context.Context, circuit string) (already bool, too
 	e.mu.Lock()
 	if s.tier == pb.SRSStatus_COLD {
 		s.tier = pb.SRSStatus_WARM
+	}
+	e.mu.Unlock()
+	return false, took, nil
+}
+
+// preloadShape is Preload through the prover's own Preload.
+func (e *Engine) preloadShape(ctx context.Context, sp shapeProver, circuit, proof string) (already bool, took time.Duration, err error) {
+	e.mu.Lock()
+	s := e.srsEntry(circuit)
+	already, gen := s.tier == pb.SRSStatus_HOT, s.gen
+	e.mu.Unlock()
+	if already {
+		return true, 0, nil
+	}
+	t0 := time.Now()
+	if err := sp.Preload(ctx, proof); err != nil {
+		return false, 0, err
+	}
+	took = time.Since(t0)
+	e.mu.Lock()
+	if s.gen == gen { // not evicted meanwhile
+		s.tier = pb.SRSStatus_HOT
 	}
 	e.mu.Unlock()
 	return false, took, nil
@@ -121,16 +169,24 @@ func readThrough(ctx context.Context, path string) error {
 	}
 }
 
-// Evict frees a circuit's parameters. c2's Prover keeps the keys of every
-// circuit it proved until it is closed, so evicting one circuit frees all:
-// with Options.Reopen set and no job running, the prover is closed and
-// replaced, and every circuit returns to COLD. wasLoaded and freed describe
-// the circuit asked for.
+// Evict frees a circuit's parameters. With a prover that loads shapes
+// (shapeProver) it drops that circuit's key and R1CS from the prover, and
+// refuses while a job of the circuit runs (the prover refuses too while any
+// call uses them). Otherwise the prover keeps the keys of every circuit it
+// proved until it is closed, so evicting one circuit frees all: with
+// Options.Reopen set and no job running, the prover is closed and
+// replaced, and every circuit returns to COLD. wasLoaded and freed (the
+// parameter file's size) describe the circuit asked for.
 func (e *Engine) Evict(circuit string) (wasLoaded bool, freed uint64, err error) {
-	if _, err := circuitShape(circuit); err != nil {
+	_, proof, err := circuitShape(circuit)
+	if err != nil {
 		return false, 0, err
 	}
 	e.mu.Lock()
+	if sp, ok := e.prover.(shapeProver); ok {
+		defer e.mu.Unlock()
+		return e.evictShape(sp, circuit, proof)
+	}
 	s, ok := e.srs[circuit]
 	loaded := ok && s.tier == pb.SRSStatus_HOT
 	warm := ok && s.tier == pb.SRSStatus_WARM
@@ -147,4 +203,29 @@ func (e *Engine) Evict(circuit string) (wasLoaded bool, freed uint64, err error)
 		return true, 0, err
 	}
 	return true, all[circuit].size, nil
+}
+
+// evictShape is Evict through the prover's own Evict. e.mu is held, so
+// that no job of the circuit starts or ends meanwhile: a job ending marks
+// its circuit HOT under e.mu, after its Prove returned.
+func (e *Engine) evictShape(sp shapeProver, circuit, proof string) (wasLoaded bool, freed uint64, err error) {
+	for j := range e.running {
+		if j.circuit == circuit {
+			return false, 0, fmt.Errorf("serve: job %s is proving on %s; evict when it has ended", j.id, circuit)
+		}
+	}
+	if err := sp.Evict(proof); err != nil {
+		return false, 0, err
+	}
+	s, ok := e.srs[circuit]
+	if !ok {
+		return false, 0, nil
+	}
+	s.gen++
+	wasLoaded = s.tier == pb.SRSStatus_HOT
+	s.tier = pb.SRSStatus_COLD
+	if wasLoaded {
+		freed = s.size
+	}
+	return wasLoaded, freed, nil
 }

@@ -137,21 +137,14 @@ func serveDaemon(cfg serve.Config) error {
 	if err != nil {
 		return err
 	}
-	// EvictSRS replaces the prover; the last one is closed on exit.
+	// EvictSRS drops one circuit from the prover (Prover.Evict); the prover
+	// itself lives until exit.
 	closeProver := func() {
 		if err := p.Close(); err != nil {
 			logger.Printf("closing the prover: %v", err)
 		}
 	}
 	opts := cfg.Options()
-	opts.Reopen = func() (serve.Prover, error) {
-		np, err := c2.New(cfg.ProverConfig())
-		if err != nil {
-			return nil, err
-		}
-		p = np
-		return np, nil
-	}
 	lis, err := serve.Listen(cfg.Listen)
 	if err != nil {
 		closeProver()
@@ -174,16 +167,21 @@ func serveDaemon(cfg serve.Config) error {
 		logger.Printf("metrics on http://%s/metrics", mlis.Addr())
 		go func() { errc <- srv.ServeMetrics(mlis) }()
 	}
-	for _, id := range cfg.Preload {
-		go func() {
-			_, took, err := srv.Engine.Preload(context.Background(), id)
+	// Preloads load keys into host memory: one circuit at a time, stopped
+	// by the shutdown.
+	pctx, stopPreload := context.WithCancel(context.Background())
+	preloaded := make(chan struct{})
+	go func() {
+		defer close(preloaded)
+		for _, id := range cfg.Preload {
+			_, took, err := srv.Engine.Preload(pctx, id)
 			if err != nil {
 				logger.Printf("preload %s: %v", id, err)
-				return
+				continue
 			}
-			logger.Printf("preload %s: parameter file read in %s", id, took.Round(time.Millisecond))
-		}()
-	}
+			logger.Printf("preload %s: parameters loaded in %s", id, took.Round(time.Millisecond))
+		}
+	}()
 
 	grace := time.Duration(cfg.ShutdownTimeout)
 	if grace <= 0 {
@@ -199,6 +197,8 @@ func serveDaemon(cfg serve.Config) error {
 	case serveErr = <-errc:
 		logger.Printf("listener failed: %v; shutting down", serveErr)
 	}
+	stopPreload()
+	<-preloaded
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	go func() {
