@@ -54,14 +54,18 @@ type shapeCache struct {
 
 // shape returns the cache of shape s; after Close, a fresh one the Prover
 // does not keep, so that a call racing Close leaves nothing behind.
-func (p *Prover) shape(s porep.Shape) *shapeCache {
+func (p *Prover) shape(s porep.Shape) *shapeCache { return p.cache(s.Name) }
+
+// cache returns the cache named name (a PoRep shape's Name, or a PoSt
+// circuit's key from post.go), as shape does.
+func (p *Prover) cache(name string) *shapeCache {
 	p.shapesMu.Lock()
 	defer p.shapesMu.Unlock()
-	return p.shapeLocked(s)
+	return p.cacheLocked(name)
 }
 
-// shapeLocked is shape with p.shapesMu held.
-func (p *Prover) shapeLocked(s porep.Shape) *shapeCache {
+// cacheLocked is cache with p.shapesMu held.
+func (p *Prover) cacheLocked(name string) *shapeCache {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
@@ -71,10 +75,10 @@ func (p *Prover) shapeLocked(s porep.Shape) *shapeCache {
 	if p.shapes == nil {
 		p.shapes = make(map[string]*shapeCache)
 	}
-	c, ok := p.shapes[s.Name]
+	c, ok := p.shapes[name]
 	if !ok {
 		c = &shapeCache{}
-		p.shapes[s.Name] = c
+		p.shapes[name] = c
 	}
 	return c
 }
@@ -83,7 +87,7 @@ func (p *Prover) shapeLocked(s porep.Shape) *shapeCache {
 // until done is called; done may be called more than once.
 func (p *Prover) useShape(s porep.Shape) (c *shapeCache, done func()) {
 	p.shapesMu.Lock()
-	c = p.shapeLocked(s)
+	c = p.cacheLocked(s.Name)
 	c.users++
 	p.shapesMu.Unlock()
 	var once sync.Once
@@ -96,7 +100,8 @@ func (p *Prover) useShape(s porep.Shape) (c *shapeCache, done func()) {
 	}
 }
 
-// dropShapes releases the proving keys and R1CS of every shape (Close
+// dropShapes releases the proving keys and R1CS of every shape, PoRep and
+// PoSt (Close
 // calls it once the calls in progress have returned): loads still running
 // finish into caches nothing refers to any more.
 func (p *Prover) dropShapes() {

@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"weak"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -16,53 +13,10 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// postCaches holds, per Prover and per PoSt circuit (its parameter name,
-// which V1 and V1_2 Window proofs share), the proving key and the R1CS
-// recorded once. A Prover's entry goes when the Prover is collected, or at
-// the first PoSt call after Close; the Prover itself holds no reference to
-// it, so the entry never keeps the Prover alive.
-var postCaches = struct {
-	sync.Mutex
-	m map[weak.Pointer[Prover]]map[string]*shapeCache
-}{m: make(map[weak.Pointer[Prover]]map[string]*shapeCache)}
-
-// postShape returns the cache of PoSt shape s; after Close, a fresh one the
-// Prover does not keep (and the Prover's caches are dropped).
-func (p *Prover) postShape(s post.Shape) *shapeCache {
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		p.dropPoStShapes()
-		return &shapeCache{}
-	}
-	wp := weak.Make(p)
-	postCaches.Lock()
-	defer postCaches.Unlock()
-	m, ok := postCaches.m[wp]
-	if !ok {
-		m = make(map[string]*shapeCache)
-		postCaches.m[wp] = m
-		runtime.AddCleanup(p, func(wp weak.Pointer[Prover]) {
-			postCaches.Lock()
-			delete(postCaches.m, wp)
-			postCaches.Unlock()
-		}, wp)
-	}
-	c, ok := m[s.ParamsName()]
-	if !ok {
-		c = &shapeCache{}
-		m[s.ParamsName()] = c
-	}
-	return c
-}
-
-// dropPoStShapes releases the PoSt proving keys and R1CS the Prover holds.
-func (p *Prover) dropPoStShapes() {
-	postCaches.Lock()
-	delete(postCaches.m, weak.Make(p))
-	postCaches.Unlock()
-}
+// postShape returns the cache of PoSt shape s: the proving key and R1CS of
+// its circuit (its parameter name, which V1 and V1_2 Window proofs share),
+// kept beside the PoRep shapes and dropped with them by Close.
+func (p *Prover) postShape(s post.Shape) *shapeCache { return p.cache("post/" + s.ParamsName()) }
 
 // FindPoStParams resolves where the parameters of PoSt shape s are, as
 // FindParams does for PoRep: path itself when it is a file, else in the
