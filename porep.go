@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -116,20 +113,7 @@ func (p *Prover) dropShapes() {
 // development one (DevParamsPrefix + the same name). dev reports a file
 // named as a development one. Errors wrap ErrNoParams.
 func FindParams(path string, s porep.Shape, ext string) (file string, dev bool, err error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", false, fmt.Errorf("%w: %v", ErrNoParams, err)
-	}
-	if !st.IsDir() {
-		return path, strings.HasPrefix(filepath.Base(path), DevParamsPrefix), nil
-	}
-	for _, name := range []string{s.ParamsName() + ext, DevParamsPrefix + s.ParamsName() + ext} {
-		q := filepath.Join(path, name)
-		if _, err := os.Stat(q); err == nil {
-			return q, name != s.ParamsName()+ext, nil
-		}
-	}
-	return "", false, fmt.Errorf("%w: no %s%s (or %s…) in %s", ErrNoParams, s.ParamsName(), ext, DevParamsPrefix, path)
+	return findParamsFile(path, s.ParamsName(), ext)
 }
 
 // paramsPath finds the shape's parameter file under Config.Params.
@@ -140,52 +124,24 @@ func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
 	return FindParams(p.cfg.Params, s, ".params")
 }
 
-// provingKey returns the proving key of shape s from its cache c, reading it
-// the first time. The read stops once no caller waits for it (see
-// lazy.getCtx).
-func (p *Prover) provingKey(ctx context.Context, c *shapeCache, s porep.Shape) (*groth16.ProvingKey, error) {
-	return c.pk.getCtx(ctx, func(ctx context.Context) (*groth16.ProvingKey, error) {
-		path, _, err := p.paramsPath(s)
-		if err != nil {
-			return nil, err
-		}
-		var opts []groth16.ReadOption
-		if p.cfg.TrustParams {
-			opts = append(opts, groth16.TrustedFile())
-		}
-		t0 := time.Now()
-		pk, err := groth16.ReadParamsContext(ctx, path, opts...)
-		p.log.Debug("c2: parameters read", "shape", s.Name, "file", path, "duration", time.Since(t0), "err", err)
-		if err != nil {
-			return nil, err
-		}
-		if pk.VK.NumInputs() != s.NumInputs() {
-			return nil, fmt.Errorf("c2: %s: key for %d public inputs, %s has %d", path, pk.VK.NumInputs(), s.Name, s.NumInputs())
-		}
-		return pk, nil
-	})
+// provingKey reads the proving key of shape s (for c.pk's getCtx).
+func (p *Prover) provingKey(s porep.Shape) func(context.Context) (*groth16.ProvingKey, error) {
+	return func(ctx context.Context) (*groth16.ProvingKey, error) {
+		return p.readKey(ctx, s.Name, s.NumInputs(), func() (string, bool, error) { return p.paramsPath(s) })
+	}
 }
 
-// recorded returns the R1CS of shape s from its cache c, recording it the
-// first time from a synthetic partition: the constraints depend only on the
-// shape, never on the caller's data. The recording stops once no caller
-// waits for it.
-func (p *Prover) recorded(ctx context.Context, c *shapeCache, s porep.Shape) (*r1cs.System, error) {
-	return c.sys.getCtx(ctx, func(ctx context.Context) (*r1cs.System, error) {
+// recorded records the R1CS of shape s from a synthetic partition (for
+// c.sys's getCtx): the constraints depend only on the shape, never on the
+// caller's data.
+func (p *Prover) recorded(s porep.Shape) func(context.Context) (*r1cs.System, error) {
+	return func(ctx context.Context) (*r1cs.System, error) {
 		part, err := porep.SyntheticPartition(s, 1)
 		if err != nil {
 			return nil, err
 		}
-		sys := r1cs.NewSystem()
-		t0 := time.Now()
-		err = porep.SynthesizeContext(ctx, sys, s, part)
-		p.log.Debug("c2: R1CS recorded", "shape", s.Name, "constraints", sys.NumConstraints(), "duration", time.Since(t0), "err", err)
-		if err != nil {
-			return nil, err
-		}
-		sys.Finalize()
-		return sys, nil
-	})
+		return p.recordSystem(s.Name, func(sys *r1cs.System) error { return porep.SynthesizeContext(ctx, sys, s, part) })
+	}
 }
 
 // Prove computes the C2 proof of a PoRep commit-phase-1 output: c1 is the
@@ -343,25 +299,7 @@ func (p *Prover) loadShape(ctx context.Context, c *shapeCache, s porep.Shape) (*
 	if closed {
 		return nil, nil, ErrClosed
 	}
-	if _, cached := c.pk.peek(); !cached {
-		if _, _, err := p.paramsPath(s); err != nil {
-			return nil, nil, err
-		}
-	}
-	var (
-		pk  *groth16.ProvingKey
-		rec *r1cs.System
-	)
-	eg, ectx := errgroup.WithContext(ctx)
-	eg.Go(func() (err error) { pk, err = p.provingKey(ectx, c, s); return err })
-	eg.Go(func() (err error) { rec, err = p.recorded(ectx, c, s); return err })
-	if err := eg.Wait(); err != nil {
-		return nil, nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	return pk, rec, nil
+	return p.keyAndSystem(ctx, c, func() (string, bool, error) { return p.paramsPath(s) }, p.provingKey(s), p.recorded(s))
 }
 
 // partitionSystem synthesizes partition k's witness, checks its public
