@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"testing"
@@ -66,15 +67,16 @@ func TestSoakCancel(t *testing.T) {
 	require.Len(t, proof, groth16.ProofSize)
 	warm := time.Since(t0)
 
-	runtime.GC()
 	g0 := runtime.NumGoroutine()
-	rss0, err := pool.RSS()
-	require.NoError(t, err)
+	rss0 := settledRSS(t)
 	t.Logf("warm proof %v; start: %d goroutines, RSS %.1f MiB", warm.Round(time.Millisecond), g0, mib(rss0))
 
 	var lat []time.Duration
 	proved, cancelled := 0, 0
 	for i := range n {
+		if i > 0 && i%10 == 0 {
+			t.Logf("after %d calls: %d goroutines, RSS %.1f MiB", i, runtime.NumGoroutine(), mib(settledRSS(t)))
+		}
 		if rng.IntN(2) == 0 {
 			_, err := p.Prove(ctx, raw)
 			require.NoError(t, err, "proof %d", i)
@@ -106,14 +108,12 @@ func TestSoakCancel(t *testing.T) {
 	// Goroutines of cancelled calls may still be on their way out.
 	var g1 int
 	for range 50 {
-		runtime.GC()
 		if g1 = runtime.NumGoroutine(); g1 <= g0 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	rss1, err := pool.RSS()
-	require.NoError(t, err)
+	rss1 := settledRSS(t)
 	slices.Sort(lat)
 	t.Logf("%d calls: %d proofs, %d cancelled; end: %d goroutines, RSS %.1f MiB (start %d, %.1f MiB)",
 		n, proved, cancelled, g1, mib(rss1), g0, mib(rss0))
@@ -126,3 +126,13 @@ func TestSoakCancel(t *testing.T) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// settledRSS returns the resident set after a collection that returns
+// freed memory to the operating system, so that it counts live memory and
+// the allocator's retained pages only.
+func settledRSS(t *testing.T) int64 {
+	debug.FreeOSMemory()
+	rss, err := pool.RSS()
+	require.NoError(t, err)
+	return rss
+}
