@@ -22,10 +22,10 @@ import (
 )
 
 // cancelBound is the generous bound TestSoakCancel puts on the time from a
-// cancel to Prove's return (the goal is 100 ms at 2 KiB; the CPU device's
-// NTTs are one uninterruptible call of a few hundred milliseconds to
-// seconds on 2 cores).
-const cancelBound = 5 * time.Second
+// cancel to Prove's return. The goal is 100 ms at 2 KiB; on 2 cores the CPU
+// device's six NTTs are one call of 4.6 s and one 2^20-point chunk of the H
+// MSM takes a few seconds (measured: median 2.3 s, max 3.2 s over 5 cancels).
+const cancelBound = 10 * time.Second
 
 // TestSoakCancel proves the 2 KiB C1 $C2_SOAK times in sequence on one warm
 // CPU Prover, cancelling each call with probability 1/2 at a uniformly
