@@ -142,7 +142,10 @@ func (s *cpuSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if err := s.k.dom.ComputeH(a, b, c); err != nil {
+	if err := s.k.dom.ComputeHContext(ctx, a, b, c); err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
 		return res, s.d.err(StageH, SectionH, fmt.Errorf("%w: %v", ErrBadArgument, err))
 	}
 	if err := ctx.Err(); err != nil {
@@ -206,8 +209,8 @@ func (s *cpuSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element
 
 // The CPU device's MSMs and batch additions run as a sequence of calls over
 // chunks and check the context before each one, so that a cancelled
-// partition stops within one chunk's time. ComputeH's six NTTs are one call
-// of package ntt, with the context checked before and after it. Chunks are
+// partition stops within one chunk's time. ComputeH checks it between its six
+// transforms (ntt.Domain.ComputeHContext). Chunks are
 // large enough that Pippenger's per-call cost (each window's bucket
 // reduction) stays small: a 2^22-point G1 MSM in chunks of 2^20 took 6%
 // longer than in one call on 2 cores, in chunks of 2^19 24% longer.

@@ -10,6 +10,7 @@
 package ntt
 
 import (
+	"context"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -69,6 +70,13 @@ func (d *Domain) Generator() fr.Element { return d.d.Generator }
 // in natural order (zero beyond the last constraint). On return a[n−1] is 0
 // when the constraints are satisfied; only a[:n−1] pairs with the h query.
 func (d *Domain) ComputeH(a, b, c []fr.Element) error {
+	return d.ComputeHContext(context.Background(), a, b, c)
+}
+
+// ComputeHContext is ComputeH that checks ctx before each of its six
+// transforms and returns ctx's error, leaving a, b and c unspecified, once
+// ctx ends.
+func (d *Domain) ComputeHContext(ctx context.Context, a, b, c []fr.Element) error {
 	if len(a) != d.n || len(b) != d.n || len(c) != d.n {
 		return fmt.Errorf("ntt: ComputeH needs vectors of length %d, got %d, %d, %d", d.n, len(a), len(b), len(c))
 	}
@@ -82,16 +90,27 @@ func (d *Domain) ComputeH(a, b, c []fr.Element) error {
 	// FFT: seven transforms. That last one is linear and undoes c's trip to
 	// the coset, so c needs only its inverse FFT: six transforms, the same h
 	// (satisfied or not).
-	for _, v := range [][]fr.Element{a, b} {
+	steps := []func(){
 		// Coefficients come out bit-reversed, which is what DIT takes in;
 		// evaluations on the coset come out in natural order.
-		d.d.FFTInverse(v, fft.DIF)
-		d.d.FFT(v, fft.DIT, fft.OnCoset())
+		func() { d.d.FFTInverse(a, fft.DIF) },
+		func() { d.d.FFT(a, fft.DIT, fft.OnCoset()) },
+		func() { d.d.FFTInverse(b, fft.DIF) },
+		func() { d.d.FFT(b, fft.DIT, fft.OnCoset()) },
+		func() { d.d.FFTInverse(c, fft.DIF) }, // C's coefficients, bit-reversed
+		func() {
+			va := fr.Vector(a)
+			va.Mul(va, b)
+			d.d.FFTInverse(a, fft.DIF, fft.OnCoset()) // A·B's coset interpolant, bit-reversed
+		},
 	}
-	d.d.FFTInverse(c, fft.DIF) // C's coefficients, bit-reversed
+	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		step()
+	}
 	va := fr.Vector(a)
-	va.Mul(va, b)
-	d.d.FFTInverse(a, fft.DIF, fft.OnCoset()) // A·B's coset interpolant, bit-reversed
 	va.Sub(va, c)
 	va.ScalarMul(va, &d.zInv)
 	utils.BitReverse(a)

@@ -1,8 +1,11 @@
 package ntt
 
 import (
+	"context"
+	"errors"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
@@ -179,5 +182,53 @@ func BenchmarkComputeH(b *testing.B) {
 				_ = d.ComputeH(a, bb, c)
 			}
 		})
+	}
+}
+
+// ComputeHContext equals ComputeH with a live context and stops with the
+// context's error once it ends: before the first transform, and between
+// transforms when the context ends mid-way.
+func TestComputeHContext(t *testing.T) {
+	const n = 1 << 12
+	d, err := NewDomain(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec := func(seed uint64) []fr.Element {
+		v := make([]fr.Element, n)
+		for i := range v {
+			v[i].SetUint64(seed*1000003 + uint64(i))
+		}
+		return v
+	}
+	a, b, c := vec(1), vec(2), vec(3)
+	wa := append([]fr.Element(nil), a...)
+	if err := d.ComputeH(wa, append([]fr.Element(nil), b...), append([]fr.Element(nil), c...)); err != nil {
+		t.Fatal(err)
+	}
+	ga := append([]fr.Element(nil), a...)
+	if err := d.ComputeHContext(context.Background(), ga, append([]fr.Element(nil), b...), append([]fr.Element(nil), c...)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range wa {
+		if wa[i] != ga[i] {
+			t.Fatalf("coefficient %d differs", i)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := d.ComputeHContext(ctx, a, b, c); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: got %v", err)
+	}
+	// A deadline that passes during the transforms of a large domain.
+	large, err := NewDomain(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y, z := make([]fr.Element, 1<<20), make([]fr.Element, 1<<20), make([]fr.Element, 1<<20)
+	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	if err := large.ComputeHContext(ctx, x, y, z); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline mid-way: got %v", err)
 	}
 }
