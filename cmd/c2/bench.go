@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register("bench", "benchmark the proving pipeline on synthetic PoRep-shaped partitions", runBench)
+	register("bench", "benchmark the proving pipeline: synthetic partitions, or synthetic C1s of a sector size (-sector-size)", runBench)
 }
 
 // benchResult is what `c2 bench -json` prints.
