@@ -522,8 +522,14 @@ func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, 
 		return res, &r1cs.UnsatisfiedError{Index: int(bad), Input: int(bad) >= k.r1cs.Constraints-k.r1cs.Inputs,
 			A: v[0][0], B: v[1][0], C: v[2][0]}
 	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
 	if err := s.c.d.ComputeHResident(abc[0], abc[1], abc[2], logN); err != nil {
 		return res, s.c.err(StageH, SectionH, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
 	}
 	if res, err = s.c.d.MSMG1OnDevice(k.h, abc[0], n-1); err != nil {
 		return res, s.c.err(StageH, SectionH, err)
