@@ -20,6 +20,7 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/c1gen"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -120,7 +121,7 @@ func runBench(args []string) error {
 		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *asJSON)
 	}
 	if *c1 != "" {
-		data, err := os.ReadFile(*c1)
+		data, err := porep.ReadC1(*c1) // regular files only, size-capped
 		if err != nil {
 			return err
 		}

@@ -41,3 +41,12 @@ func TestBenchSector2KiB(t *testing.T) {
 	defer func() { os.Stdout = stdout }()
 	require.NoError(t, runBench([]string{"-sector-size", "2KiB", "-v1_1", "-params", dir, "-devices", "cpu", "-proofs", "1", "-json"}))
 }
+
+// c2 bench -c1 reads its input as prove does (porep.ReadC1): a directory
+// is refused as not a regular file, naming it.
+func TestBenchC1RefusesDirectory(t *testing.T) {
+	dir := t.TempDir()
+	err := runBench([]string{"-c1", dir, "-params", t.TempDir(), "-devices", "cpu"})
+	require.ErrorContains(t, err, "not a regular file")
+	require.ErrorContains(t, err, dir)
+}
