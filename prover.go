@@ -1,17 +1,18 @@
-// Package c2 proves Filecoin PoRep commit phase 2 (C2): Groth16 proofs over
-// BLS12-381, bit-compatible with bellperson, on GPUs when present and on the
-// CPU otherwise.
+// Package c2 proves Filecoin PoRep commit phase 2 (C2) and Window/Winning
+// PoSt: Groth16 proofs over BLS12-381, bit-compatible with bellperson, on
+// GPUs when present and on the CPU otherwise.
 //
 // A [Prover] owns the devices and the memory budgets. Every partition goes
-// through the same stages: preparation on the CPU (evaluate a, b, c and
-// classify the witness into zeros, ones and a tail), the device stages (H,
-// batch additions of the unit-scalar bases, tail MSMs), the B_G2 tail MSM on
-// the CPU beside the device when the device leaves G2 to the CPU, and the
-// epilogue. Partitions of one call and of concurrent calls share the
-// devices: each partition is routed to the least-loaded live device, which
-// admits as many partitions at once as its memory budget holds, while the
-// CPU prepares the next ones and finishes the previous ones. Every proof is
-// verified before it is returned.
+// through the same stages: preparation on the CPU (classify the witness into
+// zeros, ones and a tail; on a device without the shape's R1CS also
+// evaluate a, b, c), the device stages (a, b, c from the witness on a device
+// that holds the R1CS, H, batch additions of the unit-scalar bases, tail
+// MSMs), the B_G2 tail MSM on the CPU beside a device that leaves G2 to the
+// CPU, and the epilogue. Partitions of one call and of concurrent calls
+// share the devices: each partition waits for a live device with room and
+// goes to the least loaded, which admits as many partitions at once as its
+// memory budget holds, while the CPU prepares the next ones and finishes the
+// previous ones. Every proof is verified before it is returned.
 package c2
 
 import (
