@@ -134,9 +134,11 @@ type Device interface {
 	LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	// SlotBytes is the memory Acquire reserves for one partition under key.
 	SlotBytes(key Key) int64
-	// Acquire reserves SlotBytes(key) bytes in one step, waiting in FIFO
-	// order until they are free or ctx ends. A slot larger than the whole
-	// budget fails at once with a *pool.OverBudgetError.
+	// Acquire returns a slot holding SlotBytes(key) bytes of the budget,
+	// reserved in one step, waiting until they are free (or, on devices that
+	// keep released slots with their key, until one is released) or ctx
+	// ends. A slot larger than the whole budget fails at once with a
+	// *pool.OverBudgetError.
 	Acquire(ctx context.Context, key Key) (Slot, error)
 	// Close releases the device. Keys and slots must be released first.
 	Close() error
