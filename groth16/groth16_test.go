@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -198,5 +199,21 @@ func TestProofEncoding(t *testing.T) {
 		require.Equal(t, 1, pe.Index, name)
 		require.Equal(t, "C", pe.Field, name)
 		require.Equal(t, off, pe.Offset, name)
+	}
+}
+
+func TestKeyWithoutBases(t *testing.T) {
+	pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 7), L: make([]bls.G1Affine, 3), A: make([]bls.G1Affine, 2),
+		BG1: make([]bls.G1Affine, 1), BG2: make([]bls.G2Affine, 1)}
+	pk.VK.IC = make([]bls.G1Affine, 2)
+	if !pk.HostBases() || pk.Sizes() != (groth16.Sizes{7, 3, 2, 1, 1}) {
+		t.Fatalf("full key: HostBases %v, Sizes %+v", pk.HostBases(), pk.Sizes())
+	}
+	k := groth16.KeyWithoutBases(pk.VK, pk.Sizes())
+	if k.HostBases() || k.Sizes() != pk.Sizes() || k.DomainSize() != 8 || k.H != nil {
+		t.Fatalf("key without bases: HostBases %v, Sizes %+v, DomainSize %d", k.HostBases(), k.Sizes(), k.DomainSize())
+	}
+	if _, err := k.WriteTo(io.Discard); !errors.Is(err, groth16.ErrNoHostBases) {
+		t.Fatalf("WriteTo: %v, want ErrNoHostBases", err)
 	}
 }

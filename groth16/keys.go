@@ -10,6 +10,8 @@
 package groth16
 
 import (
+	"errors"
+
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
 
@@ -36,6 +38,11 @@ type VerifyingKey struct {
 //
 // Points at infinity are left out of A, BG1 and BG2, which is why provers
 // select assignment entries by density.
+//
+// A key made by [KeyWithoutBases] has the verifying key and the query sizes
+// but no bases in host memory: its bases live elsewhere (in a device's
+// memory, or in a file not read into memory), and code that needs them
+// checks [ProvingKey.HostBases] first.
 type ProvingKey struct {
 	VK  VerifyingKey
 	H   []bls.G1Affine
@@ -43,12 +50,43 @@ type ProvingKey struct {
 	A   []bls.G1Affine
 	BG1 []bls.G1Affine
 	BG2 []bls.G2Affine
+
+	sizes *Sizes // set by KeyWithoutBases
 }
+
+// Sizes counts the bases of each query of a proving key.
+type Sizes struct {
+	H, L, A, BG1, BG2 int
+}
+
+// Sizes returns the number of bases in each query.
+func (pk *ProvingKey) Sizes() Sizes {
+	if pk.sizes != nil {
+		return *pk.sizes
+	}
+	return Sizes{H: len(pk.H), L: len(pk.L), A: len(pk.A), BG1: len(pk.BG1), BG2: len(pk.BG2)}
+}
+
+// HostBases reports whether the key's bases are in host memory (every key
+// except those made by [KeyWithoutBases]).
+func (pk *ProvingKey) HostBases() bool { return pk.sizes == nil }
+
+// KeyWithoutBases returns a proving key with vk and the given query sizes
+// and no bases: a handle for a key whose bases live on a device or in a
+// file. Its sections are nil; [ProvingKey.Sizes] and
+// [ProvingKey.DomainSize] report s.
+func KeyWithoutBases(vk VerifyingKey, s Sizes) *ProvingKey {
+	return &ProvingKey{VK: vk, sizes: &s}
+}
+
+// ErrNoHostBases is returned by operations that need a key's bases in host
+// memory when given a key made by [KeyWithoutBases].
+var ErrNoHostBases = errors.New("groth16: the proving key's bases are not in host memory")
 
 // NumInputs returns the number of public inputs the key was made for,
 // including ONE.
 func (vk *VerifyingKey) NumInputs() int { return len(vk.IC) }
 
 // DomainSize returns the evaluation-domain size n the key was made for
-// (len(H)+1).
-func (pk *ProvingKey) DomainSize() int { return len(pk.H) + 1 }
+// (the size of H plus one).
+func (pk *ProvingKey) DomainSize() int { return pk.Sizes().H + 1 }

@@ -829,6 +829,9 @@ func (vk *VerifyingKey) WriteTo(w io.Writer) (int64, error) {
 // WriteTo writes pk in bellperson's .params format. It returns
 // ErrTooLarge, writing nothing, if a vector has 2³² or more points.
 func (pk *ProvingKey) WriteTo(w io.Writer) (int64, error) {
+	if !pk.HostBases() {
+		return 0, ErrNoHostBases
+	}
 	lens := []struct {
 		name string
 		n    int

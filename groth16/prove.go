@@ -90,13 +90,14 @@ func CheckShape(pk *ProvingKey, sys *r1cs.System) error {
 		return err
 	}
 	nb := sys.BInputDensity().Count() + sys.BAuxDensity().Count()
+	sz := pk.Sizes()
 	for _, c := range []ShapeError{
 		{"IC", len(pk.VK.IC), sys.NumInputs()},
-		{"H", len(pk.H), n - 1},
-		{"L", len(pk.L), sys.NumAux()},
-		{"A", len(pk.A), sys.NumInputs() + sys.ADensity().Count()},
-		{"B_G1", len(pk.BG1), nb},
-		{"B_G2", len(pk.BG2), nb},
+		{"H", sz.H, n - 1},
+		{"L", sz.L, sys.NumAux()},
+		{"A", sz.A, sys.NumInputs() + sys.ADensity().Count()},
+		{"B_G1", sz.BG1, nb},
+		{"B_G2", sz.BG2, nb},
 	} {
 		if c.Got != c.Want {
 			return &c
@@ -135,6 +136,9 @@ func ProveWith(pk *ProvingKey, sys *r1cs.System, r, s fr.Element) (*Proof, Timin
 	}
 	if err := CheckShape(pk, sys); err != nil {
 		return nil, tm, err
+	}
+	if !pk.HostBases() {
+		return nil, tm, ErrNoHostBases
 	}
 	n := pk.DomainSize()
 	dom, err := ntt.NewDomain(n)
