@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -201,6 +202,23 @@ type WitnessSlot interface {
 	// witness that does not satisfy the constraints gives an
 	// *r1cs.UnsatisfiedError naming the first failing one.
 	ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, error)
+}
+
+// DeviceTimes is a device's own measurement of its work: the time its
+// operations spent on the device, accumulated since it was opened.
+type DeviceTimes struct {
+	// Ops is the device time by operation, summed over calls (operations
+	// of concurrent slots each count in full).
+	Ops map[string]time.Duration
+	// Busy is the time at least one operation was on the device.
+	Busy time.Duration
+}
+
+// Timed is implemented by devices that measure their operations on the
+// device itself (CUDA: with events on each call's stream), which host
+// timers around calls cannot do.
+type Timed interface {
+	DeviceTimes() DeviceTimes
 }
 
 // checkMSM validates an MSM request against a section of n bases.

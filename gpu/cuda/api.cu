@@ -52,6 +52,8 @@ int cuda_fail(c2_status* st, cudaError_t e, const char* what, const char* file, 
 }
 
 static std::once_flag pool_once[64];
+static std::once_flag epoch_once[64];
+static cudaEvent_t epoch[64];  // time origin of each device's stream spans
 
 }  // namespace c2
 
@@ -115,6 +117,15 @@ int c2_stream_create(c2_status* st, int ordinal, c2_stream** out) {
     cudaError_t e = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&s->sm_count, cudaDevAttrMultiProcessorCount, ordinal);
+    if (e == cudaSuccess) e = cudaEventCreate(&s->mark[0]);
+    if (e == cudaSuccess) e = cudaEventCreate(&s->mark[1]);
+    if (e == cudaSuccess) {
+        std::call_once(epoch_once[ordinal], [&] {
+            e = cudaEventCreate(&epoch[ordinal]);
+            if (e == cudaSuccess) e = cudaEventRecord(epoch[ordinal], s->s);
+            if (e == cudaSuccess) e = cudaEventSynchronize(epoch[ordinal]);
+        });
+    }
     if (e != cudaSuccess) {
         delete s;
         return cuda_fail(st, e, "stream create", __FILE__, __LINE__);
@@ -131,9 +142,32 @@ int c2_stream_destroy(c2_status* st, c2_stream* h) {
     cudaError_t e2 = cudaStreamSynchronize(s->copy);
     cudaStreamDestroy(s->s);
     cudaStreamDestroy(s->copy);
+    cudaEventDestroy(s->mark[0]);
+    cudaEventDestroy(s->mark[1]);
     delete s;
     C2_CHECK(e1);
     C2_CHECK(e2);
+    return ok(st);
+}
+
+int c2_stream_mark(c2_status* st, c2_stream* h, int which) {
+    stream_ctx* s = (stream_ctx*)h;
+    if (which != 0 && which != 1) return set_status(st, C2_ERR_INVALID, 0, "mark %d", which);
+    C2_ENTER(s->ordinal);
+    C2_CHECK(cudaEventRecord(s->mark[which], s->s));
+    return ok(st);
+}
+
+int c2_stream_span(c2_status* st, c2_stream* h, double* start_ms, double* end_ms) {
+    stream_ctx* s = (stream_ctx*)h;
+    *start_ms = *end_ms = 0;
+    C2_ENTER(s->ordinal);
+    C2_CHECK(cudaEventSynchronize(s->mark[1]));
+    float a = 0, b = 0;
+    C2_CHECK(cudaEventElapsedTime(&a, epoch[s->ordinal], s->mark[0]));
+    C2_CHECK(cudaEventElapsedTime(&b, epoch[s->ordinal], s->mark[1]));
+    *start_ms = a;
+    *end_ms = b;
     return ok(st);
 }
 

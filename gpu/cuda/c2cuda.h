@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 4
+#define C2_ABI_VERSION 5
 
 enum {
     C2_OK = 0,
@@ -71,6 +71,13 @@ int c2_mem_info(c2_status* st, int ordinal, uint64_t* free_bytes, uint64_t* tota
 
 int c2_stream_create(c2_status* st, int ordinal, c2_stream** out);
 int c2_stream_destroy(c2_status* st, c2_stream* s);
+/* Device timing with CUDA events. c2_stream_mark records the stream's start
+ * (which = 0) or end (which = 1) event on its compute stream; c2_stream_span
+ * waits for the end event and returns both events' times in milliseconds
+ * since the device's epoch (an event recorded when the device's first stream
+ * was created), so that spans of different streams of one device compare. */
+int c2_stream_mark(c2_status* st, c2_stream* s, int which);
+int c2_stream_span(c2_status* st, c2_stream* s, double* start_ms, double* end_ms);
 
 int c2_mem_alloc(c2_status* st, int ordinal, uint64_t bytes, void** dptr);
 int c2_mem_free(c2_status* st, int ordinal, void* dptr);

@@ -13,6 +13,7 @@ struct stream_ctx {
     cudaStream_t s;
     cudaStream_t copy;
     int sm_count;
+    cudaEvent_t mark[2];  // start and end of the current call, for c2_stream_span
 };
 
 int set_status(c2_status* st, int code, int cuda_err, const char* fmt, ...);

@@ -35,7 +35,12 @@ type Info struct {
 	Minor       int
 }
 
-type stream struct{ h uintptr }
+// stream is a library stream lent to one call; op names the call for its
+// device timing.
+type stream struct {
+	h  uintptr
+	op string
+}
 
 // ptr is a call argument in host memory (Go or pinned) or in device memory.
 type ptr struct {
@@ -61,6 +66,7 @@ type Device struct {
 	mu     sync.Mutex
 	idle   []stream
 	closed bool
+	timer  timer
 }
 
 // Open opens GPU number ordinal (0-based).
@@ -113,23 +119,42 @@ func (d *Device) Close() error {
 	return first
 }
 
+// acquire lends a stream to the call op and marks the call's start on it.
 func (d *Device) acquire(op string) (stream, error) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return stream{}, &Error{Op: op, Kind: ErrClosed, Msg: "device closed"}
 	}
+	var s stream
 	if n := len(d.idle); n > 0 {
-		s := d.idle[n-1]
+		s = d.idle[n-1]
 		d.idle = d.idle[:n-1]
 		d.mu.Unlock()
-		return s, nil
+	} else {
+		d.mu.Unlock()
+		var err error
+		if s, err = rawStreamCreate(d.ordinal); err != nil {
+			return s, err
+		}
 	}
-	d.mu.Unlock()
-	return rawStreamCreate(d.ordinal)
+	s.op = op
+	if rawStreamMark(s, 0) != nil {
+		s.op = "" // untimed
+	}
+	return s, nil
 }
 
+// release takes the stream back after its call and records the call's
+// device time. A stream whose timing fails is still reused: timing never
+// fails a call.
 func (d *Device) release(s stream) {
+	if s.op != "" && rawStreamMark(s, 1) == nil {
+		if a, b, err := rawStreamSpan(s); err == nil && b >= a {
+			d.timer.add(s.op, span{a, b})
+		}
+	}
+	s.op = ""
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {

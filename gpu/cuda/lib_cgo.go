@@ -20,6 +20,8 @@ static int (*p_device_info)(c2_status*, int, char*, int, uint64_t*, int*, int*, 
 static int (*p_mem_info)(c2_status*, int, uint64_t*, uint64_t*);
 static int (*p_stream_create)(c2_status*, int, c2_stream**);
 static int (*p_stream_destroy)(c2_status*, c2_stream*);
+static int (*p_stream_mark)(c2_status*, c2_stream*, int);
+static int (*p_stream_span)(c2_status*, c2_stream*, double*, double*);
 static int (*p_mem_alloc)(c2_status*, int, uint64_t, void**);
 static int (*p_mem_free)(c2_status*, int, void*);
 static int (*p_host_alloc)(c2_status*, uint64_t, void**);
@@ -48,6 +50,8 @@ static const char* c2_open(const char* path, int* abi) {
 	C2_SYM(mem_info)
 	C2_SYM(stream_create)
 	C2_SYM(stream_destroy)
+	C2_SYM(stream_mark)
+	C2_SYM(stream_span)
 	C2_SYM(mem_alloc)
 	C2_SYM(mem_free)
 	C2_SYM(host_alloc)
@@ -78,6 +82,10 @@ static int w_stream_create(c2_status* st, int o, uintptr_t* out) {
 	return rc;
 }
 static int w_stream_destroy(c2_status* st, uintptr_t s) { return p_stream_destroy(st, (c2_stream*)s); }
+static int w_stream_mark(c2_status* st, uintptr_t s, int which) { return p_stream_mark(st, (c2_stream*)s, which); }
+static int w_stream_span(c2_status* st, uintptr_t s, double* a, double* b) {
+	return p_stream_span(st, (c2_stream*)s, a, b);
+}
 static int w_mem_alloc(c2_status* st, int o, uint64_t b, void** p) { return p_mem_alloc(st, o, b, p); }
 static int w_mem_free(c2_status* st, int o, void* p) { return p_mem_free(st, o, p); }
 static int w_host_alloc(c2_status* st, uint64_t b, void** p) { return p_host_alloc(st, b, p); }
@@ -227,6 +235,19 @@ func rawStreamDestroy(s stream) error {
 	var st C.c2_status
 	rc := C.w_stream_destroy(&st, C.uintptr_t(s.h))
 	return mkerr("stream destroy", rc, &st)
+}
+
+func rawStreamMark(s stream, which int) error {
+	var st C.c2_status
+	rc := C.w_stream_mark(&st, C.uintptr_t(s.h), C.int(which))
+	return mkerr("stream mark", rc, &st)
+}
+
+func rawStreamSpan(s stream) (start, end float64, err error) {
+	var st C.c2_status
+	var a, b C.double
+	rc := C.w_stream_span(&st, C.uintptr_t(s.h), &a, &b)
+	return float64(a), float64(b), mkerr("stream span", rc, &st)
 }
 
 func rawMemAlloc(ord int, bytes uint64) (unsafe.Pointer, error) {

@@ -16,6 +16,8 @@ func rawDeviceInfo(int) (Info, error)                                   { return
 func rawMemInfo(int) (uint64, uint64, error)                            { return 0, 0, libLoad() }
 func rawStreamCreate(int) (stream, error)                               { return stream{}, libLoad() }
 func rawStreamDestroy(stream) error                                     { return libLoad() }
+func rawStreamMark(stream, int) error                                   { return libLoad() }
+func rawStreamSpan(stream) (float64, float64, error)                    { return 0, 0, libLoad() }
 func rawMemAlloc(int, uint64) (unsafe.Pointer, error)                   { return nil, libLoad() }
 func rawMemFree(int, unsafe.Pointer) error                              { return libLoad() }
 func rawHostAlloc(uint64) (unsafe.Pointer, error)                       { return nil, libLoad() }
