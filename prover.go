@@ -107,7 +107,11 @@ type device struct {
 }
 
 // New returns a Prover for cfg.
-func New(cfg Config) (*Prover, error) {
+func New(cfg Config) (*Prover, error) { return newProver(cfg, nil) }
+
+// newProver is New proving on devs, when not nil, instead of the devices
+// cfg's Backend and Devices select (test doubles); Close closes them.
+func newProver(cfg Config, devs []gpu.Device) (*Prover, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -124,10 +128,8 @@ func New(cfg Config) (*Prover, error) {
 		keys:  make(map[keyID]*lazy[gpu.Key]),
 		freed: make(chan struct{}),
 	}
-	var devs []gpu.Device
 	switch {
-	case c.TestDevices != nil:
-		devs = c.TestDevices
+	case devs != nil:
 	case c.Backend == BackendCPU:
 		devs = []gpu.Device{p.cpu}
 	default:
@@ -963,10 +965,15 @@ type StageTimes struct {
 type DeviceStats struct {
 	Name       string
 	Partitions int           // partitions completed
-	Busy       time.Duration // time with at least one stage running
-	PeakMemory int64         // peak bytes reserved from its budget
-	Budget     int64         // the budget's total
-	Failed     error         // why it left the rotation, nil if it did not
+	Busy       time.Duration // time with at least one stage running (host clock)
+	// DeviceBusy and DeviceOps are the device's own timing of its work
+	// (CUDA events), for devices that measure it: the time at least one
+	// operation ran, and the time by operation summed over calls.
+	DeviceBusy time.Duration
+	DeviceOps  map[string]time.Duration
+	PeakMemory int64 // peak bytes reserved from its budget
+	Budget     int64 // the budget's total
+	Failed     error // why it left the rotation, nil if it did not
 }
 
 // Stats is a snapshot of a Prover's counters since New or ResetStats.
@@ -992,10 +999,15 @@ func (p *Prover) Stats() Stats {
 		d.mu.Lock()
 		failed := d.err
 		d.mu.Unlock()
-		s.Devices = append(s.Devices, DeviceStats{
+		ds := DeviceStats{
 			Name: d.name, Partitions: int(d.done.Load()), Busy: d.busy.read(),
 			PeakMemory: d.Budget().Peak(), Budget: d.Budget().Total(), Failed: failed,
-		})
+		}
+		if t, ok := d.Device.(gpu.Timed); ok {
+			dt := t.DeviceTimes()
+			ds.DeviceBusy, ds.DeviceOps = dt.Busy, dt.Ops
+		}
+		s.Devices = append(s.Devices, ds)
 	}
 	s.HostPeak = p.host.Stats().Peak
 	return s

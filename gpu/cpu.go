@@ -82,6 +82,9 @@ func (d *CPU) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) 
 	if err := d.open(); err != nil {
 		return nil, d.err(StageLoadKey, 0, err)
 	}
+	if !pk.HostBases() {
+		return nil, d.err(StageLoadKey, 0, fmt.Errorf("%w: %v", ErrBadArgument, groth16.ErrNoHostBases))
+	}
 	dom, err := ntt.NewDomain(pk.DomainSize())
 	if err != nil {
 		return nil, d.err(StageLoadKey, 0, fmt.Errorf("%w: %v", ErrBadArgument, err))

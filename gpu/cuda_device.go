@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"time"
 	"unsafe"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -78,6 +79,16 @@ func (c *CUDA) Info() Info {
 
 // Budget implements [Device].
 func (c *CUDA) Budget() *pool.Budget { return c.budget }
+
+// DeviceTimes implements [Timed] with the library's event timings.
+func (c *CUDA) DeviceTimes() DeviceTimes {
+	t := c.d.Timings()
+	out := DeviceTimes{Ops: make(map[string]time.Duration, len(t.Ops)), Busy: t.Busy}
+	for k, v := range t.Ops {
+		out.Ops[k] = v.Time
+	}
+	return out
+}
 
 // HostAllocator implements [HostAllocator] with pinned memory.
 func (c *CUDA) HostAllocator() pool.Allocator {
@@ -206,14 +217,20 @@ const (
 )
 
 func keyBytes(pk *groth16.ProvingKey) int64 {
-	return g1Size*int64(len(pk.H)+len(pk.L)+len(pk.A)+len(pk.BG1)) + g2Size*int64(len(pk.BG2))
+	z := pk.Sizes()
+	return g1Size*int64(z.H+z.L+z.A+z.BG1) + g2Size*int64(z.BG2)
 }
 
 // LoadKey implements [Device]: the key is uploaded once and kept resident
-// when it fits in the budget beside one slot, and streamed otherwise.
+// when it fits in the budget beside one slot, and streamed otherwise. A key
+// without host bases cannot be loaded (it is made on a device, see
+// [CUDA.SetupKey]).
 func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) {
 	if err := c.enter(ctx, StageLoadKey, 0); err != nil {
 		return nil, err
+	}
+	if !pk.HostBases() {
+		return nil, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf("%w: %v", ErrBadArgument, groth16.ErrNoHostBases)}
 	}
 	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots)}
 	kb := keyBytes(pk)
@@ -258,25 +275,38 @@ func (c *CUDA) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		return nil, err
 	}
 	k := key.(*cudaKey)
+	if err := c.attachShape(k, sys); err != nil {
+		k.Release()
+		return nil, err
+	}
+	return k, nil
+}
+
+// attachShape makes sys's recorded constraints resident beside the resident
+// key k when the layout allows it and R1CS plus one witness slot fit the
+// budget's free room; otherwise k stays a plain key (partitions are then
+// evaluated on the host) and attachShape returns nil. An error means the
+// upload failed; k is then unchanged.
+func (c *CUDA) attachShape(k *cudaKey, sys *r1cs.System) error {
+	pk := k.pk
 	if !k.resident || checkLayout(sys) != nil || sys.NumConstraints() > pk.DomainSize() {
-		return k, nil
+		return nil
 	}
 	rb := layoutBytesOf(sys)
 	if rb+c.slotBytes(pk, true, sys.NumInputs()+sys.NumAux()) > c.budget.Total()-c.budget.Used() {
-		return k, nil
+		return nil
 	}
 	res, ok := c.budget.TryReserve(rb)
 	if !ok {
-		return k, nil
+		return nil
 	}
 	r, err := c.uploadR1CS(sys)
 	if err != nil {
 		res.Release()
-		k.Release()
-		return nil, c.err(StageLoadKey, 0, err)
+		return c.err(StageLoadKey, 0, err)
 	}
 	k.r1cs, k.r1csID, k.nvars, k.r1Res = r, idOf(sys), sys.NumInputs()+sys.NumAux(), res
-	return k, nil
+	return nil
 }
 
 // uploadR1CS converts sys matrix by matrix (the host holds one converted
@@ -351,6 +381,7 @@ func msmScratch(n, point, xyzz int64, maxC int, hostBases bool) int64 {
 // streamed.
 func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64 {
 	n := int64(pk.DomainSize())
+	z := pk.Sizes()
 	var msmMax int64
 	for _, q := range []struct {
 		n     int64
@@ -358,8 +389,8 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 		xyzz  int64
 		maxC  int
 	}{
-		{n - 1, g1Size, g1XYZZ, 21}, {int64(len(pk.L)), g1Size, g1XYZZ, 21}, {int64(len(pk.A)), g1Size, g1XYZZ, 21},
-		{int64(len(pk.BG2)), g2Size, g2XYZZ, 21},
+		{n - 1, g1Size, g1XYZZ, 21}, {int64(z.L), g1Size, g1XYZZ, 21}, {int64(z.A), g1Size, g1XYZZ, 21},
+		{int64(z.BG2), g2Size, g2XYZZ, 21},
 	} {
 		// Tails use gathered host bases; H and full MSMs resident ones.
 		msmMax = max(msmMax, msmScratch(q.n, q.point, q.xyzz, q.maxC, true))
@@ -370,7 +401,7 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 	s := max(3*n*frSize, msmMax)
 	if !resident {
 		// Batch additions copy the whole section.
-		s = max(s, g1Size*int64(max(len(pk.L), len(pk.A), len(pk.H))), g2Size*int64(len(pk.BG2)))
+		s = max(s, g1Size*int64(max(z.L, z.A, z.H)), g2Size*int64(z.BG2))
 	}
 	return s + slotSlop
 }
@@ -562,16 +593,20 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 	return res, nil
 }
 
-func (s *cudaSlot) g1(sec Section) ([]bls.G1Affine, *cuda.Buffer, error) {
+// g1 returns a G1 section of the key: its size, its host bases (nil for a
+// key without them) and, for a resident key, its device buffer.
+func (s *cudaSlot) g1(sec Section) (int, []bls.G1Affine, *cuda.Buffer, error) {
 	bases, err := g1Section(s.k.pk, sec)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
+	z := s.k.pk.Sizes()
+	n := map[Section]int{SectionH: z.H, SectionL: z.L, SectionA: z.A, SectionBG1: z.BG1}[sec]
 	var buf *cuda.Buffer
 	if s.k.resident {
 		buf = map[Section]*cuda.Buffer{SectionH: s.k.h, SectionL: s.k.l, SectionA: s.k.a, SectionBG1: s.k.bg1}[sec]
 	}
-	return bases, buf, nil
+	return n, bases, buf, nil
 }
 
 func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
@@ -579,15 +614,15 @@ func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (
 	if err := s.c.enter(ctx, StageBatchAdd, sec); err != nil {
 		return res, err
 	}
-	bases, buf, err := s.g1(sec)
+	n, bases, buf, err := s.g1(sec)
 	if err == nil {
-		err = checkOnes(len(bases), ones)
+		err = checkOnes(n, ones)
 	}
 	if err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: sec, Err: err}
 	}
 	if buf != nil {
-		res, err = s.c.d.BatchAddG1Resident(buf, len(bases), ones)
+		res, err = s.c.d.BatchAddG1Resident(buf, n, ones)
 	} else {
 		res, err = s.c.d.BatchAddG1(bases, ones)
 	}
@@ -602,12 +637,13 @@ func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, er
 	if err := s.c.enter(ctx, StageBatchAdd, SectionBG2); err != nil {
 		return res, err
 	}
-	if err := checkOnes(len(s.k.pk.BG2), ones); err != nil {
+	n := s.k.pk.Sizes().BG2
+	if err := checkOnes(n, ones); err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: SectionBG2, Err: err}
 	}
 	var err error
 	if s.k.resident {
-		res, err = s.c.d.BatchAddG2Resident(s.k.bg2, len(s.k.pk.BG2), ones)
+		res, err = s.c.d.BatchAddG2Resident(s.k.bg2, n, ones)
 	} else {
 		res, err = s.c.d.BatchAddG2(s.k.pk.BG2, ones)
 	}
@@ -622,16 +658,16 @@ func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 	if err := s.c.enter(ctx, StageTail, sec); err != nil {
 		return res, err
 	}
-	bases, buf, err := s.g1(sec)
+	n, bases, buf, err := s.g1(sec)
 	if err == nil {
-		err = checkMSM(len(bases), idx, scalars)
+		err = checkMSM(n, idx, scalars)
 	}
 	if err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: sec, Err: err}
 	}
 	switch {
 	case buf != nil && idx != nil:
-		res, err = s.c.d.MSMG1Indexed(buf, len(bases), idx, scalars) // gathered on the device
+		res, err = s.c.d.MSMG1Indexed(buf, n, idx, scalars) // gathered on the device
 	case buf != nil:
 		res, err = s.c.d.MSMG1Resident(buf, scalars)
 	case idx != nil:
@@ -650,14 +686,14 @@ func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Elemen
 	if err := s.c.enter(ctx, StageTail, SectionBG2); err != nil {
 		return res, err
 	}
-	bases := s.k.pk.BG2
-	if err := checkMSM(len(bases), idx, scalars); err != nil {
+	bases, n := s.k.pk.BG2, s.k.pk.Sizes().BG2
+	if err := checkMSM(n, idx, scalars); err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
 	}
 	var err error
 	switch {
 	case s.k.resident && idx != nil:
-		res, err = s.c.d.MSMG2Indexed(s.k.bg2, len(bases), idx, scalars) // gathered on the device
+		res, err = s.c.d.MSMG2Indexed(s.k.bg2, n, idx, scalars) // gathered on the device
 	case s.k.resident:
 		res, err = s.c.d.MSMG2Resident(s.k.bg2, scalars)
 	case idx != nil:

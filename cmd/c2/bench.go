@@ -9,8 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,9 +56,14 @@ type benchResult struct {
 type benchDevice struct {
 	Name       string  `json:"name"`
 	Partitions int     `json:"partitions"`
-	BusyPct    float64 `json:"busy_pct"`
+	BusyPct    float64 `json:"busy_pct"` // host clock: time with a stage in flight
 	PeakMemory int64   `json:"peak_memory_bytes"`
 	Failed     string  `json:"failed,omitempty"`
+	// From the device's own timing (CUDA events), when it has one: the
+	// share of the wall time with an operation on the device, and device
+	// ms by operation summed over calls.
+	EventBusyPct float64            `json:"event_busy_pct,omitempty"`
+	OpsMS        map[string]float64 `json:"device_ops_ms,omitempty"`
 }
 
 // runBench implements `c2 bench`.
@@ -313,6 +320,13 @@ func printBench(w io.Writer, r *benchResult) {
 			fmt.Fprintf(w, ", FAILED: %s", d.Failed)
 		}
 		fmt.Fprintln(w)
+		if d.OpsMS != nil {
+			fmt.Fprintf(w, "  by events: busy %.1f %% of wall; device time per partition by operation:\n", d.EventBusyPct)
+			ops := slices.Sorted(maps.Keys(d.OpsMS))
+			for _, op := range ops {
+				fmt.Fprintf(w, "    %-20s %10.1f ms  %8.1f ms/partition\n", op, d.OpsMS[op], d.OpsMS[op]/float64(max(1, d.Partitions)))
+			}
+		}
 	}
 	fmt.Fprintf(w, "host       peak RSS %.1f MiB, partition buffers peak %.1f MiB\n", float64(r.PeakRSS)/(1<<20), float64(r.HostPeak)/(1<<20))
 }
@@ -442,13 +456,27 @@ func deviceDeltas(st, before c2.Stats, wall time.Duration) []benchDevice {
 	var out []benchDevice
 	for i, d := range st.Devices {
 		bd := benchDevice{Name: d.Name, Partitions: d.Partitions, PeakMemory: d.PeakMemory}
-		busy := d.Busy
+		busy, ebusy := d.Busy, d.DeviceBusy
+		var prevOps map[string]time.Duration
 		if i < len(before.Devices) && before.Devices[i].Name == d.Name {
 			busy -= before.Devices[i].Busy
+			ebusy -= before.Devices[i].DeviceBusy
 			bd.Partitions -= before.Devices[i].Partitions
+			prevOps = before.Devices[i].DeviceOps
 		}
 		if wall > 0 {
 			bd.BusyPct = 100 * busy.Seconds() / wall.Seconds()
+			if d.DeviceOps != nil {
+				bd.EventBusyPct = 100 * ebusy.Seconds() / wall.Seconds()
+			}
+		}
+		for op, t := range d.DeviceOps {
+			if ms := float64((t - prevOps[op]).Microseconds()) / 1000; ms > 0 {
+				if bd.OpsMS == nil {
+					bd.OpsMS = make(map[string]float64)
+				}
+				bd.OpsMS[op] = ms
+			}
 		}
 		if d.Failed != nil {
 			bd.Failed = d.Failed.Error()
