@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"runtime"
 
-	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/pool"
 )
 
@@ -66,9 +65,6 @@ type Config struct {
 	// TrustParams skips the subgroup checks when reading parameter files, as
 	// Filecoin does for its published parameters (curve checks remain).
 	TrustParams bool
-	// TestDevices, when not nil, replaces Backend and Devices: the prover
-	// uses exactly these devices (fakes in tests) and closes them on Close.
-	TestDevices []gpu.Device
 }
 
 func (c *Config) withDefaults() (Config, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -23,9 +24,9 @@ func TestProveUnevenDevices(t *testing.T) {
 	for len(parts) < 24 {
 		parts = append(parts, f.parts...)
 	}
-	fast := gpu.NewFake(gpu.FakeOptions{Name: "fast", G2: true})
-	slow := gpu.NewFake(gpu.FakeOptions{Name: "slow", G2: true, Delay: 40 * time.Millisecond})
-	p, err := New(Config{TestDevices: []gpu.Device{slow, fast}, Threads: 2, PrepWorkers: 2})
+	fast := gputest.NewFake(gputest.FakeOptions{Name: "fast", G2: true})
+	slow := gputest.NewFake(gputest.FakeOptions{Name: "slow", G2: true, Delay: 40 * time.Millisecond})
+	p, err := newProver(Config{Threads: 2, PrepWorkers: 2}, []gpu.Device{slow, fast})
 	require.NoError(t, err)
 	defer p.Close()
 	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
@@ -44,10 +45,10 @@ func TestProveUnevenDevices(t *testing.T) {
 func TestProveDeviceLostMidCall(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
 	parts := append(append([]*r1cs.System{}, f.parts...), f.parts...)
-	dying := gpu.NewFake(gpu.FakeOptions{Name: "dying", G2: true, Delay: 5 * time.Millisecond,
-		Faults: []gpu.Fault{{Stage: gpu.StageTail, Skip: 4, Err: gpu.ErrDeviceLost}}})
-	good := gpu.NewFake(gpu.FakeOptions{Name: "good", G2: true, Delay: 5 * time.Millisecond})
-	p, err := New(Config{TestDevices: []gpu.Device{dying, good}, Threads: 2})
+	dying := gputest.NewFake(gputest.FakeOptions{Name: "dying", G2: true, Delay: 5 * time.Millisecond,
+		Faults: []gputest.Fault{{Stage: gpu.StageTail, Skip: 4, Err: gpu.ErrDeviceLost}}})
+	good := gputest.NewFake(gputest.FakeOptions{Name: "good", G2: true, Delay: 5 * time.Millisecond})
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{dying, good})
 	require.NoError(t, err)
 	defer p.Close()
 	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
@@ -82,8 +83,8 @@ func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
 func TestProverLogs(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
 	h := &recordHandler{msgs: map[string]slog.Level{}}
-	dying := gpu.NewFake(gpu.FakeOptions{Name: "dying", Faults: []gpu.Fault{{Stage: gpu.StageTail, Err: gpu.ErrDeviceLost}}})
-	p, err := New(Config{TestDevices: []gpu.Device{dying}, Threads: 2, CPUFallback: true, Logger: slog.New(h)})
+	dying := gputest.NewFake(gputest.FakeOptions{Name: "dying", Faults: []gputest.Fault{{Stage: gpu.StageTail, Err: gpu.ErrDeviceLost}}})
+	p, err := newProver(Config{Threads: 2, CPUFallback: true, Logger: slog.New(h)}, []gpu.Device{dying})
 	require.NoError(t, err)
 	_, err = p.ProvePartitions(context.Background(), f.pk, f.parts)
 	require.NoError(t, err)

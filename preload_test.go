@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
@@ -23,8 +24,8 @@ import (
 // device keys loaded from that key, of that shape only. No proving: the
 // cache is filled by hand.
 func TestEvictDropsOneShape(t *testing.T) {
-	fake := gpu.NewFake(gpu.FakeOptions{})
-	p, err := New(Config{TestDevices: []gpu.Device{fake}})
+	fake := gputest.NewFake(gputest.FakeOptions{})
+	p, err := newProver(Config{}, []gpu.Device{fake})
 	require.NoError(t, err)
 	defer p.Close()
 	ctx := context.Background()

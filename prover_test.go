@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/msm"
@@ -213,9 +214,9 @@ func TestClassify(t *testing.T) {
 // verifies and both devices take work.
 func TestProveConcurrentCallsManyDevices(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
-	d0 := gpu.NewFake(gpu.FakeOptions{Name: "fake:0", Delay: time.Millisecond})
-	d1 := gpu.NewFake(gpu.FakeOptions{Name: "fake:1", G2: true, Delay: time.Millisecond})
-	p, err := New(Config{TestDevices: []gpu.Device{d0, d1}, Threads: 2})
+	d0 := gputest.NewFake(gputest.FakeOptions{Name: "fake:0", Delay: time.Millisecond})
+	d1 := gputest.NewFake(gputest.FakeOptions{Name: "fake:1", G2: true, Delay: time.Millisecond})
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{d0, d1})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for range 2 {
@@ -236,7 +237,7 @@ func TestProveConcurrentCallsManyDevices(t *testing.T) {
 	assert.Positive(t, st.Devices[1].Partitions)
 	assert.Positive(t, st.Stages.BG2, "fake:0 leaves B_G2 to the CPU")
 	require.NoError(t, p.Close())
-	for _, d := range []*gpu.Fake{d0, d1} {
+	for _, d := range []*gputest.Fake{d0, d1} {
 		slots, keys := d.Live()
 		assert.Zero(t, slots, d.Info().Name)
 		assert.Zero(t, keys, d.Info().Name)
@@ -269,8 +270,8 @@ func (a *countingAlloc) Free([]byte) {
 func TestProveUsesDeviceHostMemory(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
 	a := &countingAlloc{}
-	d := gpu.NewFake(gpu.FakeOptions{HostAlloc: a})
-	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, PrepWorkers: 1, DisableOverlap: true})
+	d := gputest.NewFake(gputest.FakeOptions{HostAlloc: a})
+	p, err := newProver(Config{Threads: 2, PrepWorkers: 1, DisableOverlap: true}, []gpu.Device{d})
 	require.NoError(t, err)
 	for range 2 {
 		proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
@@ -286,8 +287,8 @@ func TestProveUsesDeviceHostMemory(t *testing.T) {
 // one prep worker at most two partitions hold a, b, c at once.
 func TestProveBoundedLookahead(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
-	d := gpu.NewFake(gpu.FakeOptions{Memory: 1000, SlotBytes: 1000, Delay: 2 * time.Millisecond})
-	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, PrepWorkers: 1})
+	d := gputest.NewFake(gputest.FakeOptions{Memory: 1000, SlotBytes: 1000, Delay: 2 * time.Millisecond})
+	p, err := newProver(Config{Threads: 2, PrepWorkers: 1}, []gpu.Device{d})
 	require.NoError(t, err)
 	defer p.Close()
 	parts := append(append(append([]*r1cs.System{}, f.parts...), f.parts...), f.parts...)
@@ -305,8 +306,8 @@ func TestProveBoundedLookahead(t *testing.T) {
 // A slot budget of one partition serializes a device without deadlock.
 func TestProveBudgetOfOneSlot(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
-	d := gpu.NewFake(gpu.FakeOptions{Memory: 1000, SlotBytes: 600})
-	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, PrepWorkers: 3})
+	d := gputest.NewFake(gputest.FakeOptions{Memory: 1000, SlotBytes: 600})
+	p, err := newProver(Config{Threads: 2, PrepWorkers: 3}, []gpu.Device{d})
 	require.NoError(t, err)
 	defer p.Close()
 	proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
@@ -323,20 +324,20 @@ func TestProveFaults(t *testing.T) {
 
 	cases := []struct {
 		name     string
-		fault    gpu.Fault
+		fault    gputest.Fault
 		fallback bool
 	}{
-		{"kernel error in a tail MSM", gpu.Fault{Stage: gpu.StageTail, Section: gpu.SectionA, Err: gpu.ErrKernel}, false},
-		{"out of memory on acquire", gpu.Fault{Stage: gpu.StageAcquire, Err: gpu.ErrOutOfMemory}, false},
-		{"device lost in H", gpu.Fault{Stage: gpu.StageH, Skip: 1, Err: gpu.ErrDeviceLost}, false},
-		{"wrong batch-add result", gpu.Fault{Stage: gpu.StageBatchAdd, Section: gpu.SectionL, Corrupt: true}, false},
-		{"wrong H result", gpu.Fault{Stage: gpu.StageH, Corrupt: true}, false},
+		{"kernel error in a tail MSM", gputest.Fault{Stage: gpu.StageTail, Section: gpu.SectionA, Err: gpu.ErrKernel}, false},
+		{"out of memory on acquire", gputest.Fault{Stage: gpu.StageAcquire, Err: gpu.ErrOutOfMemory}, false},
+		{"device lost in H", gputest.Fault{Stage: gpu.StageH, Skip: 1, Err: gpu.ErrDeviceLost}, false},
+		{"wrong batch-add result", gputest.Fault{Stage: gpu.StageBatchAdd, Section: gpu.SectionL, Corrupt: true}, false},
+		{"wrong H result", gputest.Fault{Stage: gpu.StageH, Corrupt: true}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bad := gpu.NewFake(gpu.FakeOptions{Name: "bad", Faults: []gpu.Fault{tc.fault}})
-			good := gpu.NewFake(gpu.FakeOptions{Name: "good"})
-			p, err := New(Config{TestDevices: []gpu.Device{bad, good}, Threads: 2})
+			bad := gputest.NewFake(gputest.FakeOptions{Name: "bad", Faults: []gputest.Fault{tc.fault}})
+			good := gputest.NewFake(gputest.FakeOptions{Name: "good"})
+			p, err := newProver(Config{Threads: 2}, []gpu.Device{bad, good})
 			require.NoError(t, err)
 			proofs, err := p.ProvePartitions(ctx, f.pk, f.parts)
 			require.NoError(t, err)
@@ -352,7 +353,7 @@ func TestProveFaults(t *testing.T) {
 			assert.Equal(t, before, p.Stats().Devices[0].Partitions)
 			assert.Zero(t, p.host.Stats().InUse, "no host buffer leaked")
 			require.NoError(t, p.Close())
-			for _, d := range []*gpu.Fake{bad, good} {
+			for _, d := range []*gputest.Fake{bad, good} {
 				slots, keys := d.Live()
 				assert.Zero(t, slots)
 				assert.Zero(t, keys)
@@ -361,8 +362,8 @@ func TestProveFaults(t *testing.T) {
 	}
 
 	t.Run("only device lost, no fallback", func(t *testing.T) {
-		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageBatchAdd, Err: gpu.ErrDeviceLost}}})
-		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+		d := gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageBatchAdd, Err: gpu.ErrDeviceLost}}})
+		p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
 		require.NoError(t, err)
 		defer p.Close()
 		_, err = p.ProvePartitions(ctx, f.pk, f.parts)
@@ -373,8 +374,8 @@ func TestProveFaults(t *testing.T) {
 	})
 
 	t.Run("only device lost, CPU fallback", func(t *testing.T) {
-		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageBatchAdd, Err: gpu.ErrDeviceLost}}})
-		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, CPUFallback: true})
+		d := gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageBatchAdd, Err: gpu.ErrDeviceLost}}})
+		p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
 		require.NoError(t, err)
 		defer p.Close()
 		proofs, err := p.ProvePartitions(ctx, f.pk, f.parts)
@@ -387,8 +388,8 @@ func TestProveFaults(t *testing.T) {
 	})
 
 	t.Run("every result wrong, CPU fallback", func(t *testing.T) {
-		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageTail, Corrupt: true, Times: -1}}})
-		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, CPUFallback: true})
+		d := gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageTail, Corrupt: true, Times: -1}}})
+		p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
 		require.NoError(t, err)
 		defer p.Close()
 		proofs, err := p.ProvePartitions(ctx, f.pk, f.parts)
@@ -397,8 +398,8 @@ func TestProveFaults(t *testing.T) {
 	})
 
 	t.Run("every result wrong, no fallback", func(t *testing.T) {
-		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageTail, Corrupt: true, Times: -1}}})
-		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+		d := gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageTail, Corrupt: true, Times: -1}}})
+		p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
 		require.NoError(t, err)
 		defer p.Close()
 		_, err = p.ProvePartitions(ctx, f.pk, f.parts)
@@ -407,8 +408,8 @@ func TestProveFaults(t *testing.T) {
 	})
 
 	t.Run("hang ends with the deadline", func(t *testing.T) {
-		d := gpu.NewFake(gpu.FakeOptions{Faults: []gpu.Fault{{Stage: gpu.StageTail, Hang: true, Times: -1}}})
-		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+		d := gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageTail, Hang: true, Times: -1}}})
+		p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
 		require.NoError(t, err)
 		defer p.Close()
 		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
@@ -425,8 +426,8 @@ func TestProveFaults(t *testing.T) {
 func TestProveBadInput(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
 	ctx := context.Background()
-	d := gpu.NewFake(gpu.FakeOptions{})
-	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+	d := gputest.NewFake(gputest.FakeOptions{})
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
 	require.NoError(t, err)
 	defer p.Close()
 
@@ -449,7 +450,7 @@ func TestProveBadInput(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 
 	// Host memory too small for one partition fails at once.
-	small, err := New(Config{TestDevices: []gpu.Device{gpu.NewFake(gpu.FakeOptions{})}, HostMemory: 1024})
+	small, err := newProver(Config{HostMemory: 1024}, []gpu.Device{gputest.NewFake(gputest.FakeOptions{})})
 	require.NoError(t, err)
 	defer small.Close()
 	_, err = small.ProvePartitions(ctx, f.pk, f.parts)
@@ -583,8 +584,8 @@ func TestKeyLoadsDoNotBlockEachOther(t *testing.T) {
 	f := newFixture(t, 60, 1, false)
 	pk2, err := groth16.Setup(f.parts[0], rand.Reader)
 	require.NoError(t, err)
-	dev := gpu.NewFake(gpu.FakeOptions{Name: "slow-upload", Faults: []gpu.Fault{{Stage: gpu.StageLoadKey, Hang: true}}})
-	p, err := New(Config{TestDevices: []gpu.Device{dev}, Threads: 2})
+	dev := gputest.NewFake(gputest.FakeOptions{Name: "slow-upload", Faults: []gputest.Fault{{Stage: gpu.StageLoadKey, Hang: true}}})
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{dev})
 	require.NoError(t, err)
 
 	ctx1, cancel1 := context.WithCancel(context.Background())

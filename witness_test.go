@@ -109,7 +109,7 @@ func TestProveWitnessPass(t *testing.T) {
 	parts := shared(t, f)
 	for _, overlap := range []bool{true, false} {
 		d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
-		p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2, DisableOverlap: !overlap})
+		p, err := newProver(Config{Threads: 2, DisableOverlap: !overlap}, []gpu.Device{d})
 		require.NoError(t, err)
 		proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
 		require.NoError(t, err)
@@ -140,7 +140,7 @@ func TestProveWitnessPassUnsatisfied(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
 	parts := shared(t, f)
 	d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
-	p, err := New(Config{TestDevices: []gpu.Device{d}, Threads: 2})
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
 	require.NoError(t, err)
 	bad, err := parts[0].WithAssignment(parts[1].Inputs(), append([]fr.Element(nil), parts[1].Aux()...))
 	require.NoError(t, err)
@@ -156,7 +156,7 @@ func TestProveWitnessPassUnsatisfied(t *testing.T) {
 	require.NoError(t, p.Close())
 
 	liar := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2}), fail: true}
-	p, err = New(Config{TestDevices: []gpu.Device{liar}, Threads: 2, CPUFallback: true})
+	p, err = newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{liar})
 	require.NoError(t, err)
 	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts[:1])
 	require.NoError(t, err)

@@ -1,4 +1,9 @@
-package gpu
+// Package gputest provides a fault-injecting [gpu.Device] for tests of the
+// proving pipeline, as net/http/httptest does for HTTP handlers: [NewFake]
+// wraps a device (the CPU reference by default), simulates a device memory
+// of a chosen size and injects errors, corrupt results and hangs at chosen
+// stages.
+package gputest
 
 import (
 	"context"
@@ -9,26 +14,27 @@ import (
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/pool"
 )
 
 // Fault is a failure a Fake device injects into matching calls.
 type Fault struct {
-	Stage   Stage
-	Section Section // the section an MSM stage must touch; zero matches all
-	Skip    int     // matching calls let through before the first injection
-	Times   int     // injections (0: one; < 0: every matching call from then on)
+	Stage   gpu.Stage
+	Section gpu.Section // the section an MSM stage must touch; zero matches all
+	Skip    int         // matching calls let through before the first injection
+	Times   int         // injections (0: one; < 0: every matching call from then on)
 	// What happens; exactly one of:
-	Err     error // returned wrapped in *Error (ErrOutOfMemory, ErrKernel…); ErrDeviceLost kills the device
+	Err     error // returned wrapped in *gpu.Error (gpu.ErrOutOfMemory, gpu.ErrKernel…); gpu.ErrDeviceLost kills the device
 	Corrupt bool  // the call succeeds with a wrong, well-formed result
 	Hang    bool  // the call blocks until its context ends
 }
 
 // FakeOptions configures a Fake device.
 type FakeOptions struct {
-	Name  string // default "fake"
-	Inner Device // does the arithmetic; default NewCPU with a large budget
+	Name  string     // default "fake"
+	Inner gpu.Device // does the arithmetic; default gpu.NewCPU with a large budget
 	// Memory is the simulated device memory (the budget's total); default
 	// 1 GiB.
 	Memory int64
@@ -54,7 +60,7 @@ type Fake struct {
 
 	mu          sync.Mutex
 	faults      []faultState
-	calls       map[Stage]int
+	calls       map[gpu.Stage]int
 	lost        bool
 	closed      bool
 	phys, peak  int64
@@ -74,37 +80,37 @@ func NewFake(o FakeOptions) *Fake {
 		o.Name = "fake"
 	}
 	if o.Inner == nil {
-		o.Inner = NewCPU(CPUOptions{Memory: 1 << 40, Slots: 1 << 20})
+		o.Inner = gpu.NewCPU(gpu.CPUOptions{Memory: 1 << 40, Slots: 1 << 20})
 	}
 	if o.Memory <= 0 {
 		o.Memory = 1 << 30
 	}
-	f := &Fake{o: o, budget: pool.NewBudget(o.Name, o.Memory), calls: make(map[Stage]int)}
+	f := &Fake{o: o, budget: pool.NewBudget(o.Name, o.Memory), calls: make(map[gpu.Stage]int)}
 	for _, x := range o.Faults {
 		f.faults = append(f.faults, faultState{Fault: x})
 	}
 	return f
 }
 
-// Info implements [Device].
-func (f *Fake) Info() Info {
-	return Info{Name: f.o.Name, Kind: KindFake, Memory: f.o.Memory, G2: f.o.G2}
+// Info implements [gpu.Device].
+func (f *Fake) Info() gpu.Info {
+	return gpu.Info{Name: f.o.Name, Kind: gpu.KindFake, Memory: f.o.Memory, G2: f.o.G2}
 }
 
-// Budget implements [Device].
+// Budget implements [gpu.Device].
 func (f *Fake) Budget() *pool.Budget { return f.budget }
 
-// HostAllocator implements [HostAllocator].
+// HostAllocator implements [gpu.HostAllocator].
 func (f *Fake) HostAllocator() pool.Allocator { return f.o.HostAlloc }
 
 // Calls returns how many calls of stage were made (injected or not).
-func (f *Fake) Calls(stage Stage) int {
+func (f *Fake) Calls(stage gpu.Stage) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[stage]
 }
 
-// Lost reports whether an injected ErrDeviceLost killed the device.
+// Lost reports whether an injected gpu.ErrDeviceLost killed the device.
 func (f *Fake) Lost() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -144,21 +150,21 @@ func (f *Fake) free(n int64) {
 	f.mu.Unlock()
 }
 
-func (f *Fake) err(stage Stage, sec Section, err error) error {
-	return &Error{Device: f.o.Name, Stage: stage, Section: sec, Err: err}
+func (f *Fake) err(stage gpu.Stage, sec gpu.Section, err error) error {
+	return &gpu.Error{Device: f.o.Name, Stage: stage, Section: sec, Err: err}
 }
 
 // enter records a call and returns the fault to apply, if any.
-func (f *Fake) enter(ctx context.Context, stage Stage, sec Section) (corrupt bool, err error) {
+func (f *Fake) enter(ctx context.Context, stage gpu.Stage, sec gpu.Section) (corrupt bool, err error) {
 	f.mu.Lock()
 	f.calls[stage]++
 	if f.closed {
 		f.mu.Unlock()
-		return false, f.err(stage, sec, ErrClosed)
+		return false, f.err(stage, sec, gpu.ErrClosed)
 	}
 	if f.lost {
 		f.mu.Unlock()
-		return false, f.err(stage, sec, ErrDeviceLost)
+		return false, f.err(stage, sec, gpu.ErrDeviceLost)
 	}
 	var hit *faultState
 	for i := range f.faults {
@@ -174,7 +180,7 @@ func (f *Fake) enter(ctx context.Context, stage Stage, sec Section) (corrupt boo
 		hit = x
 		break
 	}
-	if hit != nil && hit.Err == ErrDeviceLost {
+	if hit != nil && hit.Err == gpu.ErrDeviceLost {
 		f.lost = true
 	}
 	f.mu.Unlock()
@@ -204,7 +210,7 @@ func (f *Fake) enter(ctx context.Context, stage Stage, sec Section) (corrupt boo
 
 type fakeKey struct {
 	f     *Fake
-	inner Key
+	inner gpu.Key
 	once  sync.Once
 	res   *pool.Reservation
 }
@@ -222,9 +228,9 @@ func (k *fakeKey) Release() {
 	})
 }
 
-// LoadKey implements [Device], charging KeyBytes.
-func (f *Fake) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) {
-	if _, err := f.enter(ctx, StageLoadKey, 0); err != nil {
+// LoadKey implements [gpu.Device], charging KeyBytes.
+func (f *Fake) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (gpu.Key, error) {
+	if _, err := f.enter(ctx, gpu.StageLoadKey, 0); err != nil {
 		return nil, err
 	}
 	res, err := f.budget.Reserve(ctx, f.o.KeyBytes)
@@ -243,8 +249,8 @@ func (f *Fake) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	return &fakeKey{f: f, inner: inner, res: res}, nil
 }
 
-// SlotBytes implements [Device].
-func (f *Fake) SlotBytes(key Key) int64 {
+// SlotBytes implements [gpu.Device].
+func (f *Fake) SlotBytes(key gpu.Key) int64 {
 	if f.o.SlotBytes > 0 {
 		return f.o.SlotBytes
 	}
@@ -254,13 +260,13 @@ func (f *Fake) SlotBytes(key Key) int64 {
 	return 0
 }
 
-// Acquire implements [Device].
-func (f *Fake) Acquire(ctx context.Context, key Key) (Slot, error) {
+// Acquire implements [gpu.Device].
+func (f *Fake) Acquire(ctx context.Context, key gpu.Key) (gpu.Slot, error) {
 	k, ok := key.(*fakeKey)
 	if !ok {
-		return nil, f.err(StageAcquire, 0, fmt.Errorf("%w: key was not loaded by this device", ErrBadArgument))
+		return nil, f.err(gpu.StageAcquire, 0, fmt.Errorf("%w: key was not loaded by this device", gpu.ErrBadArgument))
 	}
-	if _, err := f.enter(ctx, StageAcquire, 0); err != nil {
+	if _, err := f.enter(ctx, gpu.StageAcquire, 0); err != nil {
 		return nil, err
 	}
 	n := f.SlotBytes(key)
@@ -280,7 +286,7 @@ func (f *Fake) Acquire(ctx context.Context, key Key) (Slot, error) {
 	return &fakeSlot{f: f, inner: inner, res: res, n: n}, nil
 }
 
-// Close implements [Device].
+// Close implements [gpu.Device].
 func (f *Fake) Close() error {
 	f.mu.Lock()
 	f.closed = true
@@ -290,7 +296,7 @@ func (f *Fake) Close() error {
 
 type fakeSlot struct {
 	f     *Fake
-	inner Slot
+	inner gpu.Slot
 	res   *pool.Reservation
 	n     int64
 	once  sync.Once
@@ -321,7 +327,7 @@ func corruptG2(p bls.G2Jac) bls.G2Jac {
 }
 
 func (s *fakeSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac, error) {
-	corrupt, err := s.f.enter(ctx, StageH, SectionH)
+	corrupt, err := s.f.enter(ctx, gpu.StageH, gpu.SectionH)
 	if err != nil {
 		return bls.G1Jac{}, err
 	}
@@ -332,8 +338,8 @@ func (s *fakeSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 	return r, err
 }
 
-func (s *fakeSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
-	corrupt, err := s.f.enter(ctx, StageBatchAdd, sec)
+func (s *fakeSlot) BatchAddG1(ctx context.Context, sec gpu.Section, ones []uint64) (bls.G1Jac, error) {
+	corrupt, err := s.f.enter(ctx, gpu.StageBatchAdd, sec)
 	if err != nil {
 		return bls.G1Jac{}, err
 	}
@@ -345,7 +351,7 @@ func (s *fakeSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (
 }
 
 func (s *fakeSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	corrupt, err := s.f.enter(ctx, StageBatchAdd, SectionBG2)
+	corrupt, err := s.f.enter(ctx, gpu.StageBatchAdd, gpu.SectionBG2)
 	if err != nil {
 		return bls.G2Jac{}, err
 	}
@@ -356,8 +362,8 @@ func (s *fakeSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, er
 	return r, err
 }
 
-func (s *fakeSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
-	corrupt, err := s.f.enter(ctx, StageTail, sec)
+func (s *fakeSlot) TailG1(ctx context.Context, sec gpu.Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
+	corrupt, err := s.f.enter(ctx, gpu.StageTail, sec)
 	if err != nil {
 		return bls.G1Jac{}, err
 	}
@@ -369,7 +375,7 @@ func (s *fakeSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 }
 
 func (s *fakeSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
-	corrupt, err := s.f.enter(ctx, StageTail, SectionBG2)
+	corrupt, err := s.f.enter(ctx, gpu.StageTail, gpu.SectionBG2)
 	if err != nil {
 		return bls.G2Jac{}, err
 	}
