@@ -144,6 +144,12 @@ type cudaKey struct {
 	bg1, bg2 *cuda.Buffer
 	res      *pool.Reservation
 
+	// A streamed key's bases in pinned host memory (copied once at load),
+	// so that every stream runs at full bus speed; nil when pinned memory
+	// was refused, and the bases then stream from pk.
+	pinned     *groth16.ProvingKey
+	pinnedBufs []*cuda.HostBuffer
+
 	// With LoadShape: the recorded R1CS, resident beside the key.
 	r1cs   *cuda.R1CS
 	r1csID r1csID
@@ -201,6 +207,9 @@ func (k *cudaKey) Release() {
 				_ = b.Free()
 			}
 		}
+		for _, b := range k.pinnedBufs {
+			_ = b.Free()
+		}
 		if k.res != nil {
 			k.res.Release()
 		}
@@ -235,7 +244,8 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots)}
 	kb := keyBytes(pk)
 	if kb+c.slotBytes(pk, true, 0) > c.budget.Total() {
-		return k, nil // streamed
+		k.pinKey() // streamed
+		return k, nil
 	}
 	res, err := c.budget.Reserve(ctx, kb)
 	if err != nil {
@@ -282,18 +292,18 @@ func (c *CUDA) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 	return k, nil
 }
 
-// attachShape makes sys's recorded constraints resident beside the resident
-// key k when the layout allows it and R1CS plus one witness slot fit the
-// budget's free room; otherwise k stays a plain key (partitions are then
-// evaluated on the host) and attachShape returns nil. An error means the
-// upload failed; k is then unchanged.
+// attachShape makes sys's recorded constraints resident beside the key k
+// (resident or streamed) when the layout allows it and R1CS plus one
+// witness slot fit the budget's free room; otherwise k stays a plain key
+// (partitions are then evaluated on the host) and attachShape returns nil.
+// An error means the upload failed; k is then unchanged.
 func (c *CUDA) attachShape(k *cudaKey, sys *r1cs.System) error {
 	pk := k.pk
-	if !k.resident || checkLayout(sys) != nil || sys.NumConstraints() > pk.DomainSize() {
+	if checkLayout(sys) != nil || sys.NumConstraints() > pk.DomainSize() {
 		return nil
 	}
 	rb := layoutBytesOf(sys)
-	if rb+c.slotBytes(pk, true, sys.NumInputs()+sys.NumAux()) > c.budget.Total()-c.budget.Used() {
+	if rb+c.slotBytes(pk, k.resident, sys.NumInputs()+sys.NumAux()) > c.budget.Total()-c.budget.Used() {
 		return nil
 	}
 	res, ok := c.budget.TryReserve(rb)
@@ -395,15 +405,16 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 		// Tails use gathered host bases; H and full MSMs resident ones.
 		msmMax = max(msmMax, msmScratch(q.n, q.point, q.xyzz, q.maxC, true))
 	}
-	if nvars > 0 {
-		return 3*n*frSize + int64(nvars)*frSize + msmMax + slotSlop
-	}
-	s := max(3*n*frSize, msmMax)
+	// Stages other than H's transforms: the largest MSM's scratch and, for
+	// a streamed key, a batch addition's copy of a whole section.
+	stage := msmMax
 	if !resident {
-		// Batch additions copy the whole section.
-		s = max(s, g1Size*int64(max(z.L, z.A, z.H)), g2Size*int64(z.BG2))
+		stage = max(stage, g1Size*int64(min(batchChunk, max(z.L, z.A, z.H))), g2Size*int64(min(batchChunk, z.BG2)))
 	}
-	return s + slotSlop
+	if nvars > 0 {
+		return 3*n*frSize + int64(nvars)*frSize + stage + slotSlop
+	}
+	return max(3*n*frSize, stage) + slotSlop
 }
 
 // SlotBytes implements [Device].
@@ -562,7 +573,12 @@ func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, 
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if res, err = s.c.d.MSMG1OnDevice(k.h, abc[0], n-1); err != nil {
+	if k.resident {
+		res, err = s.c.d.MSMG1OnDevice(k.h, abc[0], n-1)
+	} else {
+		res, err = s.c.d.MSMG1HostBases(k.src().H, abc[0], n-1)
+	}
+	if err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
 	return res, nil
@@ -585,7 +601,7 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 	if s.k.resident {
 		res, err = s.c.d.MSMG1Resident(s.k.h, a[:n-1])
 	} else {
-		res, err = s.c.d.MSMG1(s.k.pk.H, a[:n-1])
+		res, err = s.c.d.MSMG1(s.k.src().H, a[:n-1])
 	}
 	if err != nil {
 		return res, s.c.err(StageH, SectionH, err)
@@ -596,7 +612,7 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 // g1 returns a G1 section of the key: its size, its host bases (nil for a
 // key without them) and, for a resident key, its device buffer.
 func (s *cudaSlot) g1(sec Section) (int, []bls.G1Affine, *cuda.Buffer, error) {
-	bases, err := g1Section(s.k.pk, sec)
+	bases, err := g1Section(s.k.src(), sec)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -624,7 +640,7 @@ func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (
 	if buf != nil {
 		res, err = s.c.d.BatchAddG1Resident(buf, n, ones)
 	} else {
-		res, err = s.c.d.BatchAddG1(bases, ones)
+		res, err = batchChunks(bases, ones, s.c.d.BatchAddG1)
 	}
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, sec, err)
@@ -645,7 +661,7 @@ func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, er
 	if s.k.resident {
 		res, err = s.c.d.BatchAddG2Resident(s.k.bg2, n, ones)
 	} else {
-		res, err = s.c.d.BatchAddG2(s.k.pk.BG2, ones)
+		res, err = batchChunks(s.k.src().BG2, ones, s.c.d.BatchAddG2)
 	}
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, SectionBG2, err)
@@ -686,7 +702,7 @@ func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Elemen
 	if err := s.c.enter(ctx, StageTail, SectionBG2); err != nil {
 		return res, err
 	}
-	bases, n := s.k.pk.BG2, s.k.pk.Sizes().BG2
+	bases, n := s.k.src().BG2, s.k.pk.Sizes().BG2
 	if err := checkMSM(n, idx, scalars); err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
 	}
@@ -705,6 +721,100 @@ func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Elemen
 		return res, s.c.err(StageTail, SectionBG2, err)
 	}
 	return res, nil
+}
+
+// batchChunk is the most bases one batch addition of a streamed key copies
+// to the device at once (a multiple of 64; a variable for tests).
+var batchChunk = 1 << 22
+
+// batchChunks sums add's results over chunks of batchChunk bases (whole
+// bitmap words each), so that a streamed section never needs its full size
+// in device memory.
+func batchChunks[P any, J any, PJ interface {
+	*J
+	AddAssign(*J) *J
+}](bases []P, ones []uint64, add func([]P, []uint64) (J, error)) (J, error) {
+	var sum J
+	first := true
+	for lo := 0; lo < len(bases) || first; lo += batchChunk {
+		hi := min(lo+batchChunk, len(bases))
+		part, err := add(bases[lo:hi], ones[lo/64:(hi+63)/64])
+		if err != nil {
+			return sum, err
+		}
+		if first {
+			sum, first = part, false
+		} else {
+			PJ(&sum).AddAssign(&part)
+		}
+	}
+	return sum, nil
+}
+
+// src is the key whose host bases the streamed stages read: the pinned copy
+// when there is one.
+func (k *cudaKey) src() *groth16.ProvingKey {
+	if k.pinned != nil {
+		return k.pinned
+	}
+	return k.pk
+}
+
+// pinKey copies a streamed key's bases into pinned host memory, section by
+// section on several goroutines; when pinned memory is refused the key
+// streams from pk's pageable memory instead (slower, still correct).
+func (k *cudaKey) pinKey() {
+	pk := k.pk
+	var bufs []*cuda.HostBuffer
+	fail := func() {
+		for _, b := range bufs {
+			_ = b.Free()
+		}
+	}
+	cp := &groth16.ProvingKey{VK: pk.VK}
+	for _, s := range []struct {
+		dst *[]bls.G1Affine
+		src []bls.G1Affine
+	}{{&cp.H, pk.H}, {&cp.L, pk.L}, {&cp.A, pk.A}, {&cp.BG1, pk.BG1}} {
+		b, v, err := pinnedCopy(s.src)
+		if err != nil {
+			fail()
+			return
+		}
+		bufs, *s.dst = append(bufs, b), v
+	}
+	b, v, err := pinnedCopy(pk.BG2)
+	if err != nil {
+		fail()
+		return
+	}
+	cp.BG2 = v
+	k.pinned, k.pinnedBufs = cp, append(bufs, b)
+}
+
+// pinnedCopy returns a copy of src in pinned host memory.
+func pinnedCopy[P any](src []P) (*cuda.HostBuffer, []P, error) {
+	var zero P
+	h, err := cuda.AllocPinned(uint64(max(len(src), 1)) * uint64(unsafe.Sizeof(zero)))
+	if err != nil {
+		return nil, nil, err
+	}
+	dst := unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(h.Bytes()))), len(src))
+	const chunk = 1 << 20
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for lo := 0; lo < len(src); lo += chunk {
+		hi := min(lo+chunk, len(src))
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return h, dst, nil
 }
 
 // gather returns bases[idx[j]] for every j, for a key streamed from the host.

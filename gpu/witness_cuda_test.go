@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -29,7 +30,13 @@ func TestCUDAWitnessPass(t *testing.T) {
 			require.NoError(t, d.Close())
 		}
 	}()
-	d := devs[0].(*CUDA)
+	t.Run("resident", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), false) })
+	// A budget that holds the R1CS and a witness slot but not the key: the
+	// bases stream from pinned host memory.
+	t.Run("streamed", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), true) })
+}
+
+func witnessPass(t *testing.T, d *CUDA, streamed bool) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	// Eight partitions of one shape with different witnesses (the first is
 	// the recording), mixing 0/1 values with full-width ones.
@@ -50,10 +57,19 @@ func TestCUDAWitnessPass(t *testing.T) {
 	tau.SetUint64(987654321)
 	pk := testKey(t, rng, n, 10, 10, 10, tau)
 	ctx := context.Background()
+	if streamed {
+		limit := d.slotBytes(pk, false, rec.NumInputs()+rec.NumAux()) + layoutBytesOf(rec) + keyBytes(pk)/2
+		require.Less(t, limit, keyBytes(pk)+d.slotBytes(pk, true, 0), "the key must not fit")
+		d = &CUDA{d: d.d, name: d.name, budget: pool.NewBudget(d.name, limit)}
+	}
 	key, err := d.LoadShape(ctx, pk, rec)
 	require.NoError(t, err)
 	defer key.Release()
 	require.True(t, key.(ShapeKey).Records(rec), "the R1CS is resident")
+	require.Equal(t, !streamed, key.(*cudaKey).resident)
+	if streamed {
+		require.NotNil(t, key.(*cudaKey).pinned, "a streamed key is copied to pinned memory")
+	}
 
 	cpu := NewCPU(CPUOptions{Threads: 2})
 	defer cpu.Close()

@@ -276,6 +276,19 @@ func (d *Device) MSMG1OnDevice(bases, scalars *Buffer, n int) (bls12381.G1Jac, e
 	return d.msmG1n(bases.arg(), scalars.arg(), n)
 }
 
+// MSMG1HostBases is MSMG1OnDevice with the bases in host memory, streamed
+// to the device in chunks while earlier chunks compute (pinned memory from
+// AllocPinned streams fastest), and the n scalars in device memory.
+func (d *Device) MSMG1HostBases(bases []bls12381.G1Affine, scalars *Buffer, n int) (bls12381.G1Jac, error) {
+	if n < 0 || len(bases) < n {
+		return bls12381.G1Jac{}, argError("MSMG1HostBases", "%d bases for n = %d", len(bases), n)
+	}
+	if err := scalars.check("MSMG1HostBases", uint64(n)*frBytes); err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	return d.msmG1n(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars.arg(), n)
+}
+
 func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) {
 	return d.msmG1n(bases, ptr{p: unsafe.Pointer(unsafe.SliceData(scalars))}, len(scalars))
 }
