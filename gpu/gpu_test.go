@@ -134,10 +134,20 @@ func onesOf(n int, rng *rand.Rand) []uint64 {
 // checkSlot runs every stage of d against independent references.
 func checkSlot(t *testing.T, d Device) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	checkSlotKey(t, d, slotTestKey(t, rng), rng)
+}
+
+// slotTestKey is checkSlot's key: a domain of 64, L of 100, A of 70, B of 30.
+func slotTestKey(t *testing.T, rng *rand.Rand) *groth16.ProvingKey {
+	var tau fr.Element
+	tau.SetUint64(123456789)
+	return testKey(t, rng, 64, 100, 70, 30, tau)
+}
+
+func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand) {
 	const n = 64
 	var tau fr.Element
 	tau.SetUint64(123456789)
-	pk := testKey(t, rng, n, 100, 70, 30, tau)
 	ctx := context.Background()
 	key, err := d.LoadKey(ctx, pk)
 	require.NoError(t, err)
@@ -241,6 +251,18 @@ func TestCUDADevice(t *testing.T) {
 	if err != nil {
 		t.Skipf("no CUDA device: %v", err)
 	}
+	// A budget too small for the key streams it from pinned host memory,
+	// batch additions in chunks of a few bitmap words.
+	t.Run("streamed", func(t *testing.T) {
+		c := devs[0].(*CUDA)
+		rng := rand.New(rand.NewPCG(1, 2))
+		pk := slotTestKey(t, rng)
+		sc := &CUDA{d: c.d, name: c.name, budget: pool.NewBudget(c.name, c.slotBytes(pk, false, 0)+1000)}
+		defer func(n int) { batchChunk = n }(batchChunk)
+		batchChunk = 64
+		checkSlotKey(t, sc, pk, rng)
+		assert.Zero(t, sc.Budget().Used(), "key and slot released")
+	})
 	for _, d := range devs {
 		t.Run(d.Info().Name, func(t *testing.T) {
 			checkSlot(t, d)
