@@ -7,12 +7,14 @@
 //!   refgen porep-params [--out DIR] [--c1 FILE]  (needs REFGEN_CACHE; ~1 GiB, not committed)
 //!   refgen verify-c1 --c1 FILE          (rust-fil-proofs' vanilla verification of a C1 output)
 //!   refgen post-counts [--out DIR] [--only NAME[,NAME…]]  (blank PoSt circuit counts per registered proof)
+//!   refgen update-counts [--out DIR] [--only NAME[,NAME…]]  (blank SnapDeals circuit counts per registered update proof)
 
 mod interop;
 mod porep;
 mod porep_params;
 mod post;
 mod recorder;
+mod update;
 mod util;
 mod verify;
 mod verify_c1;
@@ -68,6 +70,9 @@ fn gen(args: &[String]) -> Result<()> {
     if want("post-2k") {
         post::generate(&out, &tmp).context("post-2k")?;
     }
+    if want("update-2k") {
+        update::generate(&out, &tmp).context("update-2k")?;
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
 }
@@ -87,6 +92,17 @@ fn main() -> ExitCode {
                 .unwrap_or_default();
             private_caches().and_then(|tmp| {
                 let r = post::counts(&out, &only);
+                let _ = std::fs::remove_dir_all(&tmp);
+                r
+            })
+        }
+        "update-counts" => {
+            let out = PathBuf::from(flag(rest, "--out").unwrap_or_else(|| "out".into()));
+            let only: Vec<String> = flag(rest, "--only")
+                .map(|o| o.split(',').map(str::to_owned).collect())
+                .unwrap_or_default();
+            private_caches().and_then(|tmp| {
+                let r = update::counts(&out, &only);
                 let _ = std::fs::remove_dir_all(&tmp);
                 r
             })
@@ -122,7 +138,7 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params|post-counts (see src/main.rs)")),
+        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params|post-counts|update-counts (see src/main.rs)")),
     };
     match res {
         Ok(()) => ExitCode::from(0),
