@@ -1,0 +1,350 @@
+package update
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/porep/gadget"
+	"github.com/sealc2/c2/porep/poseidon"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// Partition is what the circuit of one partition reads from its vanilla
+// proof (storage-proofs-update's circuit PrivateInputs): comm_c, the roots
+// of trees R_old and R_new, the partition's apex leaves of tree D_new, and
+// per challenge the three leaves and the siblings of their paths. The path
+// positions are not kept: the circuit derives them from comm_r_new.
+type Partition struct {
+	CommC, RootROld, RootRNew fr.Element
+	ApexLeaves                []fr.Element
+	Challenges                []Challenge
+}
+
+// Challenge holds one challenge's leaves and sibling paths, leaf level
+// first: PathROld and PathRNew have arity−1 siblings per tree R level,
+// PathDNew one sibling per tree D level (ChallengeBits levels, the last
+// PartitionBits of which are the partition's path to comm_d_new).
+type Challenge struct {
+	LeafROld, LeafDNew, LeafRNew fr.Element
+	PathROld, PathRNew           [][]fr.Element
+	PathDNew                     []fr.Element
+}
+
+// Check reports whether p has the structure shape s fixes: apex leaf and
+// challenge counts, path lengths and arities, one partition path shared by
+// all challenges (EmptySectorUpdateCircuit asserts it), and leaf_r_new =
+// leaf_r_old + leaf_d_new·rho for the rho the public inputs give each
+// challenge (the circuit asserts it too). Errors are *InputError values.
+func (s Shape) Check(pub PublicInputs, p *Partition, k int) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if p == nil {
+		return &InputError{"partition", "none"}
+	}
+	if _, err := s.KAndHSelect(k, pub.H); err != nil {
+		return err
+	}
+	if len(p.ApexLeaves) != s.ApexLeaves {
+		return &InputError{"apex_leafs", fmt.Sprintf("%d, want %d", len(p.ApexLeaves), s.ApexLeaves)}
+	}
+	if len(p.Challenges) != s.Challenges {
+		return &InputError{"challenge_proofs", fmt.Sprintf("%d, want %d", len(p.Challenges), s.Challenges)}
+	}
+	arities := s.TreeArities()
+	cb, pb := s.ChallengeBits(), s.PartitionBits()
+	shared := p.Challenges[0].PathDNew
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		at := fmt.Sprintf("challenge_proofs[%d]", i)
+		for _, t := range []struct {
+			name string
+			path [][]fr.Element
+		}{{"proof_r_old", c.PathROld}, {"proof_r_new", c.PathRNew}} {
+			if len(t.path) != len(arities) {
+				return &InputError{at + "." + t.name, fmt.Sprintf("%d levels, want %d", len(t.path), len(arities))}
+			}
+			for l, sib := range t.path {
+				if len(sib) != arities[l]-1 {
+					return &InputError{fmt.Sprintf("%s.%s level %d", at, t.name, l),
+						fmt.Sprintf("%d siblings, want %d", len(sib), arities[l]-1)}
+				}
+			}
+		}
+		if len(c.PathDNew) != cb {
+			return &InputError{at + ".proof_d_new", fmt.Sprintf("%d levels, want %d", len(c.PathDNew), cb)}
+		}
+		for l := cb - pb; l < cb; l++ {
+			if !c.PathDNew[l].Equal(&shared[l]) {
+				return &InputError{at + ".proof_d_new", fmt.Sprintf("level %d differs from the partition path of challenge 0", l)}
+			}
+		}
+	}
+	return s.checkEncoding(pub, p, k)
+}
+
+// checkEncoding checks each challenge's leaf_r_new against the encoding of
+// its leaf_r_old and leaf_d_new.
+func (s Shape) checkEncoding(pub PublicInputs, p *Partition, k int) error {
+	nodes, err := s.ChallengeNodes(pub.CommRNew, k)
+	if err != nil {
+		return err
+	}
+	phi := Phi(pub.CommDNew, pub.CommROld)
+	shr := s.ChallengeBits() - pub.H
+	for i, c := range nodes {
+		ch := &p.Challenges[i]
+		rho := Rho(phi, uint32(c>>shr))
+		var want fr.Element
+		want.Mul(&ch.LeafDNew, &rho).Add(&want, &ch.LeafROld)
+		if !want.Equal(&ch.LeafRNew) {
+			return &InputError{fmt.Sprintf("challenge_proofs[%d]", i),
+				fmt.Sprintf("leaf_r_new of node %d is not leaf_r_old + leaf_d_new·rho", c)}
+		}
+	}
+	return nil
+}
+
+// Synthesize synthesizes partition k of a proof of pub (shape s) into b in
+// bellperson's order (EmptySectorUpdateCircuit::synthesize). b may record
+// ([r1cs.System]), count ([r1cs.Counter]) or keep only the witness
+// ([r1cs.Witness]); the caller finalizes it. p must pass [Shape.Check];
+// any error is returned before b is touched.
+func Synthesize(b r1cs.Builder, s Shape, pub PublicInputs, p *Partition, k int) error {
+	if err := s.Check(pub, p, k); err != nil {
+		return err
+	}
+	return synthesize(gadget.New(b), s, pub, p, k)
+}
+
+func elem(x uint64) fr.Element {
+	var e fr.Element
+	e.SetUint64(x)
+	return e
+}
+
+func synthesize(cs *gadget.CS, s Shape, pub PublicInputs, p *Partition, k int) error {
+	cb, pb, ab := s.ChallengeBits(), s.PartitionBits(), s.ApexBits()
+	kh, err := s.KAndHSelect(k, pub.H)
+	if err != nil {
+		return err
+	}
+
+	// k and h_select: one public input, split into bits.
+	khNum := cs.AllocNum(elem(kh))
+	cs.Inputize(khNum)
+	khBits := make([]gadget.Bit, pb+HCount)
+	for i := range khBits {
+		khBits[i] = cs.AllocBit(kh>>i&1 == 1)
+	}
+	cs.EnforcePacked(khBits, khNum)
+	partBits, hBits := khBits[:pb], khBits[pb:]
+	partition := cs.PackBits(partBits)
+
+	commROld := cs.AllocNum(pub.CommROld)
+	cs.Inputize(commROld)
+	commDNew := cs.AllocNum(pub.CommDNew)
+	cs.Inputize(commDNew)
+	commRNew := cs.AllocNum(pub.CommRNew)
+	cs.Inputize(commRNew)
+	phi := cs.Poseidon(genRandomness, []gadget.Num{commDNew, commROld})
+
+	commC := cs.AllocNum(p.CommC)
+	rootROld := cs.AllocNum(p.RootROld)
+	rootRNew := cs.AllocNum(p.RootRNew)
+	apex := make([]gadget.Num, len(p.ApexLeaves))
+	for i, v := range p.ApexLeaves {
+		apex[i] = cs.AllocNum(v)
+	}
+	partPath := make([][]gadget.Num, pb)
+	for i := range partPath {
+		partPath[i] = []gadget.Num{cs.AllocNum(p.Challenges[0].PathDNew[cb-pb+i])}
+	}
+
+	h2 := poseidon.MustGet(2)
+	cs.Equal(cs.Poseidon(h2, []gadget.Num{commC, rootROld}), commROld)
+	cs.Equal(cs.Poseidon(h2, []gadget.Num{commC, rootRNew}), commRNew)
+
+	if err := apexPoR(cs, apex, partBits, partPath, commDNew); err != nil {
+		return err
+	}
+
+	random := genChallengeBits(cs, s, commRNew, partition, k)
+	start := cb - pb - ab // tree D levels below the apex leaves
+	cBits := make([]gadget.Bit, 0, cb)
+	for ci, rb := range random {
+		cBits = append(append(cBits[:0], rb...), partBits...)
+		cHigh := challengeHigh(cs, s, cBits, hBits)
+		rho := cs.Poseidon(genRandomness, []gadget.Num{phi, cHigh})
+
+		ch := &p.Challenges[ci]
+		leafROld := cs.AllocNum(ch.LeafROld)
+		leafDNew := cs.AllocNum(ch.LeafDNew)
+		leafRNew := labelRNew(cs, leafROld, leafDNew, rho)
+
+		pathROld := allocPath(cs, ch.PathROld)
+		if err := cs.PoRBits(gadget.TreePoseidon, cBits, leafROld, pathROld, rootROld); err != nil {
+			return err
+		}
+		pathRNew := allocPath(cs, ch.PathRNew)
+		if err := cs.PoRBits(gadget.TreePoseidon, cBits, leafRNew, pathRNew, rootRNew); err != nil {
+			return err
+		}
+		apexLeaf := cs.Select(apex, cBits[start:start+ab])
+		toApex := make([][]gadget.Num, start)
+		for l := range toApex {
+			toApex[l] = []gadget.Num{cs.AllocNum(ch.PathDNew[l])}
+		}
+		if err := cs.PoRBits(gadget.TreeSHA254, cBits[:start], leafDNew, toApex, apexLeaf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apexPoR hashes the apex tree over a partition's apex leaves, row by row,
+// and proves its root lies under comm_d_new at the partition's position
+// (storage-proofs-update apex_por).
+func apexPoR(cs *gadget.CS, apex []gadget.Num, partBits []gadget.Bit, partPath [][]gadget.Num, commDNew gadget.Num) error {
+	row := apex
+	for len(row) > 1 {
+		next := make([]gadget.Num, len(row)/2)
+		for i := range next {
+			next[i] = cs.SHA254NodeCircuit(row[2*i], row[2*i+1])
+		}
+		row = next
+	}
+	return cs.PoRBits(gadget.TreeSHA254, partBits, row[0], partPath, commDNew)
+}
+
+// allocPath allocates the siblings of every level, level by level.
+func allocPath(cs *gadget.CS, path [][]fr.Element) [][]gadget.Num {
+	out := make([][]gadget.Num, len(path))
+	for l, sib := range path {
+		out[l] = make([]gadget.Num, len(sib))
+		for j, v := range sib {
+			out[l][j] = cs.AllocNum(v)
+		}
+	}
+	return out
+}
+
+// enforceRaw adds a·b = c when cs records constraints.
+func enforceRaw(cs *gadget.CS, a, b, c r1cs.LC) {
+	if cs.Records() {
+		cs.Builder().Enforce(a, b, c)
+	}
+}
+
+var (
+	feOne  = fr.One()
+	oneLC  = r1cs.LC{{Var: r1cs.One, Coeff: feOne}}
+	feZero fr.Element
+)
+
+// genChallengeBits returns the RandomBits low bits of each of the
+// partition's challenges (storage-proofs-update gen_challenge_bits): per
+// digest j, digest_index = k·digests + j is allocated and tied to the
+// packed partition number, the digest H(comm_r_new, digest_index) is
+// decomposed into allocated bits, and consecutive runs of RandomBits bits
+// are the challenges.
+func genChallengeBits(cs *gadget.CS, s Shape, commRNew, partition gadget.Num, k int) [][]gadget.Bit {
+	rb, per, digests := s.RandomBits(), s.ChallengesPerDigest(), s.DigestsPerPartition()
+	out := make([][]gadget.Bit, 0, s.Challenges)
+	for j := 0; j < digests; j++ {
+		idx := cs.AllocNum(elem(uint64(k*digests + j)))
+		enforceRaw(cs,
+			r1cs.LC{{Var: partition.Var, Coeff: elem(uint64(digests))}, {Var: r1cs.One, Coeff: elem(uint64(j))}},
+			oneLC, r1cs.LC{{Var: idx.Var, Coeff: feOne}})
+		digest := cs.Poseidon(genRandomness, []gadget.Num{commRNew, idx})
+		bits := cs.NumToAllocatedBits(make([]gadget.Bit, 0, gadget.NumBits), digest)
+		take := per
+		if j == digests-1 {
+			take = s.Challenges - len(out)
+		}
+		for i := 0; i < take; i++ {
+			out = append(out, bits[i*rb:(i+1)*rb])
+		}
+	}
+	return out
+}
+
+// challengeHigh returns the number formed by the h high bits of the
+// challenge, h = Hs[i] for the one bit i set in h_select
+// (storage-proofs-update get_challenge_high_bits): each candidate is packed
+// and multiplied by its h_select bit, and the products are summed.
+func challengeHigh(cs *gadget.CS, s Shape, cBits, hBits []gadget.Bit) gadget.Num {
+	n := len(cBits)
+	var terms [HCount]gadget.Num
+	var sum fr.Element
+	for i, h := range s.Hs {
+		packed := cs.PackBits(cBits[n-h:])
+		v := feZero
+		if hBits[i].Value() {
+			v = packed.Value
+		}
+		terms[i] = cs.AllocNum(v)
+		enforceRaw(cs, r1cs.LC{{Var: packed.Var, Coeff: feOne}}, r1cs.LC{{Var: hBits[i].Variable(), Coeff: feOne}},
+			r1cs.LC{{Var: terms[i].Var, Coeff: feOne}})
+		sum.Add(&sum, &v)
+	}
+	sel := cs.AllocNum(sum)
+	if cs.Records() {
+		a := make(r1cs.LC, HCount)
+		for i := range terms {
+			a[i] = r1cs.Term{Var: terms[i].Var, Coeff: feOne}
+		}
+		cs.Builder().Enforce(a, oneLC, r1cs.LC{{Var: sel.Var, Coeff: feOne}})
+	}
+	return sel
+}
+
+// labelRNew is the encoding of one node (storage-proofs-update
+// label_r_new): product = leaf_d_new·rho, then
+// leaf_r_new = leaf_r_old + product with (leaf_r_old + product)·1 = leaf_r_new.
+func labelRNew(cs *gadget.CS, leafROld, leafDNew, rho gadget.Num) gadget.Num {
+	prod := cs.Mul(leafDNew, rho)
+	var v fr.Element
+	v.Add(&leafROld.Value, &prod.Value)
+	r := cs.AllocNum(v)
+	enforceRaw(cs, r1cs.LC{{Var: leafROld.Var, Coeff: feOne}, {Var: prod.Var, Coeff: feOne}}, oneLC,
+		r1cs.LC{{Var: r.Var, Coeff: feOne}})
+	return r
+}
+
+// Witness computes the assignment of partition k (what [Synthesize] into
+// an [r1cs.Witness] produces): Inputs[0] is ONE, then the public inputs in
+// order; Aux in allocation order.
+func Witness(s Shape, pub PublicInputs, p *Partition, k int) (*r1cs.Witness, error) {
+	w := r1cs.NewWitness(s.NumInputs(), 0)
+	if err := Synthesize(w, s, pub, p, k); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// BlankPartition returns a partition of shape s whose values are all zero:
+// it synthesizes the R1CS of the shape (which depends on nothing else), as
+// EmptySectorUpdateCompound::blank_circuit does for parameter generation,
+// but its witness satisfies nothing. Use it with [BlankInputs].
+func BlankPartition(s Shape) (*Partition, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	arities := s.TreeArities()
+	pathR := make([][]fr.Element, len(arities))
+	for l, a := range arities {
+		pathR[l] = make([]fr.Element, a-1)
+	}
+	c := Challenge{PathROld: pathR, PathRNew: pathR, PathDNew: make([]fr.Element, s.ChallengeBits())}
+	p := &Partition{ApexLeaves: make([]fr.Element, s.ApexLeaves), Challenges: make([]Challenge, s.Challenges)}
+	for i := range p.Challenges {
+		p.Challenges[i] = c
+	}
+	return p, nil
+}
+
+// BlankInputs returns all-zero public inputs with the default h, for
+// [BlankPartition].
+func BlankInputs(s Shape) PublicInputs { return PublicInputs{H: s.HDefault()} }

@@ -1,0 +1,176 @@
+package update
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/r1cs"
+)
+
+// refgenDir holds the vectors testdata/refgen writes with rust-fil-proofs.
+var refgenDir = filepath.Join("..", "testdata", "refgen", "out")
+
+// refgenCounts is a refgen "counts" object (README "Counts").
+type refgenCounts map[string]int
+
+func (c refgenCounts) r1cs() r1cs.Counts {
+	return r1cs.Counts{Constraints: c["constraints"], Inputs: c["inputs"], Aux: c["aux"],
+		AAux: c["a_aux_density"], BInputs: c["b_input_density"], BAux: c["b_aux_density"]}
+}
+
+// refgenUpdate is the part of update-2k/meta.json the tests compare with.
+type refgenUpdate struct {
+	RegisteredProof    string `json:"registered_proof"`
+	SectorSize         uint64 `json:"sector_size"`
+	H                  int    `json:"h"`
+	CircuitIdentifier  string `json:"circuit_identifier"`
+	OfficialParamsFile string `json:"official_params_file"`
+	CommROld           string `json:"comm_r_old"`
+	CommRNew           string `json:"comm_r_new"`
+	CommDNew           string `json:"comm_d_new"`
+	PublicParams       struct {
+		SectorNodes     uint64 `json:"sector_nodes"`
+		ChallengeCount  int    `json:"challenge_count"`
+		ChallengeBitLen int    `json:"challenge_bit_len"`
+		PartitionCount  int    `json:"partition_count"`
+		PartitionBitLen int    `json:"partition_bit_len"`
+		ApexLeafCount   int    `json:"apex_leaf_count"`
+		ApexLeafBitLen  int    `json:"apex_leaf_bit_len"`
+	} `json:"public_params"`
+	VanillaBincode []string `json:"vanilla_bincode"`
+	Partitions     []struct {
+		Challenges       []uint64     `json:"challenges"`
+		PublicInputs     []string     `json:"public_inputs"`
+		PublicInputsFile string       `json:"public_inputs_file"`
+		Counts           refgenCounts `json:"counts"`
+		R1CSSHA256       string       `json:"r1cs_sha256"`
+		WitnessSHA256    string       `json:"witness_sha256"`
+	} `json:"partitions"`
+}
+
+func loadUpdate(t testing.TB) (refgenUpdate, string) {
+	dir := filepath.Join(refgenDir, "update-2k")
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	require.NoError(t, err)
+	var m refgenUpdate
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m, dir
+}
+
+func hexElement(t testing.TB, s string) fr.Element {
+	var b [32]byte
+	_, err := hex.Decode(b[:], []byte(s))
+	require.NoError(t, err)
+	e, err := fr.LittleEndian.Element(&b)
+	require.NoError(t, err)
+	return e
+}
+
+// refgenVector returns the shape, public inputs and decoded vanilla
+// proofs of the 2 KiB vector.
+func refgenVector(t testing.TB) (refgenUpdate, string, Shape, PublicInputs, []PartitionProof) {
+	m, dir := loadUpdate(t)
+	s, ok := ShapeByName(m.RegisteredProof)
+	require.True(t, ok, m.RegisteredProof)
+	pub := PublicInputs{CommROld: hexElement(t, m.CommROld), CommDNew: hexElement(t, m.CommDNew),
+		CommRNew: hexElement(t, m.CommRNew), H: m.H}
+	vb, err := os.ReadFile(filepath.Join(dir, "vanilla.json"))
+	require.NoError(t, err)
+	proofs, err := DecodePartitionProofsJSON(vb)
+	require.NoError(t, err)
+	return m, dir, s, pub, proofs
+}
+
+// TestRefgenUpdate2KiB rebuilds the 2 KiB SnapDeals partition from the
+// vanilla proof rust-fil-proofs made and compares with what bellperson
+// recorded: shape parameters, parameter file name, challenges, counts,
+// canonical R1CS digest, witness digest and public inputs (derived here
+// from the commitments).
+func TestRefgenUpdate2KiB(t *testing.T) {
+	m, dir, s, pub, proofs := refgenVector(t)
+	pp := m.PublicParams
+	require.Equal(t, m.SectorSize, s.SectorSize)
+	require.Equal(t, pp.SectorNodes, s.Nodes())
+	require.Equal(t, pp.ChallengeCount, s.Challenges)
+	require.Equal(t, pp.ChallengeBitLen, s.ChallengeBits())
+	require.Equal(t, pp.PartitionCount, s.Partitions)
+	require.Equal(t, pp.PartitionBitLen, s.PartitionBits())
+	require.Equal(t, pp.ApexLeafCount, s.ApexLeaves)
+	require.Equal(t, pp.ApexLeafBitLen, s.ApexBits())
+	require.Equal(t, m.H, s.HDefault())
+	require.Equal(t, m.CircuitIdentifier, s.CircuitIdentifier())
+	require.Equal(t, m.OfficialParamsFile, s.ParamsName()+".params")
+
+	// The bincode bytes filecoin-ffi hands over decode to the same proofs.
+	require.Len(t, m.VanillaBincode, len(proofs))
+	for k, f := range m.VanillaBincode {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		p, err := DecodePartitionProof(b)
+		require.NoError(t, err)
+		require.Equal(t, proofs[k], *p, f)
+		p, err = DecodeVanilla(b)
+		require.NoError(t, err)
+		require.Equal(t, proofs[k], *p, f)
+	}
+
+	parts, err := s.PartitionsFromVanilla(proofs)
+	require.NoError(t, err)
+	require.Len(t, parts, len(m.Partitions))
+	for k, want := range m.Partitions {
+		require.NoError(t, s.Verify(pub, &proofs[k], k, ""))
+		nodes, err := s.ChallengeNodes(pub.CommRNew, k)
+		require.NoError(t, err)
+		require.Equal(t, want.Challenges, nodes, "partition %d challenges", k)
+
+		p := parts[k]
+		cnt := r1cs.NewCounter()
+		require.NoError(t, Synthesize(cnt, s, pub, p, k))
+		cnt.Finalize()
+		require.Equal(t, want.Counts.r1cs(), cnt.Counts(), "partition %d counts", k)
+		require.Equal(t, s.NumInputs(), want.Counts["inputs"])
+
+		sys := r1cs.NewSystem()
+		require.NoError(t, Synthesize(sys, s, pub, p, k))
+		sys.Finalize()
+		require.NoError(t, sys.IsSatisfied())
+		dig, err := sys.CanonicalDigest()
+		require.NoError(t, err)
+		require.Equal(t, want.R1CSSHA256, hex.EncodeToString(dig[:]), "partition %d R1CS", k)
+
+		w, err := Witness(s, pub, p, k)
+		require.NoError(t, err)
+		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
+
+		native, err := s.Inputs(pub, k)
+		require.NoError(t, err)
+		require.Equal(t, native, w.Inputs[1:], "partition %d native public inputs", k)
+		b, err := os.ReadFile(filepath.Join(dir, want.PublicInputsFile))
+		require.NoError(t, err)
+		require.Len(t, b, 32*len(native))
+		require.Len(t, want.PublicInputs, len(native))
+		for i := range native {
+			var e [32]byte
+			fr.LittleEndian.PutElement(&e, native[i])
+			require.Equal(t, want.PublicInputs[i], hex.EncodeToString(e[:]), "partition %d input %d", k, i)
+			require.Equal(t, b[32*i:32*i+32], e[:], "partition %d input file %d", k, i)
+		}
+
+		// The blank partition (parameter generation) has the same R1CS.
+		bp, err := BlankPartition(s)
+		require.NoError(t, err)
+		bsys := r1cs.NewSystem()
+		require.NoError(t, Synthesize(bsys, s, BlankInputs(s), bp, k))
+		bsys.Finalize()
+		bd, err := bsys.CanonicalDigest()
+		require.NoError(t, err)
+		require.Equal(t, dig, bd, "blank partition R1CS")
+	}
+}
