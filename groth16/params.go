@@ -35,6 +35,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
@@ -461,7 +462,8 @@ func decodeVKConfig(b []byte, cfg readConfig) (vk *VerifyingKey, err error) {
 		return nil, err
 	}
 	vk.IC = make([]bls.G1Affine, ic.Len)
-	if i, err := decodeG1s(vk.IC, b[ic.Offset:ic.End()]); err != nil {
+	icv := g1.of(vk.IC)
+	if i, err := icv.decode(0, ic.Len, b[ic.Offset:ic.End()]); err != nil {
 		return nil, pointError(sectionVK, ic, i, err)
 	}
 	if cfg.noSubgroups {
@@ -470,24 +472,24 @@ func decodeVKConfig(b []byte, cfg readConfig) (vk *VerifyingKey, err error) {
 	if err := checkVKFixedSubgroups(vk); err != nil {
 		return nil, err
 	}
-	if err := checkSubgroupG1(sectionVK, ic, 0, vk.IC); err != nil {
+	if err := icv.checkSubgroup(sectionVK, ic, 0, ic.Len); err != nil {
 		return nil, err
 	}
 	return vk, nil
 }
 
+// vkFixed returns alpha_g1 … delta_g2 of vk, in file order, each as a
+// vector of one point.
+func vkFixed(vk *VerifyingKey) [6]vector {
+	return [6]vector{g1.one(&vk.AlphaG1), g1.one(&vk.BetaG1), g2.one(&vk.BetaG2),
+		g2.one(&vk.GammaG2), g1.one(&vk.DeltaG1), g2.one(&vk.DeltaG2)}
+}
+
 // decodeVKFixed decodes alpha_g1 … delta_g2 from b[:864], which must exist.
 func decodeVKFixed(vk *VerifyingKey, b []byte) error {
-	g1s := []*bls.G1Affine{&vk.AlphaG1, &vk.BetaG1, nil, nil, &vk.DeltaG1, nil}
-	g2s := []*bls.G2Affine{nil, nil, &vk.BetaG2, &vk.GammaG2, nil, &vk.DeltaG2}
-	for i, off := range vkFixedOffsets {
-		var err error
-		if g1s[i] != nil {
-			err = decodeG1(g1s[i], (*[g1Size]byte)(b[off:]))
-		} else {
-			err = decodeG2(g2s[i], (*[g2Size]byte)(b[off:]))
-		}
-		if err != nil {
+	for i, v := range vkFixed(vk) {
+		off := vkFixedOffsets[i]
+		if _, err := v.decode(0, 1, b[off:]); err != nil {
 			return &FormatError{Section: sectionVK, Offset: off, Err: err}
 		}
 	}
@@ -503,68 +505,15 @@ func pointError(section string, sec Section, i int, err error) *FormatError {
 // gamma_g2, delta_g1 and delta_g2.
 var vkFixedOffsets = [6]int64{0, g1Size, 2 * g1Size, 2*g1Size + g2Size, 2*g1Size + 2*g2Size, 3*g1Size + 2*g2Size}
 
+// checkVKFixedSubgroups checks each fixed point of vk on its own (no
+// probabilistic batch).
 func checkVKFixedSubgroups(vk *VerifyingKey) error {
-	g1 := []*bls.G1Affine{&vk.AlphaG1, &vk.BetaG1, nil, nil, &vk.DeltaG1, nil}
-	g2 := []*bls.G2Affine{nil, nil, &vk.BetaG2, &vk.GammaG2, nil, &vk.DeltaG2}
-	for i := range g1 {
-		ok := false
-		if g1[i] != nil {
-			ok = g1[i].IsInSubGroup()
-		} else {
-			ok = g2[i].IsInSubGroup()
-		}
-		if !ok {
+	for i, v := range vkFixed(vk) {
+		if !v.inSubgroup(0) {
 			return &FormatError{Section: sectionVK, Offset: vkFixedOffsets[i], Err: ErrNotInSubgroup}
 		}
 	}
 	return nil
-}
-
-// checkSubgroupG1 runs one probabilistic batch check over pts, points
-// [base, base+len(pts)) of sec (error probability below 2⁻⁶⁴), and, only
-// if it fails, bisects to name the first bad point. pts must all be on the
-// curve.
-func checkSubgroupG1(section string, sec Section, base int, pts []bls.G1Affine) error {
-	if len(pts) == 0 || bls.IsInSubGroupBatchG1(pts) {
-		return nil
-	}
-	lo := base
-	for len(pts) > bisectLeaf {
-		half := len(pts) / 2
-		if !bls.IsInSubGroupBatchG1(pts[:half]) {
-			pts = pts[:half]
-		} else {
-			lo, pts = lo+half, pts[half:]
-		}
-	}
-	for i := range pts {
-		if !pts[i].IsInSubGroup() {
-			return pointError(section, sec, lo+i, ErrNotInSubgroup)
-		}
-	}
-	return pointError(section, sec, base, ErrNotInSubgroup) // the batch check's verdict, unlocated
-}
-
-// checkSubgroupG2 is checkSubgroupG1 for G2.
-func checkSubgroupG2(section string, sec Section, base int, pts []bls.G2Affine) error {
-	if len(pts) == 0 || bls.IsInSubGroupBatchG2(pts) {
-		return nil
-	}
-	lo := base
-	for len(pts) > bisectLeaf {
-		half := len(pts) / 2
-		if !bls.IsInSubGroupBatchG2(pts[:half]) {
-			pts = pts[:half]
-		} else {
-			lo, pts = lo+half, pts[half:]
-		}
-	}
-	for i := range pts {
-		if !pts[i].IsInSubGroup() {
-			return pointError(section, sec, lo+i, ErrNotInSubgroup)
-		}
-	}
-	return pointError(section, sec, base, ErrNotInSubgroup)
 }
 
 // bisectLeaf is the slice length below which a failed subgroup check is
@@ -585,17 +534,13 @@ type decodeTask struct {
 	name     string
 	sec      Section
 	lo, hi   int
-	g1       []bls.G1Affine // the whole section's destination, or nil
-	g2       []bls.G2Affine
+	dst      vector // the whole section's destination
 	subgroup bool
 }
 
 func (t *decodeTask) run(b []byte) (err error) {
 	if t.subgroup {
-		if t.g1 != nil {
-			return checkSubgroupG1(t.name, t.sec, t.lo, t.g1[t.lo:t.hi])
-		}
-		return checkSubgroupG2(t.name, t.sec, t.lo, t.g2[t.lo:t.hi])
+		return t.dst.checkSubgroup(t.name, t.sec, t.lo, t.hi)
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -605,13 +550,7 @@ func (t *decodeTask) run(b []byte) (err error) {
 	}()
 	defer guardFault(&err)
 	src := b[t.sec.Offset+int64(t.lo)*int64(t.sec.PointSize) : t.sec.Offset+int64(t.hi)*int64(t.sec.PointSize)]
-	var i int
-	if t.g1 != nil {
-		i, err = decodeG1s(t.g1[t.lo:t.hi], src)
-	} else {
-		i, err = decodeG2s(t.g2[t.lo:t.hi], src)
-	}
-	if err != nil {
+	if i, err := t.dst.decode(t.lo, t.hi, src); err != nil {
 		return pointError(t.name, t.sec, t.lo+i, err)
 	}
 	return nil
@@ -649,12 +588,12 @@ func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
 	pk.BG2 = make([]bls.G2Affine, lay.BG2.Len)
 
 	secs := []decodeTask{
-		{name: sectionVK, sec: lay.IC, g1: pk.VK.IC},
-		{name: sectionH, sec: lay.H, g1: pk.H},
-		{name: sectionL, sec: lay.L, g1: pk.L},
-		{name: sectionA, sec: lay.A, g1: pk.A},
-		{name: sectionBG1, sec: lay.BG1, g1: pk.BG1},
-		{name: sectionBG2, sec: lay.BG2, g2: pk.BG2},
+		{name: sectionVK, sec: lay.IC, dst: g1.of(pk.VK.IC)},
+		{name: sectionH, sec: lay.H, dst: g1.of(pk.H)},
+		{name: sectionL, sec: lay.L, dst: g1.of(pk.L)},
+		{name: sectionA, sec: lay.A, dst: g1.of(pk.A)},
+		{name: sectionBG1, sec: lay.BG1, dst: g1.of(pk.BG1)},
+		{name: sectionBG2, sec: lay.BG2, dst: g2.of(pk.BG2)},
 	}
 	// chunks cuts the sections into tasks of n points.
 	chunks := func(n int, subgroup bool) []decodeTask {
@@ -722,61 +661,68 @@ const (
 	flagInfinity = 0b010 << 5
 )
 
-// decodeG1 decodes one uncompressed G1 point. It checks the flags, the
-// infinity encoding, that both coordinates are below p and that the point
-// is on the curve; it does not check the subgroup.
-func decodeG1(p *bls.G1Affine, b *[g1Size]byte) error {
-	switch b[0] & flagMask {
-	case 0:
-	case flagInfinity:
-		if !zeroAfterFlags(b[:]) {
-			return errInfPadding
-		}
-		*p = bls.G1Affine{}
-		return nil
-	default:
-		return errFlags
-	}
-	var err error
-	if p.X, err = fp.BigEndian.Element((*[fp.Bytes]byte)(b[0:])); err != nil {
-		return errNonCanon
-	}
-	if p.Y, err = fp.BigEndian.Element((*[fp.Bytes]byte)(b[fp.Bytes:])); err != nil {
-		return errNonCanon
-	}
-	if p.IsInfinity() { // (0,0) is the in-memory infinity, and off the curve
-		return errZeroNoFlag
-	}
-	if !p.IsOnCurve() {
-		return ErrNotOnCurve
-	}
-	return nil
+// point is bls.G1Affine or bls.G2Affine, through its pointer methods.
+type point[P any] interface {
+	*P
+	IsInfinity() bool
+	IsOnCurve() bool
+	IsInSubGroup() bool
 }
 
-// decodeG2 is decodeG1 for G2, whose coordinates are stored c1 first.
-func decodeG2(p *bls.G2Affine, b *[g2Size]byte) error {
+// group is what the readers and writers know of G1 or G2 beyond [point].
+type group[P any, PP point[P]] struct {
+	size int // encoded bytes
+	// coords returns p's coordinates in encoding order, nil past the last
+	// (G1: x, y; G2: x.c1, x.c0, y.c1, y.c0).
+	coords func(p *P) [4]*fp.Element
+	batch  func([]P) bool         // gnark-crypto's probabilistic subgroup check
+	encode func(dst []byte, p *P) // writes p's size bytes
+}
+
+var (
+	g1 = group[bls.G1Affine, *bls.G1Affine]{
+		size:   g1Size,
+		coords: func(p *bls.G1Affine) [4]*fp.Element { return [4]*fp.Element{&p.X, &p.Y} },
+		batch:  bls.IsInSubGroupBatchG1,
+		encode: func(dst []byte, p *bls.G1Affine) { b := p.RawBytes(); copy(dst, b[:]) },
+	}
+	g2 = group[bls.G2Affine, *bls.G2Affine]{
+		size:   g2Size,
+		coords: func(p *bls.G2Affine) [4]*fp.Element { return [4]*fp.Element{&p.X.A1, &p.X.A0, &p.Y.A1, &p.Y.A0} },
+		batch:  bls.IsInSubGroupBatchG2,
+		encode: func(dst []byte, p *bls.G2Affine) { b := p.RawBytes(); copy(dst, b[:]) },
+	}
+)
+
+// decode decodes one uncompressed point from b[:g.size]. It checks the
+// flags, the infinity encoding, that every coordinate is below p and that
+// the point is on the curve; it does not check the subgroup.
+func (g group[P, PP]) decode(p *P, b []byte) error {
+	b = b[:g.size]
 	switch b[0] & flagMask {
 	case 0:
 	case flagInfinity:
-		if !zeroAfterFlags(b[:]) {
+		if !zeroAfterFlags(b) {
 			return errInfPadding
 		}
-		*p = bls.G2Affine{}
+		*p = *new(P)
 		return nil
 	default:
 		return errFlags
 	}
-	coords := [4]*fp.Element{&p.X.A1, &p.X.A0, &p.Y.A1, &p.Y.A0}
-	for i, c := range coords {
+	for i, c := range g.coords(p) {
+		if c == nil {
+			break
+		}
 		var err error
 		if *c, err = fp.BigEndian.Element((*[fp.Bytes]byte)(b[i*fp.Bytes:])); err != nil {
 			return errNonCanon
 		}
 	}
-	if p.IsInfinity() {
+	if PP(p).IsInfinity() { // (0,0) is the in-memory infinity, and off the curve
 		return errZeroNoFlag
 	}
-	if !p.IsOnCurve() {
+	if !PP(p).IsOnCurve() {
 		return ErrNotOnCurve
 	}
 	return nil
@@ -794,24 +740,71 @@ func zeroAfterFlags(b []byte) bool {
 	return true
 }
 
-// decodeG1s fills dst from len(dst) consecutive points in src and returns
-// the index of the first bad one with its error.
-func decodeG1s(dst []bls.G1Affine, src []byte) (int, error) {
-	for i := range dst {
-		if err := decodeG1(&dst[i], (*[g1Size]byte)(src[i*g1Size:])); err != nil {
+// vector is a section's points, G1 or G2, as the readers and writers
+// handle them.
+type vector interface {
+	len() int
+	// decode fills points [lo, hi) from src, hi−lo consecutive encodings,
+	// and returns the index (from lo) of the first bad one with its error.
+	decode(lo, hi int, src []byte) (int, error)
+	// checkSubgroup checks that points [lo, hi), points of sec, lie in the
+	// prime-order subgroup: one probabilistic batch check (error below
+	// 2⁻⁶⁴) and, only if it fails, a bisection naming the first bad point.
+	// The points must all be on the curve.
+	checkSubgroup(section string, sec Section, lo, hi int) error
+	// inSubgroup checks point i alone.
+	inSubgroup(i int) bool
+	// write writes the points, without a count.
+	write(e *encoder)
+}
+
+// points is a [vector] of group g.
+type points[P any, PP point[P]] struct {
+	g   group[P, PP]
+	pts []P
+}
+
+func (g group[P, PP]) of(pts []P) vector { return points[P, PP]{g, pts} }
+
+func (g group[P, PP]) one(p *P) vector { return points[P, PP]{g, unsafe.Slice(p, 1)} }
+
+func (v points[P, PP]) len() int { return len(v.pts) }
+
+func (v points[P, PP]) decode(lo, hi int, src []byte) (int, error) {
+	for i := range hi - lo {
+		if err := v.g.decode(&v.pts[lo+i], src[i*v.g.size:]); err != nil {
 			return i, err
 		}
 	}
 	return 0, nil
 }
 
-func decodeG2s(dst []bls.G2Affine, src []byte) (int, error) {
-	for i := range dst {
-		if err := decodeG2(&dst[i], (*[g2Size]byte)(src[i*g2Size:])); err != nil {
-			return i, err
+func (v points[P, PP]) checkSubgroup(section string, sec Section, lo, hi int) error {
+	pts := v.pts[lo:hi]
+	if len(pts) == 0 || v.g.batch(pts) {
+		return nil
+	}
+	base := lo
+	for len(pts) > bisectLeaf {
+		half := len(pts) / 2
+		if !v.g.batch(pts[:half]) {
+			pts = pts[:half]
+		} else {
+			lo, pts = lo+half, pts[half:]
 		}
 	}
-	return 0, nil
+	for i := range pts {
+		if !PP(&pts[i]).IsInSubGroup() {
+			return pointError(section, sec, lo+i, ErrNotInSubgroup)
+		}
+	}
+	return pointError(section, sec, base, ErrNotInSubgroup) // the batch check's verdict, unlocated
+}
+
+func (v points[P, PP]) inSubgroup(i int) bool { return PP(&v.pts[i]).IsInSubGroup() }
+
+func (v points[P, PP]) write(e *encoder) {
+	e.points(len(v.pts), v.g.size, func(i int, dst []byte) { v.g.encode(dst, &v.pts[i]) })
 }
 
 // WriteTo writes vk in bellperson's .vk format. It returns ErrTooLarge,
@@ -843,13 +836,9 @@ func (pk *ProvingKey) WriteTo(w io.Writer) (int64, error) {
 	}
 	e := encoder{w: w, buf: make([]byte, 0, 4<<20)}
 	e.vk(&pk.VK)
-	for _, v := range [][]bls.G1Affine{pk.H, pk.L, pk.A, pk.BG1} {
-		e.g1s(v)
+	for _, v := range []vector{g1.of(pk.H), g1.of(pk.L), g1.of(pk.A), g1.of(pk.BG1), g2.of(pk.BG2)} {
+		e.vector(v)
 	}
-	e.points(len(pk.BG2), g2Size, func(i int, dst []byte) {
-		b := pk.BG2[i].RawBytes()
-		copy(dst, b[:])
-	})
 	e.flush()
 	return e.n, e.err
 }
@@ -882,32 +871,20 @@ func (e *encoder) u32(n int) {
 	e.put(binary.BigEndian.AppendUint32(nil, uint32(n)))
 }
 
-func (e *encoder) g1(p *bls.G1Affine) {
-	b := p.RawBytes()
-	e.put(b[:])
-}
-
-func (e *encoder) g2(p *bls.G2Affine) {
-	b := p.RawBytes()
-	e.put(b[:])
-}
-
-func (e *encoder) g1s(v []bls.G1Affine) {
-	e.points(len(v), g1Size, func(i int, dst []byte) {
-		b := v[i].RawBytes()
-		copy(dst, b[:])
-	})
+// vector writes v's u32 count, then its points.
+func (e *encoder) vector(v vector) {
+	e.u32(v.len())
+	v.write(e)
 }
 
 // parallelMin is the number of points below which encoding stays on one
 // goroutine.
 const parallelMin = 4096
 
-// points writes a u32 count n, then n points of size bytes each, enc(i,
-// dst) filling dst[:size] with point i. Large vectors are encoded a
-// buffer at a time on GOMAXPROCS goroutines.
+// points writes n points of size bytes each, enc(i, dst) filling
+// dst[:size] with point i. Large vectors are encoded a buffer at a time on
+// GOMAXPROCS goroutines.
 func (e *encoder) points(n, size int, enc func(i int, dst []byte)) {
-	e.u32(n)
 	per := cap(e.buf) / size
 	for lo := 0; lo < n && e.err == nil; lo += per {
 		hi := min(lo+per, n)
@@ -937,11 +914,8 @@ func (e *encoder) points(n, size int, enc func(i int, dst []byte)) {
 }
 
 func (e *encoder) vk(vk *VerifyingKey) {
-	e.g1(&vk.AlphaG1)
-	e.g1(&vk.BetaG1)
-	e.g2(&vk.BetaG2)
-	e.g2(&vk.GammaG2)
-	e.g1(&vk.DeltaG1)
-	e.g2(&vk.DeltaG2)
-	e.g1s(vk.IC)
+	for _, v := range vkFixed(vk) {
+		v.write(e)
+	}
+	e.vector(g1.of(vk.IC))
 }

@@ -641,7 +641,7 @@ func TestReadParamsFileShrinks(t *testing.T) {
 	require.ErrorIs(t, err, errFaultAccess)
 
 	dst := make([]bls.G1Affine, lay.L.Len)
-	err = runTasks(context.Background(), m.data, []decodeTask{{name: "l", sec: lay.L, lo: 0, hi: lay.L.Len, g1: dst}})
+	err = runTasks(context.Background(), m.data, []decodeTask{{name: "l", sec: lay.L, lo: 0, hi: lay.L.Len, dst: g1.of(dst)}})
 	requireFormatError(t, err, "l", lay.L.Offset, errFaultAccess)
 }
 
