@@ -292,6 +292,146 @@ func (c *CUDA) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 	return k, nil
 }
 
+// fileChunk is the most points LoadShapeFile decodes into host memory at
+// once (96 MiB of G1 points, 192 MiB of G2).
+const fileChunk = 1 << 20
+
+// LoadShapeFile implements [FileLoader]. A key that fits (as for LoadKey)
+// is decoded chunk by chunk into a pinned staging buffer and uploaded into
+// its resident buffers; otherwise it is decoded into pinned memory that
+// its stages stream from. The R1CS then follows as for LoadShape.
+func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1cs.System) (Key, error) {
+	if err := c.enter(ctx, StageLoadKey, 0); err != nil {
+		return nil, err
+	}
+	pk := f.Key()
+	z, lay := pk.Sizes(), f.Layout()
+	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots)}
+	fail := func(sec Section, err error) (Key, error) {
+		k.Release()
+		var ge *Error
+		if errors.As(err, &ge) || ctx.Err() != nil {
+			return nil, err
+		}
+		var fe *groth16.FormatError
+		if errors.As(err, &fe) || errors.Is(err, groth16.ErrParamsClosed) {
+			return nil, &Error{Device: c.name, Stage: StageLoadKey, Section: sec, Err: fmt.Errorf("%w: %w", ErrBadArgument, err)}
+		}
+		return nil, c.err(StageLoadKey, sec, err)
+	}
+	g1s := []struct {
+		sec  Section
+		lay  groth16.Section
+		n    int
+		dst  **cuda.Buffer
+		host *[]bls.G1Affine
+	}{{SectionH, lay.H, z.H, &k.h, nil}, {SectionL, lay.L, z.L, &k.l, nil}, {SectionA, lay.A, z.A, &k.a, nil},
+		{SectionBG1, lay.BG1, z.BG1, &k.bg1, nil}}
+
+	if keyBytes(pk)+c.slotBytes(pk, true, 0) > c.budget.Total() {
+		// Streamed: the bases live in pinned host memory.
+		cp := groth16.KeyWithoutBases(pk.VK, z)
+		for i := range g1s {
+			g1s[i].host = &[]bls.G1Affine{}
+		}
+		for _, s := range g1s {
+			b, v, err := pinnedSlice[bls.G1Affine](s.n)
+			if err != nil {
+				return fail(s.sec, err)
+			}
+			k.pinnedBufs = append(k.pinnedBufs, b)
+			if err := readChunks(ctx, s.n, func(lo, hi int) error { return f.ReadG1(ctx, s.lay, lo, v[lo:hi]) }); err != nil {
+				return fail(s.sec, err)
+			}
+			*s.host = v
+		}
+		b, v2, err := pinnedSlice[bls.G2Affine](z.BG2)
+		if err != nil {
+			return fail(SectionBG2, err)
+		}
+		k.pinnedBufs = append(k.pinnedBufs, b)
+		if err := readChunks(ctx, z.BG2, func(lo, hi int) error { return f.ReadG2(ctx, lo, v2[lo:hi]) }); err != nil {
+			return fail(SectionBG2, err)
+		}
+		cp.H, cp.L, cp.A, cp.BG1, cp.BG2 = *g1s[0].host, *g1s[1].host, *g1s[2].host, *g1s[3].host, v2
+		k.pinned = cp
+	} else {
+		res, err := c.budget.Reserve(ctx, keyBytes(pk))
+		if err != nil {
+			return nil, err
+		}
+		k.res = res
+		stage, st1, err := pinnedSlice[bls.G1Affine](min(fileChunk, max(z.H, z.L, z.A, z.BG1)))
+		if err != nil {
+			return fail(0, err)
+		}
+		defer stage.Free()
+		for _, s := range g1s {
+			buf, err := c.d.Alloc(uint64(s.n) * uint64(g1Size))
+			if err != nil {
+				return fail(s.sec, err)
+			}
+			*s.dst = buf
+			err = readChunks(ctx, s.n, func(lo, hi int) error {
+				if err := f.ReadG1(ctx, s.lay, lo, st1[:hi-lo]); err != nil {
+					return err
+				}
+				return cuda.CopyTo(buf, uint64(lo)*uint64(g1Size), st1[:hi-lo])
+			})
+			if err != nil {
+				return fail(s.sec, err)
+			}
+		}
+		// G2 points are twice as large: the same staging bytes hold half as many.
+		st2 := unsafe.Slice((*bls.G2Affine)(unsafe.Pointer(unsafe.SliceData(st1))), len(st1)/2)
+		if k.bg2, err = c.d.Alloc(uint64(z.BG2) * uint64(g2Size)); err != nil {
+			return fail(SectionBG2, err)
+		}
+		err = readChunksOf(ctx, z.BG2, max(1, len(st2)), func(lo, hi int) error {
+			if err := f.ReadG2(ctx, lo, st2[:hi-lo]); err != nil {
+				return err
+			}
+			return cuda.CopyTo(k.bg2, uint64(lo)*uint64(g2Size), st2[:hi-lo])
+		})
+		if err != nil {
+			return fail(SectionBG2, err)
+		}
+		k.resident = true
+	}
+	if err := c.attachShape(k, sys); err != nil {
+		return fail(0, err)
+	}
+	return k, nil
+}
+
+// readChunks calls read on [lo, hi) ranges of fileChunk points covering
+// [0, n), checking ctx between them.
+func readChunks(ctx context.Context, n int, read func(lo, hi int) error) error {
+	return readChunksOf(ctx, n, fileChunk, read)
+}
+
+func readChunksOf(ctx context.Context, n, chunk int, read func(lo, hi int) error) error {
+	for lo := 0; lo < n; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := read(lo, min(lo+chunk, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pinnedSlice allocates n points of pinned host memory.
+func pinnedSlice[P any](n int) (*cuda.HostBuffer, []P, error) {
+	var zero P
+	h, err := cuda.AllocPinned(uint64(max(n, 1)) * uint64(unsafe.Sizeof(zero)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(h.Bytes()))), n), nil
+}
+
 // attachShape makes sys's recorded constraints resident beside the key k
 // (resident or streamed) when the layout allows it and R1CS plus one
 // witness slot fit the budget's free room; otherwise k stays a plain key
@@ -794,12 +934,10 @@ func (k *cudaKey) pinKey() {
 
 // pinnedCopy returns a copy of src in pinned host memory.
 func pinnedCopy[P any](src []P) (*cuda.HostBuffer, []P, error) {
-	var zero P
-	h, err := cuda.AllocPinned(uint64(max(len(src), 1)) * uint64(unsafe.Sizeof(zero)))
+	h, dst, err := pinnedSlice[P](len(src))
 	if err != nil {
 		return nil, nil, err
 	}
-	dst := unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(h.Bytes()))), len(src))
 	const chunk = 1 << 20
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)

@@ -204,6 +204,16 @@ type WitnessSlot interface {
 	ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, error)
 }
 
+// FileLoader is implemented by devices that load a key straight from its
+// parameter file, chunk by chunk ([CUDA]): the bases go from the mapped
+// file to the device (or, for a key streamed from the host, to pinned
+// memory) without the whole key ever on the Go heap. The key's ProvingKey
+// is f.Key(), without host bases.
+type FileLoader interface {
+	// LoadShapeFile is [ShapeLoader.LoadShape] for the key in f.
+	LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1cs.System) (Key, error)
+}
+
 // DeviceTimes is a device's own measurement of its work: the time its
 // operations spent on the device, accumulated since it was opened.
 type DeviceTimes struct {

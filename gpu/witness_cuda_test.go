@@ -3,6 +3,8 @@ package gpu
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -30,13 +33,19 @@ func TestCUDAWitnessPass(t *testing.T) {
 			require.NoError(t, d.Close())
 		}
 	}()
-	t.Run("resident", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), false) })
-	// A budget that holds the R1CS and a witness slot but not the key: the
-	// bases stream from pinned host memory.
-	t.Run("streamed", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), true) })
+	for _, file := range []bool{false, true} {
+		name := "key"
+		if file {
+			name = "file" // the key read from its .params file chunk by chunk
+		}
+		t.Run(name+"/resident", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), false, file) })
+		// A budget that holds the R1CS and a witness slot but not the key:
+		// the bases stream from pinned host memory.
+		t.Run(name+"/streamed", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), true, file) })
+	}
 }
 
-func witnessPass(t *testing.T, d *CUDA, streamed bool) {
+func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	// Eight partitions of one shape with different witnesses (the first is
 	// the recording), mixing 0/1 values with full-width ones.
@@ -62,8 +71,25 @@ func witnessPass(t *testing.T, d *CUDA, streamed bool) {
 		require.Less(t, limit, keyBytes(pk)+d.slotBytes(pk, true, 0), "the key must not fit")
 		d = &CUDA{d: d.d, name: d.name, budget: pool.NewBudget(d.name, limit)}
 	}
-	key, err := d.LoadShape(ctx, pk, rec)
-	require.NoError(t, err)
+	var key Key
+	var err error
+	if file {
+		path := filepath.Join(t.TempDir(), "k.params")
+		out, err := os.Create(path)
+		require.NoError(t, err)
+		_, err = pk.WriteTo(out)
+		require.NoError(t, err)
+		require.NoError(t, out.Close())
+		f, err := groth16.OpenParams(ctx, path)
+		require.NoError(t, err)
+		defer f.Close()
+		key, err = d.LoadShapeFile(ctx, f, rec)
+		require.NoError(t, err)
+		require.False(t, key.ProvingKey().HostBases())
+	} else {
+		key, err = d.LoadShape(ctx, pk, rec)
+		require.NoError(t, err)
+	}
 	defer key.Release()
 	require.True(t, key.(ShapeKey).Records(rec), "the R1CS is resident")
 	require.Equal(t, !streamed, key.(*cudaKey).resident)
@@ -108,6 +134,36 @@ func witnessPass(t *testing.T, d *CUDA, streamed bool) {
 		require.NoError(t, errs[i], "partition %d", i)
 		assert.True(t, want[i].Equal(&got[i]), "partition %d", i)
 	}
+
+	// The other sections: batch additions and tails equal the CPU's.
+	gs, err := d.Acquire(ctx, key)
+	require.NoError(t, err)
+	cs, err := cpu.Acquire(ctx, ckey)
+	require.NoError(t, err)
+	for _, sec := range []Section{SectionL, SectionA, SectionBG1} {
+		bases, _ := g1Section(pk, sec)
+		ones := onesOf(len(bases), rng)
+		w, err := cs.BatchAddG1(ctx, sec, ones)
+		require.NoError(t, err)
+		g, err := gs.BatchAddG1(ctx, sec, ones)
+		require.NoError(t, err)
+		assert.True(t, w.Equal(&g), "%s batch add", sec)
+		idx := []uint32{1, uint32(len(bases) / 2), uint32(len(bases) - 1)}
+		sc := []fr.Element{fr.NewElement(7), fr.NewElement(8), fr.NewElement(9)}
+		w, err = cs.TailG1(ctx, sec, idx, sc)
+		require.NoError(t, err)
+		g, err = gs.TailG1(ctx, sec, idx, sc)
+		require.NoError(t, err)
+		assert.True(t, w.Equal(&g), "%s tail", sec)
+	}
+	ones := onesOf(len(pk.BG2), rng)
+	w2, err := cs.BatchAddG2(ctx, ones)
+	require.NoError(t, err)
+	g2, err := gs.BatchAddG2(ctx, ones)
+	require.NoError(t, err)
+	assert.True(t, w2.Equal(&g2), "B_G2 batch add")
+	cs.Release()
+	gs.Release()
 
 	bad, err := rec.WithAssignment(rec.Inputs(), append([]fr.Element(nil), rec.Aux()...))
 	require.NoError(t, err)
