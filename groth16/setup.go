@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"runtime"
+	"sync"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -27,13 +29,30 @@ func Setup(sys *r1cs.System, rng io.Reader) (*ProvingKey, error) {
 	if !sys.Finalized() {
 		return nil, errors.New("groth16: Setup needs a finalized system")
 	}
-	var tw [5]fr.Element // τ, α, β, γ, δ
-	for i := range tw {
-		if err := randomNonZero(rng, &tw[i]); err != nil {
-			return nil, fmt.Errorf("groth16: setup randomness: %w", err)
+	tw, err := NewToxicWaste(rng)
+	if err != nil {
+		return nil, err
+	}
+	return SetupWithWaste(sys, tw)
+}
+
+// ToxicWaste is the trapdoor of a development setup. INSECURE: anyone who
+// holds it can forge proofs under the parameters made from it.
+type ToxicWaste struct {
+	Tau, Alpha, Beta, Gamma, Delta fr.Element
+}
+
+// NewToxicWaste draws τ, α, β, γ, δ (non-zero, in that order) from rng,
+// exactly as [Setup] does: Setup(sys, rng) equals
+// SetupWithWaste(sys, NewToxicWaste(rng)) for the same bytes of rng.
+func NewToxicWaste(rng io.Reader) (ToxicWaste, error) {
+	var tw ToxicWaste
+	for _, e := range []*fr.Element{&tw.Tau, &tw.Alpha, &tw.Beta, &tw.Gamma, &tw.Delta} {
+		if err := randomNonZero(rng, e); err != nil {
+			return ToxicWaste{}, fmt.Errorf("groth16: setup randomness: %w", err)
 		}
 	}
-	return setupWith(sys, tw[0], tw[1], tw[2], tw[3], tw[4])
+	return tw, nil
 }
 
 func randomNonZero(rng io.Reader, e *fr.Element) error {
@@ -49,7 +68,85 @@ func randomNonZero(rng io.Reader, e *fr.Element) error {
 	}
 }
 
-func setupWith(sys *r1cs.System, tau, alpha, beta, gamma, delta fr.Element) (*ProvingKey, error) {
+// SetupWithWaste is [Setup] with the trapdoor given: the scalar stage
+// ([ComputeSetupScalars]) followed by fixed-base multiplications on the CPU.
+// INSECURE, as Setup.
+func SetupWithWaste(sys *r1cs.System, tw ToxicWaste) (*ProvingKey, error) {
+	s, err := ComputeSetupScalars(sys, tw)
+	if err != nil {
+		return nil, err
+	}
+	return s.ProvingKey(), nil
+}
+
+// SetupScalars is the scalar stage of a development setup: every query of
+// the proving key as the scalars its points are multiples of (the point of
+// scalar k is k·G for the group's generator G), in the key's order and with
+// the zero scalars of A and B already left out, plus the verifying key's
+// scalars. BG serves both B queries (BG1 in G1, BG2 in G2).
+type SetupScalars struct {
+	H  []fr.Element // τ^i·Z(τ)/δ, i < n−1
+	L  []fr.Element // (β·A_j(τ) + α·B_j(τ) + C_j(τ))/δ per aux variable
+	A  []fr.Element // the non-zero A_i(τ), inputs then aux
+	BG []fr.Element // the non-zero B_i(τ), inputs then aux
+	IC []fr.Element // (β·A_i(τ) + α·B_i(τ) + C_i(τ))/γ per input
+
+	Alpha, Beta, Gamma, Delta fr.Element
+}
+
+// Sizes returns the number of points of each query of the key s describes.
+func (s *SetupScalars) Sizes() Sizes {
+	return Sizes{H: len(s.H), L: len(s.L), A: len(s.A), BG1: len(s.BG), BG2: len(s.BG)}
+}
+
+// ProvingKey computes the key's points on the CPU (fixed-base tables of the
+// generators).
+func (s *SetupScalars) ProvingKey() *ProvingKey {
+	_, _, g1, g2 := bls.Generators()
+	// A 16-bit G1 table (1 M points to build) pays off from about a million
+	// G1 points; small keys use 8-bit tables.
+	c1 := uint(8)
+	if len(s.H)+len(s.L)+2*len(s.A)+len(s.BG) > 1<<20 {
+		c1 = 16
+	}
+	t1, t2 := msm.NewFixedBaseG1(&g1, c1), msm.NewFixedBaseG2(&g2, 8)
+	pk := &ProvingKey{
+		H:   t1.Mul(s.H),
+		L:   t1.Mul(s.L),
+		A:   t1.Mul(s.A),
+		BG1: t1.Mul(s.BG),
+		BG2: t2.Mul(s.BG),
+	}
+	pk.VK = s.verifyingKey(t1, t2)
+	return pk
+}
+
+// VerifyingKey computes the verifying key on the CPU (small tables: it has
+// six points and one per input).
+func (s *SetupScalars) VerifyingKey() VerifyingKey {
+	_, _, g1, g2 := bls.Generators()
+	return s.verifyingKey(msm.NewFixedBaseG1(&g1, 8), msm.NewFixedBaseG2(&g2, 8))
+}
+
+func (s *SetupScalars) verifyingKey(t1 *msm.FixedBaseG1, t2 *msm.FixedBaseG2) VerifyingKey {
+	var vk VerifyingKey
+	g1s := t1.Mul([]fr.Element{s.Alpha, s.Beta, s.Delta})
+	g2s := t2.Mul([]fr.Element{s.Beta, s.Gamma, s.Delta})
+	vk.AlphaG1, vk.BetaG1, vk.DeltaG1 = g1s[0], g1s[1], g1s[2]
+	vk.BetaG2, vk.GammaG2, vk.DeltaG2 = g2s[0], g2s[1], g2s[2]
+	vk.IC = t1.Mul(s.IC)
+	return vk
+}
+
+// ComputeSetupScalars runs the scalar stage of a development setup for the
+// finalized system sys: the Lagrange basis at τ, every variable's A, B and
+// C polynomial at τ, and from them the scalars of every query. It runs on
+// GOMAXPROCS goroutines. Memory: about five vectors of the domain size
+// (32 bytes an element) at its peak, four in the result.
+func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error) {
+	if !sys.Finalized() {
+		return nil, errors.New("groth16: setup needs a finalized system")
+	}
 	n, err := ntt.DomainSize(sys.NumConstraints())
 	if err != nil {
 		return nil, err
@@ -58,127 +155,305 @@ func setupWith(sys *r1cs.System, tau, alpha, beta, gamma, delta fr.Element) (*Pr
 	if err != nil {
 		return nil, err
 	}
-	omega := dom.Generator()
+	tau := tw.Tau
 
-	// Lagrange basis at τ: L_j(τ) = (τⁿ−1)/n · ωʲ/(τ−ωʲ).
-	var zt, one, nInv fr.Element
+	// Z(τ) = τⁿ − 1, non-zero unless τ is a root of unity.
+	var zt, one fr.Element
 	one.SetOne()
 	zt.Exp(tau, new(big.Int).SetUint64(uint64(n)))
 	zt.Sub(&zt, &one)
 	if zt.IsZero() {
 		return nil, errors.New("groth16: degenerate τ (a root of unity)")
 	}
-	nInv.SetUint64(uint64(n))
-	nInv.Inverse(&nInv)
-	lag := make([]fr.Element, n)
-	wj := make([]fr.Element, n)
-	wj[0].SetOne()
-	for j := 1; j < n; j++ {
-		wj[j].Mul(&wj[j-1], &omega)
-	}
-	for j := range lag {
-		lag[j].Sub(&tau, &wj[j])
-	}
-	lag = fr.BatchInvert(lag)
-	var scale fr.Element
-	scale.Mul(&zt, &nInv)
-	for j := range lag {
-		lag[j].Mul(&lag[j], &wj[j])
-		lag[j].Mul(&lag[j], &scale)
-	}
 
-	// Evaluate every variable's A, B, C polynomial at τ.
+	lag := lagrangeAt(tau, dom.Generator(), zt, n)
+
+	// Every variable's A, B, C polynomial at τ.
 	ni, na := sys.NumInputs(), sys.NumAux()
-	at := make([]fr.Element, ni+na)
-	bt := make([]fr.Element, ni+na)
-	ct := make([]fr.Element, ni+na)
-	coeffs := sys.Coeffs()
-	for k, m := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
-		dst := [][]fr.Element{at, bt, ct}[k]
-		for j := 0; j+1 < len(m.RowStart); j++ {
-			for t := m.RowStart[j]; t < m.RowStart[j+1]; t++ {
-				col := m.Vars[t].Index()
-				if m.Vars[t].IsAux() {
-					col += ni
-				}
-				var x fr.Element
-				x.Mul(&coeffs[m.CoeffIdx[t]], &lag[j])
-				dst[col].Add(&dst[col], &x)
+	at := evalColumns(sys, sys.A(), lag, ni, na)
+	bt := evalColumns(sys, sys.B(), lag, ni, na)
+	ct := evalColumns(sys, sys.C(), lag, ni, na)
+
+	// H: τ^i·Z(τ)/δ for i < n−1, written over the Lagrange basis (no longer
+	// needed).
+	var gammaInv, deltaInv fr.Element
+	gammaInv.Inverse(&tw.Gamma)
+	deltaInv.Inverse(&tw.Delta)
+	var h0 fr.Element
+	h0.Mul(&zt, &deltaInv)
+	h := geometric(lag[:n-1], h0, tau)
+
+	// IC and L: (β·A_i + α·B_i + C_i)/γ for inputs, /δ for aux, written
+	// over C's evaluations.
+	parallelRange(ni+na, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			var x, y fr.Element
+			x.Mul(&tw.Beta, &at[i])
+			y.Mul(&tw.Alpha, &bt[i])
+			x.Add(&x, &y)
+			x.Add(&x, &ct[i])
+			if i < ni {
+				ct[i].Mul(&x, &gammaInv)
+			} else {
+				ct[i].Mul(&x, &deltaInv)
 			}
 		}
-	}
-
-	// IC and L: (β·A_i + α·B_i + C_i)/γ for inputs, /δ for aux.
-	var gammaInv, deltaInv fr.Element
-	gammaInv.Inverse(&gamma)
-	deltaInv.Inverse(&delta)
-	ic := make([]fr.Element, ni)
-	l := make([]fr.Element, na)
-	for i := 0; i < ni+na; i++ {
-		var x, y fr.Element
-		x.Mul(&beta, &at[i])
-		y.Mul(&alpha, &bt[i])
-		x.Add(&x, &y)
-		x.Add(&x, &ct[i])
-		if i < ni {
-			ic[i].Mul(&x, &gammaInv)
-		} else {
-			l[i-ni].Mul(&x, &deltaInv)
-		}
-	}
-
-	// H: τ^i·Z(τ)/δ for i < n−1.
-	h := make([]fr.Element, n-1)
-	var p fr.Element
-	p.Mul(&zt, &deltaInv)
-	for i := range h {
-		h[i] = p
-		p.Mul(&p, &tau)
-	}
+	})
+	ic := append([]fr.Element(nil), ct[:ni]...)
+	l := ct[ni:]
 
 	// A and B queries without the zero evaluations (points at infinity).
 	// bellperson filters by the point; the prover selects by density. The
 	// two agree unless τ hits a root of some variable's polynomial, which we
 	// detect and refuse.
 	aq := nonZero(at)
+	at = nil
 	bq := nonZero(bt)
+	bt = nil
 	if want := ni + sys.ADensity().Count(); len(aq) != want {
 		return nil, fmt.Errorf("groth16: degenerate τ: A query has %d points, density says %d", len(aq), want)
 	}
 	if want := sys.BInputDensity().Count() + sys.BAuxDensity().Count(); len(bq) != want {
 		return nil, fmt.Errorf("groth16: degenerate τ: B query has %d points, density says %d", len(bq), want)
 	}
-
-	_, _, g1, g2 := bls.Generators()
-	// A 16-bit G1 table (1 M points to build) pays off from about a million
-	// G1 points; small keys use 8-bit tables.
-	c1 := uint(8)
-	if len(h)+len(l)+2*len(aq)+len(bq) > 1<<20 {
-		c1 = 16
-	}
-	t1, t2 := msm.NewFixedBaseG1(&g1, c1), msm.NewFixedBaseG2(&g2, 8)
-	pk := &ProvingKey{
-		H:   t1.Mul(h),
-		L:   t1.Mul(l),
-		A:   t1.Mul(aq),
-		BG1: t1.Mul(bq),
-		BG2: t2.Mul(bq),
-	}
-	vk := &pk.VK
-	g1s := t1.Mul([]fr.Element{alpha, beta, delta})
-	g2s := t2.Mul([]fr.Element{beta, gamma, delta})
-	vk.AlphaG1, vk.BetaG1, vk.DeltaG1 = g1s[0], g1s[1], g1s[2]
-	vk.BetaG2, vk.GammaG2, vk.DeltaG2 = g2s[0], g2s[1], g2s[2]
-	vk.IC = t1.Mul(ic)
-	return pk, nil
+	return &SetupScalars{
+		H: h, L: l, A: aq, BG: bq, IC: ic,
+		Alpha: tw.Alpha, Beta: tw.Beta, Gamma: tw.Gamma, Delta: tw.Delta,
+	}, nil
 }
 
-func nonZero(v []fr.Element) []fr.Element {
-	out := make([]fr.Element, 0, len(v))
-	for i := range v {
-		if !v[i].IsZero() {
-			out = append(out, v[i])
+// parallelRange splits [0, n) into GOMAXPROCS ranges (fewer for small n)
+// and runs f on each in its own goroutine.
+func parallelRange(n int, f func(lo, hi int)) {
+	tasks := min(runtime.GOMAXPROCS(0), max(1, n/1024))
+	if tasks <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(n*t/tasks, n*(t+1)/tasks)
+		}()
+	}
+	wg.Wait()
+}
+
+// powTo returns x^e.
+func powTo(x fr.Element, e int) fr.Element {
+	var r fr.Element
+	r.Exp(x, big.NewInt(int64(e)))
+	return r
+}
+
+// geometric fills v with first·ratio^i and returns it.
+func geometric(v []fr.Element, first, ratio fr.Element) []fr.Element {
+	parallelRange(len(v), func(lo, hi int) {
+		p := powTo(ratio, lo)
+		p.Mul(&p, &first)
+		for i := lo; i < hi; i++ {
+			v[i] = p
+			p.Mul(&p, &ratio)
+		}
+	})
+	return v
+}
+
+// lagrangeAt returns L_j(τ) = Z(τ)/n · ωʲ/(τ−ωʲ) = (Z(τ)/n)/(τ·ω⁻ʲ − 1)
+// for j < n, with zt = Z(τ) non-zero (so that no τ·ω⁻ʲ is one): per element
+// one product for τ·ω⁻ʲ and three for the batch inversion, which takes the
+// factor Z(τ)/n in its one inversion.
+func lagrangeAt(tau, omega, zt fr.Element, n int) []fr.Element {
+	var scale, one, omegaInv fr.Element
+	one.SetOne()
+	scale.SetUint64(uint64(n))
+	scale.Inverse(&scale)
+	scale.Mul(&scale, &zt)
+	omegaInv.Inverse(&omega)
+	lag := make([]fr.Element, n)
+	parallelRange(n, func(lo, hi int) {
+		const block = 1024 // elements per batch inversion
+		prefix := make([]fr.Element, block)
+		u := powTo(omegaInv, lo)
+		u.Mul(&u, &tau)
+		for b := lo; b < hi; b += block {
+			v := lag[b:min(b+block, hi)]
+			for j := range v {
+				v[j].Sub(&u, &one)
+				u.Mul(&u, &omegaInv)
+			}
+			batchInvertScaled(v, prefix, &scale)
+		}
+	})
+	return lag
+}
+
+// batchInvertScaled replaces every element x of v (none zero) by k/x, with
+// one field inversion; prefix is scratch of at least len(v) elements.
+func batchInvertScaled(v, prefix []fr.Element, k *fr.Element) {
+	if len(v) == 0 {
+		return
+	}
+	prefix[0] = v[0]
+	for i := 1; i < len(v); i++ {
+		prefix[i].Mul(&prefix[i-1], &v[i])
+	}
+	var inv fr.Element
+	inv.Inverse(&prefix[len(v)-1])
+	inv.Mul(&inv, k)
+	for i := len(v) - 1; i > 0; i-- {
+		var t fr.Element
+		t.Mul(&inv, &prefix[i-1])
+		inv.Mul(&inv, &v[i])
+		v[i] = t
+	}
+	v[0] = inv
+}
+
+// evalColumns returns Σ_j m[j][i]·lag[j] for every variable i (inputs
+// first, then aux): the variable's polynomial of m at τ.
+//
+// The work is split without locks or per-goroutine copies of the result:
+// goroutine g owns the g-th range of aux variables (it alone writes them)
+// and the g-th range of row blocks, whose input terms it adds into its own
+// small input accumulators (summed at the end: ONE and other inputs appear
+// in rows everywhere). A first pass marks, per block of rows, the owners of
+// the aux variables it mentions, and each goroutine then scans only the
+// blocks marked for it or owned by it: circuits use a variable mostly in
+// rows near the one that allocated it, so every goroutine reads about its
+// share of the matrix. Unit coefficients skip the product.
+func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, na int) []fr.Element {
+	out := make([]fr.Element, ni+na)
+	coeffs := sys.Coeffs()
+	var one, minusOne fr.Element
+	one.SetOne()
+	minusOne.Neg(&one)
+	kind := make([]uint8, len(coeffs)) // 1: one, 2: minus one, 0: other
+	for i := range coeffs {
+		switch coeffs[i] {
+		case one:
+			kind[i] = 1
+		case minusOne:
+			kind[i] = 2
 		}
 	}
+	const rowBlock = 256
+	rows := len(m.RowStart) - 1
+	nblocks := (rows + rowBlock - 1) / rowBlock
+	owners := max(1, min(runtime.GOMAXPROCS(0), 64, nblocks, na))
+	auxOwner := func(a int) int { return int(int64(a) * int64(owners) / int64(na)) }
+	blockOwner := func(b int) int { return b * owners / nblocks }
+	blockRows := func(b int) (int, int) { return b * rowBlock, min((b+1)*rowBlock, rows) }
+
+	// Pass 1: which owners' aux variables each block mentions.
+	marks := make([]uint64, nblocks)
+	parallelRange(nblocks, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			mask := uint64(1) << blockOwner(b)
+			r0, r1 := blockRows(b)
+			for t := m.RowStart[r0]; t < m.RowStart[r1]; t++ {
+				if v := m.Vars[t]; v.IsAux() {
+					mask |= 1 << auxOwner(v.Index())
+				}
+			}
+			marks[b] = mask
+		}
+	})
+
+	// Pass 2: each owner adds its terms.
+	inputs := make([][]fr.Element, owners)
+	var wg sync.WaitGroup
+	for g := range owners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := make([]fr.Element, ni)
+			inputs[g] = in
+			bit := uint64(1) << g
+			for b := range nblocks {
+				if marks[b]&bit == 0 {
+					continue
+				}
+				mine := blockOwner(b) == g
+				r0, r1 := blockRows(b)
+				for j := r0; j < r1; j++ {
+					for t := m.RowStart[j]; t < m.RowStart[j+1]; t++ {
+						v := m.Vars[t]
+						var dst *fr.Element
+						switch {
+						case !v.IsAux():
+							if !mine {
+								continue
+							}
+							dst = &in[v.Index()]
+						case auxOwner(v.Index()) == g:
+							dst = &out[ni+v.Index()]
+						default:
+							continue
+						}
+						switch c := m.CoeffIdx[t]; kind[c] {
+						case 1:
+							dst.Add(dst, &lag[j])
+						case 2:
+							dst.Sub(dst, &lag[j])
+						default:
+							var x fr.Element
+							x.Mul(&coeffs[c], &lag[j])
+							dst.Add(dst, &x)
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, in := range inputs {
+		for i := range in {
+			out[i].Add(&out[i], &in[i])
+		}
+	}
+	return out
+}
+
+// nonZero returns the non-zero elements of v in order, in a new slice.
+func nonZero(v []fr.Element) []fr.Element {
+	tasks := min(runtime.GOMAXPROCS(0), max(1, len(v)/1024))
+	counts := make([]int, tasks+1)
+	span := func(t int) (int, int) { return len(v) * t / tasks, len(v) * (t + 1) / tasks }
+	var wg sync.WaitGroup
+	for t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := span(t)
+			for i := lo; i < hi; i++ {
+				if !v[i].IsZero() {
+					counts[t+1]++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for t := range tasks {
+		counts[t+1] += counts[t]
+	}
+	out := make([]fr.Element, counts[tasks])
+	for t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := span(t)
+			k := counts[t]
+			for i := lo; i < hi; i++ {
+				if !v[i].IsZero() {
+					out[k] = v[i]
+					k++
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	return out
 }
