@@ -142,6 +142,24 @@ int c2_r1cs_eval(c2_status* st, c2_stream* s, const c2_r1cs* r, void* w, const v
 int c2_fill_points(c2_status* st, c2_stream* s, int group, void* dst, uint64_t n,
                    const void* seeds, uint64_t k);
 
+/* Fixed-base scalar multiplication (development keys made on the device).
+ * c2_fixed_base_table writes into table (device memory) the multiples
+ * d * 2^o_w * base of base (host memory, affine, not infinity) for the
+ * nwindows windows of c2_msm's digit split (widths c_w, offsets o_w;
+ * 11 <= nwindows <= 64): entry w * E + d - 1 for d in [1, 2^(c_w - 1)],
+ * E = 2^(c_0 - 1), zero past a narrower window's range; the table holds
+ * nwindows * E points of the group.
+ * c2_fixed_base_mul writes scalars[i] * base (affine; zero for a zero
+ * scalar) to point offset + i of out (device memory), i < n, from a table of
+ * the same group and nwindows; scalars are Fr in host memory or on the
+ * device, and the call uses at most C2_FIXED_BASE_SCRATCH bytes of device
+ * scratch. In c2_fixed_base_mul, bits 8-15 of nwindows, when set, are log2
+ * of the points per launch (a test knob). */
+#define C2_FIXED_BASE_SCRATCH (768ull << 20)
+int c2_fixed_base_table(c2_status* st, c2_stream* s, int group, const void* base, int nwindows, void* table);
+int c2_fixed_base_mul(c2_status* st, c2_stream* s, int group, const void* table, int nwindows,
+                      const void* scalars, int scalars_on_device, uint64_t n, void* out, uint64_t offset);
+
 #ifdef __cplusplus
 }
 #endif

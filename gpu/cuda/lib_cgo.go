@@ -36,6 +36,9 @@ static int (*p_msm_indexed)(c2_status*, c2_stream*, int, const void*, uint64_t, 
                             int, void*, int*, int*);
 static int (*p_r1cs_eval)(c2_status*, c2_stream*, const c2_r1cs*, void*, const void*, const uint64_t*, const uint32_t*,
                           const void*, uint64_t, void*, int, uint64_t*);
+static int (*p_fixed_base_table)(c2_status*, c2_stream*, int, const void*, int, void*);
+static int (*p_fixed_base_mul)(c2_status*, c2_stream*, int, const void*, int, const void*, int, uint64_t, void*,
+                               uint64_t);
 
 // Returns NULL on success or a static message.
 static const char* c2_open(const char* path, int* abi) {
@@ -64,6 +67,8 @@ static const char* c2_open(const char* path, int* abi) {
 	C2_SYM(fill_points)
 	C2_SYM(r1cs_eval)
 	C2_SYM(msm_indexed)
+	C2_SYM(fixed_base_table)
+	C2_SYM(fixed_base_mul)
 #undef C2_SYM
 	*abi = p_abi_version();
 	c2_lib = h;
@@ -117,6 +122,13 @@ static int w_r1cs_eval(c2_status* st, uintptr_t s, const c2_r1cs* r, void* w, vo
 static int w_msm_indexed(c2_status* st, uintptr_t s, int g, void* bases, uint64_t nb, void* idx, void* sc, uint64_t n,
                          int w, void* out, int* nw, int* c) {
 	return p_msm_indexed(st, (c2_stream*)s, g, bases, nb, (const uint32_t*)idx, sc, n, w, out, nw, c);
+}
+static int w_fixed_base_table(c2_status* st, uintptr_t s, int g, void* base, int nw, void* table) {
+	return p_fixed_base_table(st, (c2_stream*)s, g, base, nw, table);
+}
+static int w_fixed_base_mul(c2_status* st, uintptr_t s, int g, void* table, int nw, void* sc, int sd, uint64_t n,
+                            void* out, uint64_t off) {
+	return p_fixed_base_mul(st, (c2_stream*)s, g, table, nw, sc, sd, n, out, off);
 }
 */
 import "C"
@@ -346,4 +358,18 @@ func rawMSMIndexed(s stream, group int, bases unsafe.Pointer, nbases uint64, idx
 	rc := C.w_msm_indexed(&st, C.uintptr_t(s.h), C.int(group), bases, C.uint64_t(nbases),
 		unsafe.Pointer(unsafe.SliceData(idx)), scalars, C.uint64_t(len(idx)), C.int(window), out, &nw, &c)
 	return int(nw), mkerr(fmt.Sprintf("MSMG%dIndexed", group), rc, &st)
+}
+
+func rawFixedBaseTable(s stream, group int, base unsafe.Pointer, windows int, table unsafe.Pointer) error {
+	var st C.c2_status
+	rc := C.w_fixed_base_table(&st, C.uintptr_t(s.h), C.int(group), base, C.int(windows), table)
+	return mkerr(fmt.Sprintf("FixedBaseTableG%d", group), rc, &st)
+}
+
+func rawFixedBaseMul(s stream, group int, table unsafe.Pointer, windows int, scalars ptr, n uint64, out unsafe.Pointer,
+	offset uint64) error {
+	var st C.c2_status
+	rc := C.w_fixed_base_mul(&st, C.uintptr_t(s.h), C.int(group), table, C.int(windows), scalars.p, cbool(scalars.dev),
+		C.uint64_t(n), out, C.uint64_t(offset))
+	return mkerr(fmt.Sprintf("FixedBaseMulG%d", group), rc, &st)
 }

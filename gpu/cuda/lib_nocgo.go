@@ -39,3 +39,7 @@ func rawR1CSEval(stream, *R1CS, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, 
 func rawMSMIndexed(stream, int, unsafe.Pointer, uint64, []uint32, unsafe.Pointer, int, unsafe.Pointer) (int, error) {
 	return 0, libLoad()
 }
+func rawFixedBaseTable(stream, int, unsafe.Pointer, int, unsafe.Pointer) error { return libLoad() }
+func rawFixedBaseMul(stream, int, unsafe.Pointer, int, ptr, uint64, unsafe.Pointer, uint64) error {
+	return libLoad()
+}

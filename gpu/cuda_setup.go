@@ -1,0 +1,180 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/gpu/cuda"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// SetupKey makes the development proving key of the finalized system sys
+// for the trapdoor tw straight into this device's memory: the scalars are
+// computed on the host ([groth16.ComputeSetupScalars]), each query's points
+// by fixed-base multiplication on the device into the key's resident
+// buffers, and the verifying key on the host. The bases are the ones
+// [groth16.SetupWithWaste] computes for the same tw, byte for byte, and
+// never exist in host memory: the key's ProvingKey has the verifying key
+// and the sizes only ([groth16.KeyWithoutBases]). When the R1CS fits beside
+// the key it is made resident too, as by [CUDA.LoadShape].
+//
+// The key's bytes are reserved from the budget all at once, with the
+// setup's scratch (tables and one chunk of points) until it returns; a key
+// that cannot stay resident beside one slot is refused.
+//
+// INSECURE, as groth16.Setup: whoever knows tw can forge proofs.
+func (c *CUDA) SetupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicWaste) (Key, error) {
+	k, _, err := c.setupKey(ctx, sys, tw)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// setupTimes are the wall times of SetupKey's stages.
+type setupTimes struct {
+	Scalars time.Duration // host scalar stage
+	VK      time.Duration // verifying key on the host
+	G1      time.Duration // H, L, A, B_G1 on the device, table included
+	G2      time.Duration // B_G2 on the device, table included
+	Shape   time.Duration // the R1CS upload
+}
+
+func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicWaste) (*cudaKey, setupTimes, error) {
+	var tm setupTimes
+	if err := c.enter(ctx, StageLoadKey, 0); err != nil {
+		return nil, tm, err
+	}
+	t0 := time.Now()
+	sc, err := groth16.ComputeSetupScalars(sys, tw)
+	if err != nil {
+		return nil, tm, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf("%w: %v", ErrBadArgument, err)}
+	}
+	tm.Scalars = time.Since(t0)
+	if err := ctx.Err(); err != nil {
+		return nil, tm, err
+	}
+	t0 = time.Now()
+	pk := groth16.KeyWithoutBases(sc.VerifyingKey(), sc.Sizes())
+	tm.VK = time.Since(t0)
+
+	kb := keyBytes(pk)
+	if kb+c.slotBytes(pk, true, 0) > c.budget.Total() {
+		return nil, tm, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf(
+			"%w: a key of %d bytes and one slot do not fit the budget of %d bytes (a key made on the device must stay resident)",
+			ErrOutOfMemory, kb, c.budget.Total())}
+	}
+	w := cuda.DefaultFixedBaseWindows
+	scratch := int64(cuda.FixedBaseTableBytes(2, w)) + cuda.FixedBaseScratch
+	res, scr, err := reservePair(ctx, c.budget, kb, scratch)
+	if err != nil {
+		return nil, tm, err
+	}
+	defer scr.Release()
+	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots), res: res, resident: true}
+	fail := func(sec Section, err error) (*cudaKey, setupTimes, error) {
+		k.Release()
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			return nil, tm, err
+		}
+		return nil, tm, c.err(StageLoadKey, sec, err)
+	}
+
+	z := pk.Sizes()
+	for _, b := range []struct {
+		dst   **cuda.Buffer
+		n     int
+		point int64
+		sec   Section
+	}{
+		{&k.h, z.H, g1Size, SectionH}, {&k.l, z.L, g1Size, SectionL}, {&k.a, z.A, g1Size, SectionA},
+		{&k.bg1, z.BG1, g1Size, SectionBG1}, {&k.bg2, z.BG2, g2Size, SectionBG2},
+	} {
+		if *b.dst, err = c.d.Alloc(uint64(b.n) * uint64(b.point)); err != nil {
+			return fail(b.sec, err)
+		}
+	}
+
+	// G1: H, L, A and B_G1 from one table; each query's scalars are dropped
+	// once its points are made (B's serve B_G2 too).
+	t0 = time.Now()
+	_, _, g1, g2 := bls.Generators()
+	t1, err := c.d.NewFixedBaseG1(&g1, w)
+	if err != nil {
+		return fail(SectionH, err)
+	}
+	for _, q := range []struct {
+		dst *cuda.Buffer
+		sc  *[]fr.Element
+		sec Section
+	}{{k.h, &sc.H, SectionH}, {k.l, &sc.L, SectionL}, {k.a, &sc.A, SectionA}, {k.bg1, &sc.BG, SectionBG1}} {
+		if err := ctx.Err(); err != nil {
+			_ = t1.Free()
+			return fail(q.sec, err)
+		}
+		if err := t1.Mul(q.dst, 0, *q.sc); err != nil {
+			_ = t1.Free()
+			return fail(q.sec, err)
+		}
+		if q.sec != SectionBG1 {
+			*q.sc = nil
+		}
+	}
+	if err := t1.Free(); err != nil {
+		return fail(SectionBG1, err)
+	}
+	tm.G1 = time.Since(t0)
+	if err := ctx.Err(); err != nil {
+		return fail(SectionBG2, err)
+	}
+
+	t0 = time.Now()
+	t2, err := c.d.NewFixedBaseG2(&g2, w)
+	if err != nil {
+		return fail(SectionBG2, err)
+	}
+	err = t2.Mul(k.bg2, 0, sc.BG)
+	sc.BG = nil
+	if ferr := t2.Free(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return fail(SectionBG2, err)
+	}
+	tm.G2 = time.Since(t0)
+
+	scr.Release() // before the R1CS claims its room
+	t0 = time.Now()
+	if err := c.attachShape(k, sys); err != nil {
+		k.Release()
+		return nil, tm, err
+	}
+	tm.Shape = time.Since(t0)
+	return k, tm, nil
+}
+
+// reservePair takes a and b bytes of budget as two reservations without
+// holding one while waiting for the other: when both are not free at once,
+// it waits (holding nothing) until a+b could be granted and tries again.
+func reservePair(ctx context.Context, budget *pool.Budget, a, b int64) (*pool.Reservation, *pool.Reservation, error) {
+	for {
+		if ra, ok := budget.TryReserve(a); ok {
+			if rb, ok := budget.TryReserve(b); ok {
+				return ra, rb, nil
+			}
+			ra.Release()
+		}
+		both, err := budget.Reserve(ctx, a+b)
+		if err != nil {
+			return nil, nil, err
+		}
+		both.Release()
+	}
+}

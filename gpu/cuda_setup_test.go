@@ -1,0 +1,190 @@
+package gpu
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/gpu/cuda"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
+	"github.com/sealc2/c2/pool"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// chachaReader is a deterministic io.Reader for toxic waste.
+type chachaReader struct{ r *rand.ChaCha8 }
+
+func (c chachaReader) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+func setupCUDA(t *testing.T) *CUDA {
+	t.Helper()
+	devs, err := OpenCUDA([]int{0}, 1<<30, 0)
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	t.Cleanup(func() { require.NoError(t, devs[0].Close()) })
+	return devs[0].(*CUDA)
+}
+
+func synthShape(t testing.TB, logSize int) (*r1cs.System, []fr.Element) {
+	t.Helper()
+	sys := r1cs.NewSystem()
+	inputs, err := synth.Build(sys, synth.Shape{LogSize: logSize, InputsB: true, Seed: uint64(logSize)})
+	require.NoError(t, err)
+	sys.Finalize()
+	return sys, inputs
+}
+
+// firstDiff returns the first index where a and b differ, or -1.
+func firstDiff[P comparable](a, b []P) int {
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// On a GPU: a key made on the device equals groth16.SetupWithWaste's for
+// the same toxic waste, base for base and in its verifying key, holds the
+// shape's R1CS, and proves a partition through the slot API (witness pass,
+// tail MSMs on every section) into a proof that verifies. Skipped without
+// libc2cuda or a GPU.
+func TestCUDASetupMatchesCPU(t *testing.T) {
+	c := setupCUDA(t)
+	sys, inputs := synthShape(t, 16)
+	tw, err := groth16.NewToxicWaste(chachaReader{rand.NewChaCha8([32]byte{7})})
+	require.NoError(t, err)
+	want, err := groth16.SetupWithWaste(sys, tw)
+	require.NoError(t, err)
+
+	ctx := context.Background()
+	used := c.budget.Used()
+	key, err := c.SetupKey(ctx, sys, tw)
+	require.NoError(t, err)
+	k := key.(*cudaKey)
+	pk := key.ProvingKey()
+	require.False(t, pk.HostBases())
+	require.True(t, k.resident)
+	require.Equal(t, want.VK, pk.VK)
+	require.Equal(t, want.Sizes(), pk.Sizes())
+	require.True(t, key.(ShapeKey).Records(sys), "the R1CS is resident")
+	require.Equal(t, keyBytes(pk), k.res.Bytes())
+
+	for _, q := range []struct {
+		name string
+		buf  *cuda.Buffer
+		want []bls.G1Affine
+	}{{"H", k.h, want.H}, {"L", k.l, want.L}, {"A", k.a, want.A}, {"B_G1", k.bg1, want.BG1}} {
+		got := make([]bls.G1Affine, len(q.want))
+		require.NoError(t, c.d.DownloadG1(got, q.buf))
+		require.Equal(t, -1, firstDiff(q.want, got), "%s differs", q.name)
+	}
+	got2 := make([]bls.G2Affine, len(want.BG2))
+	require.NoError(t, c.d.DownloadG2(got2, k.bg2))
+	require.Equal(t, -1, firstDiff(want.BG2, got2), "B_G2 differs")
+
+	// One partition through the slot API.
+	s, err := c.Acquire(ctx, key)
+	require.NoError(t, err)
+	var sums groth16.Sums
+	sums.H, err = s.(WitnessSlot).ComputeHWitness(ctx, newWitness(sys))
+	require.NoError(t, err)
+	pick := func(vals []fr.Element, d *r1cs.Density) []fr.Element {
+		var out []fr.Element
+		for i := range vals {
+			if d == nil || d.Get(i) {
+				out = append(out, vals[i])
+			}
+		}
+		return out
+	}
+	aSc := append(pick(sys.Inputs(), nil), pick(sys.Aux(), sys.ADensity())...)
+	bSc := append(pick(sys.Inputs(), sys.BInputDensity()), pick(sys.Aux(), sys.BAuxDensity())...)
+	sums.L, err = s.TailG1(ctx, SectionL, nil, sys.Aux())
+	require.NoError(t, err)
+	sums.A, err = s.TailG1(ctx, SectionA, nil, aSc)
+	require.NoError(t, err)
+	sums.BG1, err = s.TailG1(ctx, SectionBG1, nil, bSc)
+	require.NoError(t, err)
+	sums.BG2, err = s.TailG2(ctx, nil, bSc)
+	require.NoError(t, err)
+	s.Release()
+	var r, sr fr.Element
+	r.SetUint64(11)
+	sr.SetUint64(13)
+	proof := groth16.Assemble(&pk.VK, &sums, r, sr)
+	require.NoError(t, groth16.Verify(&pk.VK, &proof, inputs))
+	cpuProof, _, err := groth16.ProveWith(want, sys, r, sr)
+	require.NoError(t, err)
+	require.Equal(t, cpuProof.Bytes(), proof.Bytes())
+
+	key.Release()
+	require.Equal(t, used, c.budget.Used(), "the key's reservations are returned")
+}
+
+// On a GPU: SetupKey refuses a key that cannot stay resident, and a
+// context that has ended, holding nothing afterwards.
+func TestCUDASetupRefuses(t *testing.T) {
+	c := setupCUDA(t)
+	sys, _ := synthShape(t, 10)
+	tw, err := groth16.NewToxicWaste(chachaReader{rand.NewChaCha8([32]byte{1})})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = c.SetupKey(ctx, sys, tw)
+	require.ErrorIs(t, err, context.Canceled)
+
+	small := &CUDA{d: c.d, name: c.name, budget: pool.NewBudget(c.name, 1<<20)}
+	_, err = small.SetupKey(context.Background(), sys, tw)
+	require.ErrorIs(t, err, ErrOutOfMemory)
+	require.Zero(t, small.budget.Used())
+	require.Zero(t, c.budget.Used())
+}
+
+// TestCUDASetupTimed (C2_SETUP_LOG=k, e.g. 27) times SetupKey on a
+// synthetic PoRep-shaped circuit of 2^k constraints and logs its stages and
+// the process's peak RSS. Skipped unless C2_SETUP_LOG is set.
+func TestCUDASetupTimed(t *testing.T) {
+	v := os.Getenv("C2_SETUP_LOG")
+	if v == "" {
+		t.Skip("C2_SETUP_LOG not set")
+	}
+	logSize, err := strconv.Atoi(v)
+	require.NoError(t, err)
+	c := setupCUDA(t)
+	t0 := time.Now()
+	sys, _ := synthShape(t, logSize)
+	t.Logf("2^%d: synthesis %.1f s (%v)", logSize, time.Since(t0).Seconds(), sys.Counts())
+	tw, err := groth16.NewToxicWaste(chachaReader{rand.NewChaCha8([32]byte{27})})
+	require.NoError(t, err)
+	_ = pool.ResetPeakRSS()
+	rss0, _ := pool.PeakRSS()
+	t0 = time.Now()
+	k, tm, err := c.setupKey(context.Background(), sys, tw)
+	require.NoError(t, err)
+	total := time.Since(t0)
+	defer k.Release()
+	rss, _ := pool.PeakRSS()
+	z := k.pk.Sizes()
+	g1 := z.H + z.L + z.A + z.BG1
+	t.Logf("SetupKey 2^%d: total %.2f s: scalars %.2f s, vk %.2f s, G1 %.2f s (%d points, %.0f M/s), "+
+		"G2 %.2f s (%d points, %.0f M/s), R1CS %.2f s; key %.2f GiB; peak RSS %.2f GiB (%.2f GiB before)",
+		logSize, total.Seconds(), tm.Scalars.Seconds(), tm.VK.Seconds(), tm.G1.Seconds(), g1,
+		float64(g1)/tm.G1.Seconds()/1e6, tm.G2.Seconds(), z.BG2, float64(z.BG2)/tm.G2.Seconds()/1e6,
+		tm.Shape.Seconds(), float64(keyBytes(k.pk))/(1<<30), float64(rss)/(1<<30), float64(rss0)/(1<<30))
+	for op, d := range c.d.Timings().Ops {
+		t.Logf("  device %s: %d calls, %v", op, d.Calls, d.Time)
+	}
+}
