@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register("setup", "generate INSECURE development parameters for a PoRep sector size or a PoSt proof", runSetup)
+	register("setup", "generate INSECURE development parameters for a PoRep sector size, a PoSt or a SnapDeals proof", runSetup)
 }
 
 // devPrefix starts the names of development parameter files, so that they
@@ -29,11 +29,13 @@ func runSetup(args []string) error {
 	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
 	size := fs.String("sector-size", "2KiB", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count")
 	postName := fs.String("post", "", "a registered PoSt proof (e.g. StackedDrgWindow2KiBV1_2): its circuit instead of PoRep's")
+	updateName := fs.String("update", "", "a registered SnapDeals update proof (e.g. StackedDrg2KiBV1): its circuit instead of PoRep's")
 	out := fs.String("out", "", "directory to write the .params and .vk files to (required)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: c2 setup (--sector-size SIZE | --post NAME) --out DIR\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: c2 setup (--sector-size SIZE | --post NAME | --update NAME) --out DIR\n\n"+
 			"Generates Groth16 parameters for the PoRep circuit of one sector size, or the\n"+
-			"PoSt circuit of one registered PoSt proof, from a\n"+
+			"PoSt circuit of one registered PoSt proof, or the SnapDeals circuit of one\n"+
+			"registered update proof, from a\n"+
 			"single-party random setup. THEY ARE INSECURE: proofs made with them are\n"+
 			"worthless on chain. Files are named "+devPrefix+"<official name>.{params,vk}.")
 		fs.PrintDefaults()
@@ -47,6 +49,9 @@ func runSetup(args []string) error {
 	}
 	if *postName != "" {
 		return postSetup(*postName, *out)
+	}
+	if *updateName != "" {
+		return updateSetup(*updateName, *out)
 	}
 	shape, err := parseSectorSize(*size)
 	if err != nil {

@@ -1,0 +1,198 @@
+package c2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/r1cs"
+	"github.com/sealc2/c2/update"
+)
+
+// updateShape returns the cache of update shape s: the proving key and
+// R1CS of its circuit, kept beside the PoRep and PoSt shapes and dropped
+// with them by Close.
+func (p *Prover) updateShape(s update.Shape) *shapeCache { return p.cache("update/" + s.ParamsName()) }
+
+// FindUpdateParams resolves where the parameters of SnapDeals shape s are,
+// as FindParams does for PoRep: path itself when it is a file, else in the
+// directory path the official file (s.ParamsName() + ext, ext ".params" or
+// ".vk") or, failing that, the development one (DevParamsPrefix + the same
+// name). dev reports a file named as a development one. Errors wrap
+// ErrNoParams.
+func FindUpdateParams(path string, s update.Shape, ext string) (file string, dev bool, err error) {
+	return findParamsFile(path, s.ParamsName(), ext)
+}
+
+// UpdateCommitments are the public values a SnapDeals proof is about, as
+// filecoin-ffi passes them: the old replica's comm_r (the sector key's
+// sealed CID), the new replica's comm_r and the new data's comm_d, each the
+// 32 bytes of a canonical scalar, little-endian.
+type UpdateCommitments struct {
+	CommROld, CommRNew, CommDNew [32]byte
+}
+
+// publicInputs converts the commitments for shape s (h = s.HDefault(), as
+// filecoin-proofs uses), refusing bytes that are not a canonical scalar.
+func (c UpdateCommitments) publicInputs(s update.Shape) (update.PublicInputs, error) {
+	pub := update.PublicInputs{H: s.HDefault()}
+	for _, x := range []struct {
+		name string
+		b    *[32]byte
+		dst  *fr.Element
+	}{{"comm_r_old", &c.CommROld, &pub.CommROld}, {"comm_r_new", &c.CommRNew, &pub.CommRNew}, {"comm_d_new", &c.CommDNew, &pub.CommDNew}} {
+		e, err := fr.LittleEndian.Element(x.b)
+		if err != nil {
+			return pub, &update.InputError{Field: x.name, Msg: "not a canonical field element"}
+		}
+		*x.dst = e
+	}
+	return pub, nil
+}
+
+// ProveUpdate computes the SnapDeals (empty-sector update) SNARK of the
+// registered update proof named proof (a RegisteredUpdateProof variant,
+// e.g. "StackedDrg32GiBV1") from its vanilla partition proofs, as
+// generate_empty_sector_update_proof_with_vanilla does: one Groth16 proof
+// per partition, 192 bytes each, concatenated in partition order, each
+// verified against public inputs derived here from the commitments —
+// never against values merely copied from the input.
+//
+// vanilla holds one entry per partition, in order: the bytes
+// generate_partition_proofs returns for it (bincode PartitionProofBytes,
+// what filecoin-ffi hands over), or its serde JSON object. Every partition
+// is checked natively (comm_c against both comm_r, each challenged node's
+// three inclusion proofs at the node derived from comm_r_new, the
+// encoding of the new replica, the apex tree against comm_d_new) before
+// parameters are looked for. Parameters are read from Config.Params once
+// per shape (the official file named by update.Shape.ParamsName, else the
+// dev-insecure- one) and kept with the circuit's R1CS, recorded once;
+// partitions are synthesized in witness-only mode. ctx stops the call as
+// it stops Prove.
+//
+// Errors: *update.VanillaError for a vanilla proof that cannot be decoded
+// or does not fit the shape or the commitments (its Field names the
+// partition, "[k]…"), *update.InputError for an unknown proof name, a
+// commitment that is not a canonical scalar or a proof that does not
+// encode what the commitments say; ErrNoParams (wrapped) or
+// *groth16.FormatError for parameters, *PartitionError for a partition
+// that could not be proved, ErrClosed after Close, ctx's error.
+func (p *Prover) ProveUpdate(ctx context.Context, proof string, comms UpdateCommitments, vanilla [][]byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	shape, ok := update.ShapeByName(proof)
+	if !ok {
+		return nil, &update.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered update proof", proof)}
+	}
+	pub, err := comms.publicInputs(shape)
+	if err != nil {
+		return nil, err
+	}
+	proofs, err := DecodeVanillaUpdate(vanilla)
+	if err != nil {
+		return nil, err
+	}
+	if len(proofs) != shape.Partitions {
+		return nil, &update.VanillaError{Err: fmt.Errorf("%d partition proofs, %s has %d partitions", len(proofs), shape.Name, shape.Partitions)}
+	}
+	// Check every partition natively first: a bad vanilla proof fails in
+	// milliseconds, named, before parameters are read or anything is proved.
+	parts := make([]*update.Partition, len(proofs))
+	want := make([][]fr.Element, len(proofs))
+	for k := range proofs {
+		at := fmt.Sprintf("[%d]", k)
+		if err := shape.Verify(pub, &proofs[k], k, at); err != nil {
+			return nil, err
+		}
+		if parts[k], err = shape.FromVanilla(&proofs[k], at); err != nil {
+			return nil, err
+		}
+		if want[k], err = shape.Inputs(pub, k); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+
+	find := func() (string, bool, error) {
+		if p.cfg.Params == "" {
+			return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
+		}
+		return FindUpdateParams(p.cfg.Params, shape, ".params")
+	}
+	pk, rec, err := p.keyAndSystem(ctx, p.updateShape(shape), find,
+		func(ctx context.Context) (*groth16.ProvingKey, error) {
+			return p.readKey(ctx, shape.Name, shape.NumInputs(), find)
+		},
+		func(ctx context.Context) (*r1cs.System, error) {
+			blank, err := update.BlankPartition(shape) // the R1CS depends only on the shape
+			if err != nil {
+				return nil, err
+			}
+			return p.recordSystem(shape.Name, func(sys *r1cs.System) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return update.Synthesize(sys, shape, update.BlankInputs(shape), blank, 0)
+			})
+		})
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.proveGroups(ctx, pk, rec, want, func(ctx context.Context, k, _ int) (*r1cs.System, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		w, err := update.Witness(shape, pub, parts[k], k)
+		if err != nil {
+			return nil, &PartitionError{Index: k, Err: err}
+		}
+		return assignedSystem(rec, w, want[k], k, func(i int) error {
+			return &update.InputError{Field: fmt.Sprintf("partition %d: public input %d", k, i),
+				Msg: "the witness's differs from the one derived from the commitments"}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return groth16.MarshalProofs(out), nil
+}
+
+// DecodeVanillaUpdate decodes the vanilla partition proofs of a SnapDeals
+// proof, one per partition in order: each the bincode bytes
+// generate_partition_proofs returns, or a PartitionProof in serde JSON (an
+// object). Errors are *update.VanillaError values whose Field starts with
+// the partition, e.g. "[2].challenge_proofs[0].proof_d_new.data.Single.leaf".
+func DecodeVanillaUpdate(vanilla [][]byte) ([]update.PartitionProof, error) {
+	if len(vanilla) == 0 {
+		return nil, &update.VanillaError{Err: errors.New("no vanilla proof")}
+	}
+	out := make([]update.PartitionProof, len(vanilla))
+	for k, b := range vanilla {
+		pp, err := update.DecodeVanilla(b)
+		if err != nil {
+			at := fmt.Sprintf("[%d]", k)
+			var ve *update.VanillaError
+			if !errors.As(err, &ve) {
+				return nil, &update.VanillaError{Field: at, Err: err}
+			}
+			if ve.Field != "" {
+				at += "." + ve.Field
+			}
+			return nil, &update.VanillaError{Field: at, Err: ve.Err}
+		}
+		out[k] = *pp
+	}
+	return out, nil
+}

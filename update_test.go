@@ -1,0 +1,192 @@
+package c2_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/update"
+)
+
+const updateRefgen = "testdata/refgen/out/update-2k"
+
+// updateCase is what the tests take from refgen's update-2k vector.
+type updateCase struct {
+	proof   string
+	comms   c2.UpdateCommitments
+	bincode [][]byte // one per partition, as generate_partition_proofs returns them
+	json    [][]byte // the same proofs, one serde JSON object each
+	inputs  [][]fr.Element
+}
+
+func loadUpdateCase(t *testing.T) updateCase {
+	b, err := os.ReadFile(filepath.Join(updateRefgen, "meta.json"))
+	require.NoError(t, err)
+	var m struct {
+		RegisteredProof string   `json:"registered_proof"`
+		CommROld        string   `json:"comm_r_old"`
+		CommRNew        string   `json:"comm_r_new"`
+		CommDNew        string   `json:"comm_d_new"`
+		VanillaBincode  []string `json:"vanilla_bincode"`
+		Partitions      []struct {
+			PublicInputsFile string `json:"public_inputs_file"`
+		} `json:"partitions"`
+	}
+	require.NoError(t, json.Unmarshal(b, &m))
+	c := updateCase{proof: m.RegisteredProof}
+	for _, x := range []struct {
+		s   string
+		dst *[32]byte
+	}{{m.CommROld, &c.comms.CommROld}, {m.CommRNew, &c.comms.CommRNew}, {m.CommDNew, &c.comms.CommDNew}} {
+		_, err := hex.Decode(x.dst[:], []byte(x.s))
+		require.NoError(t, err)
+	}
+	for _, f := range m.VanillaBincode {
+		b, err := os.ReadFile(filepath.Join(updateRefgen, f))
+		require.NoError(t, err)
+		c.bincode = append(c.bincode, b)
+	}
+	b, err = os.ReadFile(filepath.Join(updateRefgen, "vanilla.json"))
+	require.NoError(t, err)
+	var objs []json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &objs))
+	for _, o := range objs {
+		c.json = append(c.json, o)
+	}
+	for _, p := range m.Partitions {
+		b, err := os.ReadFile(filepath.Join(updateRefgen, p.PublicInputsFile))
+		require.NoError(t, err)
+		in := make([]fr.Element, len(b)/32)
+		for i := range in {
+			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
+			require.NoError(t, err)
+		}
+		c.inputs = append(c.inputs, in)
+	}
+	return c
+}
+
+// TestProveUpdate2KiB proves the 2 KiB SnapDeals vanilla proof
+// rust-fil-proofs made (refgen update-2k) under the shared development
+// parameters (internal/devparams: generated once, about a minute of CPU,
+// then cached) and checks the proof against the public inputs refgen
+// recorded from Rust. Skipped under -short unless C2_UPDATE_E2E is set.
+func TestProveUpdate2KiB(t *testing.T) {
+	if testing.Short() && os.Getenv("C2_UPDATE_E2E") == "" {
+		t.Skip("2 KiB SnapDeals: dev parameters (cached after the first run) and a 1.7 M-constraint proof")
+	}
+	t0 := time.Now()
+	dir, err := devparams.UpdateDir()
+	require.NoError(t, err)
+	t.Logf("dev parameters in %s (%v)", dir, time.Since(t0).Round(time.Millisecond))
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+
+	c := loadUpdateCase(t)
+	for i, vanilla := range [][][]byte{c.bincode, c.json} {
+		t0 = time.Now()
+		proof, err := p.ProveUpdate(context.Background(), c.proof, c.comms, vanilla)
+		require.NoError(t, err)
+		t.Logf("proof %d (%s vanilla) in %v", i, [...]string{"bincode", "JSON"}[i], time.Since(t0).Round(time.Millisecond))
+		require.Len(t, proof, groth16.ProofSize*len(c.inputs))
+		_, vkPath := devparams.UpdatePaths(dir)
+		vk, err := groth16.ReadVerifyingKey(vkPath)
+		require.NoError(t, err)
+		ps, err := groth16.ReadProofs(proof)
+		require.NoError(t, err)
+		for k := range ps {
+			require.NoError(t, groth16.Verify(vk, &ps[k], c.inputs[k]), "partition %d under Rust's inputs", k)
+			bad := append([]fr.Element(nil), c.inputs[k]...)
+			bad[0].SetUint64(8) // another h_select
+			require.ErrorIs(t, groth16.Verify(vk, &ps[k], bad), groth16.ErrInvalidProof)
+		}
+	}
+
+	// A deadline in the middle of a call (key and R1CS cached) ends it.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = p.ProveUpdate(ctx, c.proof, c.comms, c.bincode)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestProveUpdateRefusesBadInput: bad names, commitments and vanilla
+// proofs are refused natively with typed errors, before parameters are
+// looked for (the Prover has none).
+func TestProveUpdateRefusesBadInput(t *testing.T) {
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: t.TempDir()})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	c := loadUpdateCase(t)
+	var ie *update.InputError
+	var ve *update.VanillaError
+
+	_, err = p.ProveUpdate(ctx, "StackedDrg4KiBV1", c.comms, c.bincode)
+	require.ErrorAs(t, err, &ie)
+	_, err = p.ProveUpdate(ctx, c.proof, c.comms, nil)
+	require.ErrorAs(t, err, &ve)
+	_, err = p.ProveUpdate(ctx, c.proof, c.comms, [][]byte{c.bincode[0], c.bincode[0]})
+	require.ErrorAs(t, err, &ve)
+
+	// Commitments: not canonical; another comm_r_new (other challenges,
+	// and comm_c no longer matches); another comm_d_new.
+	bad := c.comms
+	bad.CommROld[31] = 0xff
+	_, err = p.ProveUpdate(ctx, c.proof, bad, c.bincode)
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "comm_r_old", ie.Field)
+	for _, f := range []func(*c2.UpdateCommitments){
+		func(u *c2.UpdateCommitments) { u.CommRNew[0] ^= 1 },
+		func(u *c2.UpdateCommitments) { u.CommDNew[0] ^= 1 },
+		func(u *c2.UpdateCommitments) { u.CommROld[0] ^= 1 },
+	} {
+		bad = c.comms
+		f(&bad)
+		_, err = p.ProveUpdate(ctx, c.proof, bad, c.bincode)
+		require.Error(t, err)
+		require.NotErrorIs(t, err, c2.ErrNoParams)
+	}
+
+	// Every 97th byte of the bincode proof, one bit at a time: refused, typed.
+	for off := 0; off < len(c.bincode[0]); off += 97 {
+		b := append([]byte(nil), c.bincode[0]...)
+		b[off] ^= 0x04
+		_, err = p.ProveUpdate(ctx, c.proof, c.comms, [][]byte{b})
+		require.Error(t, err, "byte %d", off)
+		require.NotErrorIs(t, err, c2.ErrNoParams, "byte %d", off)
+	}
+	// Truncated bincode and broken JSON name the partition.
+	_, err = p.ProveUpdate(ctx, c.proof, c.comms, [][]byte{c.bincode[0][:1000]})
+	require.ErrorAs(t, err, &ve)
+	require.Regexp(t, `^\[0\]\.`, ve.Field)
+	_, err = p.ProveUpdate(ctx, c.proof, c.comms, [][]byte{c.json[0][:len(c.json[0])-1]})
+	require.ErrorAs(t, err, &ve)
+	require.Regexp(t, `^\[0\]`, ve.Field)
+
+	// Good vanilla proofs, bincode or JSON, reach the parameter lookup.
+	s, _ := update.ShapeByName(c.proof)
+	for _, v := range [][][]byte{c.bincode, c.json} {
+		_, err = p.ProveUpdate(ctx, c.proof, c.comms, v)
+		require.ErrorIs(t, err, c2.ErrNoParams)
+		require.ErrorContains(t, err, s.ParamsName())
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = p.ProveUpdate(cctx, c.proof, c.comms, c.bincode)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, p.Close())
+	_, err = p.ProveUpdate(ctx, c.proof, c.comms, c.bincode)
+	require.ErrorIs(t, err, c2.ErrClosed)
+}
