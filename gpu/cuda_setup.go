@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -177,4 +178,50 @@ func reservePair(ctx context.Context, budget *pool.Budget, a, b int64) (*pool.Re
 		}
 		both.Release()
 	}
+}
+
+// WriteKeyParams writes key's proving key in bellperson's .params format:
+// through [groth16.ProvingKey.WriteTo] when its bases are in host memory,
+// else, for a key resident on a CUDA device (from [CUDA.SetupKey]), by
+// downloading the bases a chunk at a time ([groth16.WriteParamsFrom]).
+func WriteKeyParams(key Key, w io.Writer) (int64, error) {
+	pk := key.ProvingKey()
+	if pk.HostBases() {
+		return pk.WriteTo(w)
+	}
+	k, ok := key.(*cudaKey)
+	if !ok || !k.resident {
+		return 0, fmt.Errorf("%w: %v", ErrBadArgument, groth16.ErrNoHostBases)
+	}
+	return groth16.WriteParamsFrom(w, &pk.VK, pk.Sizes(), deviceSource{k})
+}
+
+// deviceSource serves a resident key's bases from device memory.
+type deviceSource struct{ k *cudaKey }
+
+func (s deviceSource) G1(q groth16.ParamsSection, lo int, dst []bls.G1Affine) error {
+	var buf *cuda.Buffer
+	switch q {
+	case groth16.ParamsH:
+		buf = s.k.h
+	case groth16.ParamsL:
+		buf = s.k.l
+	case groth16.ParamsA:
+		buf = s.k.a
+	case groth16.ParamsBG1:
+		buf = s.k.bg1
+	default:
+		return fmt.Errorf("%w: section %d is not in G1", ErrBadArgument, q)
+	}
+	if err := cuda.CopyFrom(dst, buf, uint64(lo)*uint64(g1Size)); err != nil {
+		return s.k.c.err(StageLoadKey, 0, err)
+	}
+	return nil
+}
+
+func (s deviceSource) G2(lo int, dst []bls.G2Affine) error {
+	if err := cuda.CopyFrom(dst, s.k.bg2, uint64(lo)*uint64(g2Size)); err != nil {
+		return s.k.c.err(StageLoadKey, SectionBG2, err)
+	}
+	return nil
 }

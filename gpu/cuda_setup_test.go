@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
 	"os"
@@ -130,6 +131,15 @@ func TestCUDASetupMatchesCPU(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, cpuProof.Bytes(), proof.Bytes())
 
+	// The device key written as a .params file equals the CPU key's file.
+	var wantFile, gotFile bytes.Buffer
+	_, err = want.WriteTo(&wantFile)
+	require.NoError(t, err)
+	n, err := WriteKeyParams(key, &gotFile)
+	require.NoError(t, err)
+	require.Equal(t, int64(gotFile.Len()), n)
+	require.True(t, bytes.Equal(wantFile.Bytes(), gotFile.Bytes()), "the .params files differ")
+
 	key.Release()
 	require.Equal(t, used, c.budget.Used(), "the key's reservations are returned")
 }
@@ -187,4 +197,22 @@ func TestCUDASetupTimed(t *testing.T) {
 	for op, d := range c.d.Timings().Ops {
 		t.Logf("  device %s: %d calls, %v", op, d.Calls, d.Time)
 	}
+}
+
+// WriteKeyParams writes a key with host bases through WriteTo.
+func TestWriteKeyParamsHostKey(t *testing.T) {
+	var tau fr.Element
+	tau.SetUint64(5)
+	pk := testKey(t, rand.New(rand.NewPCG(1, 2)), 16, 5, 6, 7, tau)
+	cpu := NewCPU(CPUOptions{Threads: 1})
+	defer cpu.Close()
+	key, err := cpu.LoadKey(context.Background(), pk)
+	require.NoError(t, err)
+	defer key.Release()
+	var want, got bytes.Buffer
+	_, err = pk.WriteTo(&want)
+	require.NoError(t, err)
+	_, err = WriteKeyParams(key, &got)
+	require.NoError(t, err)
+	require.Equal(t, want.Bytes(), got.Bytes())
 }
