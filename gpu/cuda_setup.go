@@ -12,6 +12,7 @@ import (
 
 	"github.com/sealc2/c2/gpu/cuda"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/ntt"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -53,10 +54,31 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 	if err := c.enter(ctx, StageLoadKey, 0); err != nil {
 		return nil, tm, err
 	}
+	badArg := func(err error) error {
+		return &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf("%w: %v", ErrBadArgument, err)}
+	}
+	// The key's size follows from the system: refuse one that cannot stay
+	// resident before the scalar stage.
+	if !sys.Finalized() {
+		return nil, tm, badArg(errors.New("the system is not finalized"))
+	}
+	n, err := ntt.DomainSize(sys.NumConstraints())
+	if err != nil {
+		return nil, tm, badArg(err)
+	}
+	nb := sys.BInputDensity().Count() + sys.BAuxDensity().Count()
+	z := groth16.Sizes{H: n - 1, L: sys.NumAux(), A: sys.NumInputs() + sys.ADensity().Count(), BG1: nb, BG2: nb}
+	kb := keyBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z))
+	if kb+c.slotBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z), true, 0) > c.budget.Total() {
+		return nil, tm, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf(
+			"%w: a key of %d bytes and one slot do not fit the budget of %d bytes (a key made on the device must stay resident)",
+			ErrOutOfMemory, kb, c.budget.Total())}
+	}
+
 	t0 := time.Now()
 	sc, err := groth16.ComputeSetupScalars(sys, tw)
 	if err != nil {
-		return nil, tm, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf("%w: %v", ErrBadArgument, err)}
+		return nil, tm, badArg(err)
 	}
 	tm.Scalars = time.Since(t0)
 	if err := ctx.Err(); err != nil {
@@ -65,12 +87,8 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 	t0 = time.Now()
 	pk := groth16.KeyWithoutBases(sc.VerifyingKey(), sc.Sizes())
 	tm.VK = time.Since(t0)
-
-	kb := keyBytes(pk)
-	if kb+c.slotBytes(pk, true, 0) > c.budget.Total() {
-		return nil, tm, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf(
-			"%w: a key of %d bytes and one slot do not fit the budget of %d bytes (a key made on the device must stay resident)",
-			ErrOutOfMemory, kb, c.budget.Total())}
+	if pk.Sizes() != z {
+		return nil, tm, badArg(fmt.Errorf("scalar stage sizes %+v, want %+v", pk.Sizes(), z))
 	}
 	w := cuda.DefaultFixedBaseWindows
 	scratch := int64(cuda.FixedBaseTableBytes(2, w)) + cuda.FixedBaseScratch
@@ -88,7 +106,6 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 		return nil, tm, c.err(StageLoadKey, sec, err)
 	}
 
-	z := pk.Sizes()
 	for _, b := range []struct {
 		dst   **cuda.Buffer
 		n     int
