@@ -470,15 +470,15 @@ void bench_h(const Options& o, const uint64_t* scalars)
 		fr_t* abc[3] = {&a[0], &b[0], &c[0]};
 		for (int j = 0; j < 3; j++)
 			CUDA_OK(cudaMemcpyAsync(abc[j], scalars + 4 * j, n * FR_BYTES, cudaMemcpyHostToDevice, s));
-		unsigned blocks = gpu.sm_count() * 2;
+		unsigned blocks = gpu.sm_count() * 8; // of 256 threads, grid-stride
 		auto once = [&] {
 			for (int j = 0; j < 3; j++) {
 				NTT::Base_dev_ptr(s, abc[j], lg, Order::NR, Dir::inverse, Type::standard);
 				NTT::Base_dev_ptr(s, abc[j], lg, Order::RN, Dir::forward, Type::coset);
 			}
-			coeff_wise_mult<<<blocks, 1024, 0, s>>>(abc[0], abc[1], n);
+			coeff_wise_mult<<<blocks, 256, 0, s>>>(abc[0], abc[1], n);
 			CUDA_OK(cudaGetLastError());
-			sub_mult_with_constant<<<blocks, 1024, 0, s>>>(abc[0], abc[2], &z[0], n);
+			sub_mult_with_constant<<<blocks, 256, 0, s>>>(abc[0], abc[2], &z[0], n);
 			CUDA_OK(cudaGetLastError());
 			NTT::Base_dev_ptr(s, abc[0], lg, Order::NN, Dir::inverse, Type::coset);
 		};
