@@ -44,9 +44,10 @@ func findParamsFile(path, name, ext string) (file string, dev bool, err error) {
 	return "", false, fmt.Errorf("%w: no %s%s (or %s…) in %s", ErrNoParams, name, ext, DevParamsPrefix, path)
 }
 
-// readKey reads the proving key from the file find resolves and checks
-// that it has numInputs public inputs, ONE included. label names the shape
-// in logs and errors.
+// readKey opens the proving key in the file find resolves (its verifying
+// key decoded, its bases read later by the devices that load it; see
+// openKey) and checks that it has numInputs public inputs, ONE included.
+// label names the shape in logs and errors.
 func (p *Prover) readKey(ctx context.Context, label string, numInputs int, find func() (string, bool, error)) (*groth16.ProvingKey, error) {
 	path, _, err := find()
 	if err != nil {
@@ -57,12 +58,13 @@ func (p *Prover) readKey(ctx context.Context, label string, numInputs int, find 
 		opts = append(opts, groth16.TrustedFile())
 	}
 	t0 := time.Now()
-	pk, err := groth16.ReadParamsContext(ctx, path, opts...)
+	pk, err := p.openKey(ctx, path, opts...)
 	p.log.Debug("c2: parameters read", "shape", label, "file", path, "duration", time.Since(t0), "err", err)
 	if err != nil {
 		return nil, err
 	}
 	if pk.VK.NumInputs() != numInputs {
+		p.closeKey(pk)
 		return nil, fmt.Errorf("c2: %s: key for %d public inputs, %s has %d", path, pk.VK.NumInputs(), label, numInputs)
 	}
 	return pk, nil

@@ -171,3 +171,11 @@ func (l *lazy[T]) run(ctx context.Context, a *attempt[T], build func(context.Con
 	}()
 	a.val, a.err = build(ctx)
 }
+
+// set stores v as the built value (a value made elsewhere, such as a key
+// made on a device); it must not race with a build.
+func (l *lazy[T]) set(v T) {
+	l.mu.Lock()
+	l.val, l.ok = v, true
+	l.mu.Unlock()
+}

@@ -172,8 +172,10 @@ func TestProveCancelledFirstCall(t *testing.T) {
 	shape, _, err := porep.Partitions(c1)
 	require.NoError(t, err)
 
-	// A well-formed key whose checked read takes about a second; it is
-	// not the circuit's, which the cancelled call never finds out.
+	// A well-formed key with the shape's inputs whose checked read takes
+	// about a second; it is not the circuit's, which the cancelled call
+	// never finds out: the cancellation comes during the R1CS recording
+	// (the bases are read only when a device loads the key).
 	g, _, _, _ := bls.Generators()
 	jac := make([]bls.G1Jac, 1<<17)
 	acc := g
@@ -183,7 +185,7 @@ func TestProveCancelledFirstCall(t *testing.T) {
 	}
 	pts := bls.BatchJacobianToAffineG1(jac)
 	_, _, g1, g2 := bls.Generators()
-	pk := &groth16.ProvingKey{VK: groth16.VerifyingKey{AlphaG1: g1, BetaG1: g1, BetaG2: g2, GammaG2: g2, DeltaG1: g1, DeltaG2: g2, IC: pts[:2]},
+	pk := &groth16.ProvingKey{VK: groth16.VerifyingKey{AlphaG1: g1, BetaG1: g1, BetaG2: g2, GammaG2: g2, DeltaG1: g1, DeltaG2: g2, IC: pts[:shape.NumInputs()]},
 		H: pts, L: pts[:1], A: pts[:1], BG1: pts[:1], BG2: []bls.G2Affine{g2}}
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, shape.ParamsName()+".params"))

@@ -114,6 +114,10 @@ func (p *Prover) Evict(proof string) error {
 func (p *Prover) releaseKeys(pk *groth16.ProvingKey) {
 	p.keyMu.Lock()
 	defer p.keyMu.Unlock()
+	if fk, ok := p.files[pk]; ok {
+		_ = fk.f.Close()
+		delete(p.files, pk)
+	}
 	for id, l := range p.keys {
 		if id.pk != pk {
 			continue

@@ -75,6 +75,7 @@ type Prover struct {
 	keyMu  sync.Mutex    // guards the keys map, not the loads
 	mu     sync.Mutex
 	keys   map[keyID]*lazy[gpu.Key]
+	files  map[*groth16.ProvingKey]*fileKey // keys read from .params files, by their key without bases
 	closed bool
 	// lastFailure is why the most recent device left the rotation.
 	lastFailure error
@@ -194,6 +195,10 @@ func (p *Prover) Close() error {
 	p.dropShapes()
 	p.keyMu.Lock()
 	defer p.keyMu.Unlock()
+	for pk, fk := range p.files {
+		_ = fk.f.Close()
+		delete(p.files, pk)
+	}
 	for id, l := range p.keys { // no load is in flight once the calls returned
 		if k, ok := l.peek(); ok {
 			k.Release()
@@ -405,31 +410,6 @@ func (p *Prover) unload(d *device) {
 	p.pickMu.Unlock()
 }
 
-// key returns pk loaded on d, loading it on first use. Each (key, device)
-// loads on its own: a resident key's upload takes seconds and must not hold
-// up lookups of loaded keys or loads on other devices. A device that can
-// hold the shape's R1CS gets sys's recorded constraints with the key.
-func (p *Prover) key(ctx context.Context, d *device, pk *groth16.ProvingKey, sys *r1cs.System) (gpu.Key, error) {
-	id := keyID{pk, d}
-	p.keyMu.Lock()
-	l, ok := p.keys[id]
-	if !ok {
-		l = new(lazy[gpu.Key])
-		p.keys[id] = l
-	}
-	p.keyMu.Unlock()
-	return l.get(ctx, func() (key gpu.Key, err error) {
-		t0 := time.Now()
-		defer func() {
-			p.log.Debug("c2: key loaded", "device", d.name, "domain", pk.DomainSize(), "duration", time.Since(t0), "err", err)
-		}()
-		if sl, ok := d.Device.(gpu.ShapeLoader); ok {
-			return sl.LoadShape(ctx, pk, sys)
-		}
-		return d.LoadKey(ctx, pk)
-	})
-}
-
 // prepared is one partition after the CPU preparation stage. The
 // classification (l, A, B) may still be running: it is valid once
 // classified is closed, and classErr is nil. For the device's witness pass
@@ -483,6 +463,15 @@ func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys
 		}
 		if d == nil {
 			return groth16.Proof{}, nil, p.noDevice()
+		}
+		if !pk.HostBases() && p.fileOf(pk) == nil && !p.holds(pk, d) {
+			// Only the device that made it has this key's bases.
+			p.unload(d)
+			exclude[d] = true
+			if d == p.fall {
+				return groth16.Proof{}, d, fmt.Errorf("%w: %w", ErrNoDevice, groth16.ErrNoHostBases)
+			}
+			continue
 		}
 		proof, err := p.proveOn(ctx, d, pk, sys)
 		p.unload(d)
@@ -541,7 +530,7 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 	var g2 *g2Job
 	if !d.Info().G2 {
 		g2 = &g2Job{done: make(chan struct{})}
-		run := func() { p.runG2(ctx, pk, pr, g2) }
+		run := func() { p.runG2(ctx, key.ProvingKey(), pr, g2) }
 		if p.cfg.DisableOverlap {
 			g2.start = run
 		} else {

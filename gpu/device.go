@@ -214,6 +214,17 @@ type FileLoader interface {
 	LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1cs.System) (Key, error)
 }
 
+// KeyMaker is implemented by devices that make development keys in their
+// own memory ([CUDA]): the key's bases never exist on the host, and its
+// ProvingKey has no host bases (groth16.KeyWithoutBases). INSECURE, as
+// groth16.Setup: for tests and benchmarks only.
+type KeyMaker interface {
+	// SetupKey makes the development key of the finalized system sys for
+	// the trapdoor tw, equal to groth16.SetupWithWaste(sys, tw)'s, and
+	// keeps it (and, when it fits, sys's recorded constraints) resident.
+	SetupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicWaste) (Key, error)
+}
+
 // DeviceTimes is a device's own measurement of its work: the time its
 // operations spent on the device, accumulated since it was opened.
 type DeviceTimes struct {

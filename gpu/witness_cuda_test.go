@@ -64,7 +64,15 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	}
 	var tau fr.Element
 	tau.SetUint64(987654321)
-	pk := testKey(t, rng, n, 10, 10, 10, tau)
+	// Sections large enough that a budget can hold the witness slot (with
+	// batch additions in chunks of 4096 bases) but not the key.
+	secs := 10
+	if streamed {
+		secs = 100_000
+		defer func(n int) { batchChunk = n }(batchChunk)
+		batchChunk = 4096
+	}
+	pk := testKey(t, rng, n, secs, secs, secs, tau)
 	ctx := context.Background()
 	if streamed {
 		limit := d.slotBytes(pk, false, rec.NumInputs()+rec.NumAux()) + layoutBytesOf(rec) + keyBytes(pk)/2

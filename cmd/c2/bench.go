@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +51,9 @@ type benchResult struct {
 	PeakRSS        int64              `json:"peak_rss_bytes"`
 	HostPeak       int64              `json:"host_buffers_peak_bytes"`
 	SetupSeconds   float64            `json:"setup_s"`
-	VRAMBudget     int64              `json:"vram_budget_bytes,omitempty"` // 0: the whole card
+	// DeviceSetupSeconds is the time to make the key on the device (-setup gpu).
+	DeviceSetupSeconds float64 `json:"device_setup_s,omitempty"`
+	VRAMBudget         int64   `json:"vram_budget_bytes,omitempty"` // 0: the whole card
 }
 
 type benchDevice struct {
@@ -85,6 +88,7 @@ func runBench(args []string) error {
 	sectorSize := fs.String("sector-size", "", "prove synthetic C1 outputs of this sector size (2KiB … 64GiB; see c2 c1gen) with -params")
 	v11 := fs.Bool("v1_1", false, "with -sector-size: StackedDrg*V1_1 proofs")
 	proofs := fs.Int("proofs", 1, "with -sector-size: C2 proofs timed back to back, after a warm-up proof")
+	setupOn := fs.String("setup", "cpu", `synthetic partitions: where the development key is made: "cpu" (in host memory, then loaded on the devices) or "gpu" (in the first CUDA device's memory, once per measurement; the host never holds it)`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -148,6 +152,9 @@ func runBench(args []string) error {
 		return nil
 	}
 
+	if *setupOn != "cpu" && *setupOn != "gpu" {
+		return fmt.Errorf("-setup: %q is neither cpu nor gpu", *setupOn)
+	}
 	log := io.Writer(os.Stderr)
 	t0 := time.Now()
 	sys := r1cs.NewSystem()
@@ -155,12 +162,15 @@ func runBench(args []string) error {
 		return err
 	}
 	sys.Finalize()
-	pk, err := groth16.Setup(sys, rand.Reader)
-	if err != nil {
-		return err
+	var pk *groth16.ProvingKey // nil: made on the device by each measurement
+	if *setupOn == "cpu" {
+		var err error
+		if pk, err = groth16.Setup(sys, rand.Reader); err != nil {
+			return err
+		}
 	}
 	setup := time.Since(t0)
-	fmt.Fprintf(log, "c2 bench: 2^%d constraints, synthesis and development setup %.1f s\n", *logSize, setup.Seconds())
+	fmt.Fprintf(log, "c2 bench: 2^%d constraints, synthesis and development setup (%s) %.1f s\n", *logSize, *setupOn, setup.Seconds())
 
 	// All partitions share one witness: their shape must match the key's,
 	// and the synthetic generator ties the witness to the shape's seed.
@@ -216,13 +226,22 @@ func runBench(args []string) error {
 }
 
 // measure proves conc concurrent calls of partitions with a fresh prover
-// for cfg, after one warm-up partition, and fills res.
+// for cfg, after one warm-up partition, and fills res. With pk nil the
+// prover first makes the key on its device (Prover.DevSetup).
 func measure(log io.Writer, cfg c2.Config, pk *groth16.ProvingKey, partitions []*r1cs.System, conc int, res *benchResult) error {
 	prover, err := c2.New(cfg)
 	if err != nil {
 		return err
 	}
 	defer prover.Close()
+	if pk == nil {
+		t0 := time.Now()
+		if pk, err = prover.DevSetup(context.Background(), partitions[0], rand.Reader); err != nil {
+			return err
+		}
+		res.DeviceSetupSeconds = time.Since(t0).Seconds()
+		fmt.Fprintf(log, "development key made on the device in %.1f s\n", res.DeviceSetupSeconds)
+	}
 	fmt.Fprintf(log, "%d partitions × %d calls on %s, overlap %v (%d CPUs)\n",
 		len(partitions), conc, strings.Join(prover.Devices(), ","), !cfg.DisableOverlap, runtime.GOMAXPROCS(0))
 	// Warm-up: loads the key on the devices and the library's kernels.
@@ -230,7 +249,10 @@ func measure(log io.Writer, cfg c2.Config, pk *groth16.ProvingKey, partitions []
 		return err
 	}
 
-	_ = pool.ResetPeakRSS() // measure the proving run, not the setup
+	// Measure the proving run, not the setup: return the memory the setup
+	// freed to the OS, then restart the high-water mark from what is live.
+	debug.FreeOSMemory()
+	_ = pool.ResetPeakRSS()
 	before := prover.Stats()
 	stop := make(chan struct{})
 	var bar sync.WaitGroup

@@ -75,7 +75,7 @@ func TestDeviceTimings(t *testing.T) {
 	if calls != 6 {
 		t.Fatalf("%d NTT calls timed, want 6", calls)
 	}
-	if busy <= 0 || busy > wall || sum < busy {
+	if busy <= 0 || busy > wall || sum < busy-time.Microsecond { // float ms: sub-µs rounding
 		t.Fatalf("busy %v, summed %v, wall %v: want 0 < busy ≤ wall and busy ≤ summed", busy, sum, wall)
 	}
 }

@@ -1,0 +1,62 @@
+package c2
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// ErrNoKeyMaker is returned by DevSetup when no device of the Prover makes
+// keys in its own memory.
+var ErrNoKeyMaker = errors.New("c2: no device makes development keys in its memory")
+
+// DevSetup makes INSECURE development parameters for the finalized system
+// sys on the first live device that makes keys in its own memory (CUDA),
+// with the trapdoor drawn from rng as groth16.Setup draws it, and keeps
+// them there: the bases never exist in host memory. It returns a proving
+// key without host bases (its verifying key and query sizes) to pass to
+// ProvePartitions, which proves with it on that device only. Close releases
+// it. Like groth16.Setup, for tests, benchmarks and demos only.
+func (p *Prover) DevSetup(ctx context.Context, sys *r1cs.System, rng io.Reader) (*groth16.ProvingKey, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	p.calls.Add(1)
+	p.mu.Unlock()
+	defer p.calls.Done()
+	if !sys.Finalized() {
+		return nil, errors.New("c2: DevSetup needs a finalized system")
+	}
+	tw, err := groth16.NewToxicWaste(rng)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range p.devs {
+		km, ok := d.Device.(gpu.KeyMaker)
+		if !ok || d.dead.Load() {
+			continue
+		}
+		t0 := time.Now()
+		key, err := km.SetupKey(ctx, sys, tw)
+		p.log.Info("c2: development key made on the device", "device", d.name, "constraints", sys.NumConstraints(),
+			"duration", time.Since(t0), "err", err)
+		if err != nil {
+			return nil, err
+		}
+		pk := key.ProvingKey()
+		l := new(lazy[gpu.Key])
+		l.set(key)
+		p.keyMu.Lock()
+		p.keys[keyID{pk, d}] = l
+		p.keyMu.Unlock()
+		return pk, nil
+	}
+	return nil, ErrNoKeyMaker
+}

@@ -1,0 +1,96 @@
+package c2
+
+import (
+	"context"
+	"crypto/rand"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/gpu/gputest"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// maker is a CPU device that makes development keys "in its own memory":
+// callers get a key without host bases, its slots read the full key it
+// keeps.
+type maker struct{ *gpu.CPU }
+
+type madeKey struct {
+	gpu.Key
+	pk *groth16.ProvingKey
+}
+
+func (k *madeKey) ProvingKey() *groth16.ProvingKey { return k.pk }
+
+func (m *maker) SetupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicWaste) (gpu.Key, error) {
+	full, err := groth16.SetupWithWaste(sys, tw)
+	if err != nil {
+		return nil, err
+	}
+	key, err := m.CPU.LoadKey(ctx, full)
+	if err != nil {
+		return nil, err
+	}
+	return &madeKey{Key: key, pk: groth16.KeyWithoutBases(full.VK, full.Sizes())}, nil
+}
+
+func unwrap(key gpu.Key) gpu.Key {
+	if mk, ok := key.(*madeKey); ok {
+		return mk.Key
+	}
+	return key
+}
+
+func (m *maker) SlotBytes(key gpu.Key) int64 { return m.CPU.SlotBytes(unwrap(key)) }
+func (m *maker) Acquire(ctx context.Context, key gpu.Key) (gpu.Slot, error) {
+	return m.CPU.Acquire(ctx, unwrap(key))
+}
+
+// DevSetup makes the key on the device that can, and ProvePartitions then
+// proves only there: the other device, which cannot hold the key, takes no
+// partition, and every proof verifies under the returned verifying key.
+func TestDevSetupProvesOnTheMaker(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	other := gputest.NewFake(gputest.FakeOptions{Name: "other", G2: true})
+	mk := &maker{gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{other, mk})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	pk, err := p.DevSetup(ctx, f.parts[0], rand.Reader)
+	require.NoError(t, err)
+	require.False(t, pk.HostBases())
+	require.NoError(t, groth16.CheckShape(pk, f.parts[0]))
+
+	proofs, err := p.ProvePartitions(ctx, pk, f.parts)
+	require.NoError(t, err)
+	require.Len(t, proofs, len(f.parts))
+	for i, sys := range f.parts {
+		require.NoError(t, groth16.Verify(&pk.VK, &proofs[i], sys.Inputs()[1:]), "partition %d", i)
+	}
+	st := p.Stats()
+	assert.Equal(t, 0, st.Devices[0].Partitions, "the device without the key proves nothing")
+	assert.Equal(t, len(f.parts), st.Devices[1].Partitions)
+
+	// Once the maker is gone, nothing can prove with the key: a clear error,
+	// not a CPU attempt.
+	p.retire(p.devs[1], gpu.ErrDeviceLost)
+	_, err = p.ProvePartitions(ctx, pk, f.parts)
+	require.ErrorIs(t, err, ErrNoDevice)
+}
+
+func TestDevSetupNeedsAKeyMaker(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{gputest.NewFake(gputest.FakeOptions{Name: "x"})})
+	require.NoError(t, err)
+	defer p.Close()
+	_, err = p.DevSetup(context.Background(), f.parts[0], rand.Reader)
+	require.ErrorIs(t, err, ErrNoKeyMaker)
+	pk := groth16.KeyWithoutBases(f.pk.VK, f.pk.Sizes())
+	_, err = p.ProvePartitions(context.Background(), pk, f.parts)
+	require.ErrorIs(t, err, groth16.ErrNoHostBases, "the CPU fallback cannot prove without host bases")
+}
