@@ -286,14 +286,27 @@ func (d *Device) MSMG1HostBases(bases []bls12381.G1Affine, scalars *Buffer, n in
 	if err := scalars.check("MSMG1HostBases", uint64(n)*frBytes); err != nil {
 		return bls12381.G1Jac{}, err
 	}
-	return d.msmG1n(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars.arg(), n)
+	knobs := msmKnobs()
+	if msmChunkLog == 0 {
+		knobs |= hostChunkLog << 8
+	}
+	return d.msmG1nKnobs(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars.arg(), n, knobs)
 }
+
+// hostChunkLog is the log2 of the chunk in which MSMG1HostBases streams its
+// bases: small enough that copying a chunk overlaps the previous one's
+// compute, large enough that per-chunk sorting stays efficient.
+const hostChunkLog = 22
 
 func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) {
 	return d.msmG1n(bases, ptr{p: unsafe.Pointer(unsafe.SliceData(scalars))}, len(scalars))
 }
 
 func (d *Device) msmG1n(bases, scalars ptr, n int) (bls12381.G1Jac, error) {
+	return d.msmG1nKnobs(bases, scalars, n, msmKnobs())
+}
+
+func (d *Device) msmG1nKnobs(bases, scalars ptr, n, knobs int) (bls12381.G1Jac, error) {
 	var res bls12381.G1Jac
 	res.X.SetOne()
 	res.Y.SetOne()
@@ -306,7 +319,7 @@ func (d *Device) msmG1n(bases, scalars ptr, n int) (bls12381.G1Jac, error) {
 	}
 	defer d.release(s)
 	var out [maxWindows]g1xyzz
-	nw, _, err := rawMSM(s, 1, bases, scalars, uint64(n), msmKnobs(), unsafe.Pointer(&out[0]))
+	nw, _, err := rawMSM(s, 1, bases, scalars, uint64(n), knobs, unsafe.Pointer(&out[0]))
 	if err != nil {
 		return res, err
 	}
