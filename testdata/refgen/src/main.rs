@@ -5,6 +5,7 @@
 //!   refgen gen [--out DIR] [--only groth16-interop|porep-2k|porep-8m] [--r1cs-dir DIR]
 //!   refgen verify (--vk FILE | --params FILE) --proof FILE --inputs FILE
 //!   refgen porep-params [--out DIR] [--c1 FILE]  (needs REFGEN_CACHE; ~1 GiB, not committed)
+//!   refgen update-params [--out DIR]  (needs REFGEN_CACHE; 2 KiB SnapDeals parameters and proof, not committed)
 //!   refgen verify-c1 --c1 FILE          (rust-fil-proofs' vanilla verification of a C1 output)
 //!   refgen post-counts [--out DIR] [--only NAME[,NAME…]]  (blank PoSt circuit counts per registered proof)
 //!   refgen update-counts [--out DIR] [--only NAME[,NAME…]]  (blank SnapDeals circuit counts per registered update proof)
@@ -15,6 +16,7 @@ mod porep_params;
 mod post;
 mod recorder;
 mod update;
+mod update_params;
 mod util;
 mod verify;
 mod verify_c1;
@@ -70,8 +72,10 @@ fn gen(args: &[String]) -> Result<()> {
     if want("post-2k") {
         post::generate(&out, &tmp).context("post-2k")?;
     }
-    if want("update-2k") {
-        update::generate(&out, &tmp).context("update-2k")?;
+    for spec in update::specs() {
+        if want(spec.dir) {
+            update::generate(&spec, &out, &tmp).with_context(|| spec.dir)?;
+        }
     }
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
@@ -107,6 +111,11 @@ fn main() -> ExitCode {
                 r
             })
         }
+        "update-params" => private_caches().and_then(|tmp| {
+            let r = update_params::run(rest);
+            let _ = std::fs::remove_dir_all(&tmp);
+            r
+        }),
         "porep-params" => private_caches().and_then(|tmp| {
             let r = porep_params::run(rest);
             let _ = std::fs::remove_dir_all(&tmp);
@@ -138,7 +147,7 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params|post-counts|update-counts (see src/main.rs)")),
+        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params|post-counts|update-counts|update-params (see src/main.rs)")),
     };
     match res {
         Ok(()) => ExitCode::from(0),

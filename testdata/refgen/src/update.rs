@@ -72,8 +72,7 @@ fn stage(proof: RegisteredSealProof, path: &Path, data: &[u8]) -> Result<PieceIn
 
 /// Seals a CC sector, encodes the new piece, and asks for the vanilla
 /// partition proofs, all through filecoin-proofs-api.
-fn prepare(work: &Path, update: RegisteredUpdateProof) -> Result<Prepared> {
-    let seal_proof = RegisteredSealProof::StackedDrg2KiBV1_1;
+fn prepare(work: &Path, update: RegisteredUpdateProof, seal_proof: RegisteredSealProof) -> Result<Prepared> {
     ensure!(u64::from(seal_proof.sector_size()) == u64::from(update.sector_size()), "sector sizes differ");
     let unpadded = UnpaddedBytesAmount::from(PaddedBytesAmount(u64::from(seal_proof.sector_size())));
     let n = u64::from(unpadded) as usize;
@@ -124,6 +123,10 @@ fn prepare(work: &Path, update: RegisteredUpdateProof) -> Result<Prepared> {
 
 type Compound<T> = EmptySectorUpdateCompound<T>;
 
+fn unpadded_len(seal: RegisteredSealProof) -> u64 {
+    u64::from(UnpaddedBytesAmount::from(PaddedBytesAmount(u64::from(seal.sector_size()))))
+}
+
 /// The identifier filecoin-proofs caches the update circuit's Groth16
 /// parameters under (get_empty_sector_update_params: the compound's
 /// CacheableParameters over PublicParams::from_sector_size). Note that
@@ -145,17 +148,35 @@ fn compound_params<T: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     <Compound<T> as CompoundProof<EmptySectorUpdate<T>, EmptySectorUpdateCircuit<T>>>::setup(&csp)
 }
 
-/// Writes `out/update-2k/`.
-pub fn generate(out: &Path, tmp: &Path) -> Result<()> {
-    let update = RegisteredUpdateProof::StackedDrg2KiBV1;
-    let dir = out.join("update-2k");
+/// One update vector: the directory, the update proof, the seal proof of
+/// the sector, and whether the (larger) serde JSON form is written too.
+pub struct Spec {
+    pub dir: &'static str,
+    update: RegisteredUpdateProof,
+    seal: RegisteredSealProof,
+    json: bool,
+}
+
+/// 2 KiB (one partition, h = 1) and 8 MiB (four partitions, h = 10; the
+/// same 8-0-0 tree type); the 8 MiB vector keeps only the bincode proofs.
+pub fn specs() -> Vec<Spec> {
+    vec![
+        Spec { dir: "update-2k", update: RegisteredUpdateProof::StackedDrg2KiBV1, seal: RegisteredSealProof::StackedDrg2KiBV1_1, json: true },
+        Spec { dir: "update-8m", update: RegisteredUpdateProof::StackedDrg8MiBV1, seal: RegisteredSealProof::StackedDrg8MiBV1_1, json: false },
+    ]
+}
+
+/// Writes `out/<spec.dir>/`.
+pub fn generate(spec: &Spec, out: &Path, tmp: &Path) -> Result<()> {
+    let update = spec.update;
+    let dir = out.join(spec.dir);
     fs::create_dir_all(&dir)?;
-    let work: PathBuf = tmp.join("update-2k");
+    let work: PathBuf = tmp.join(spec.dir);
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work)?;
     let t0 = Instant::now();
-    let prep = prepare(&work, update)?;
-    eprintln!("update-2k: sealed, encoded and proved (vanilla) in {:.1}s", t0.elapsed().as_secs_f64());
+    let prep = prepare(&work, update, spec.seal)?;
+    eprintln!("{}: sealed, encoded and proved (vanilla) in {:.1}s", spec.dir, t0.elapsed().as_secs_f64());
 
     let sector_bytes = u64::from(update.sector_size());
     let pp = PublicParams::from_sector_size(sector_bytes);
@@ -164,7 +185,9 @@ pub fn generate(out: &Path, tmp: &Path) -> Result<()> {
     let proofs: Vec<PartitionProof<Tree2K>> =
         prep.raw.iter().map(|b| bincode::deserialize(b)).collect::<std::result::Result<_, _>>()?;
     let vanilla_json = serde_json::to_vec(&proofs)?;
-    fs::write(dir.join("vanilla.json"), &vanilla_json)?;
+    if spec.json {
+        fs::write(dir.join("vanilla.json"), &vanilla_json)?;
+    }
     let mut raw_names = Vec::new();
     for (k, b) in prep.raw.iter().enumerate() {
         let name = format!("vanilla-p{}.bin", k);
@@ -202,7 +225,7 @@ pub fn generate(out: &Path, tmp: &Path) -> Result<()> {
             },
             None,
         )?;
-        eprintln!("update-2k: partition {} synthesized twice in {:.1}s", k, t.elapsed().as_secs_f64());
+        eprintln!("{}: partition {} synthesized twice in {:.1}s", spec.dir, k, t.elapsed().as_secs_f64());
         ensure!(syn.inputs[1..] == inputs[..], "partition {}: circuit inputs differ from generate_public_inputs", k);
         let challenges: Vec<u32> =
             Challenges::new(pp.sector_nodes, pub_inputs.comm_r_new, k).collect();
@@ -215,13 +238,13 @@ pub fn generate(out: &Path, tmp: &Path) -> Result<()> {
 
     let meta = json!({
         "registered_proof": format!("{:?}", update),
-        "registered_seal_proof": "StackedDrg2KiBV1_1",
+        "registered_seal_proof": format!("{:?}", spec.seal),
         "sector_size": sector_bytes,
         "sector_id": SECTOR_ID,
         "prover_id": hex::encode(crate::porep::prover_id()),
         "ticket": hex::encode(crate::porep::ticket()),
-        "old_piece": "2032 zero bytes (committed capacity)",
-        "new_piece_rng": format!("ChaCha20Rng::seed_from_u64({:#x}).fill_bytes, 2032 unpadded bytes", NEW_PIECE_SEED),
+        "old_piece": format!("{} zero bytes (committed capacity)", unpadded_len(spec.seal)),
+        "new_piece_rng": format!("ChaCha20Rng::seed_from_u64({:#x}).fill_bytes, {} unpadded bytes", NEW_PIECE_SEED, unpadded_len(spec.seal)),
         "public_params": {
             "sector_nodes": pp.sector_nodes,
             "challenge_count": pp.challenge_count,
@@ -239,7 +262,7 @@ pub fn generate(out: &Path, tmp: &Path) -> Result<()> {
         "comm_r_new": hex::encode(prep.comm_r_new),
         "comm_d_new": hex::encode(prep.comm_d_new),
         "comm_r_last_new": hex::encode(prep.comm_r_last_new),
-        "vanilla_json": "vanilla.json",
+        "vanilla_json": if spec.json { json!("vanilla.json") } else { json!(null) },
         "vanilla_json_sha256": hex::encode(crate::util::sha256(&vanilla_json)),
         "vanilla_bincode": raw_names,
         "partitions": part_meta,
@@ -308,4 +331,48 @@ pub fn counts(out: &Path, only: &[String]) -> Result<()> {
         fs::write(&path, serde_json::to_string_pretty(&table)? + "\n")?;
     }
     Ok(())
+}
+
+/// The committed 2 KiB vector read back: public params, vanilla public
+/// inputs (k = 0) and the decoded partition proofs.
+pub fn load_2k(out: &Path) -> Result<(PublicParams, PublicInputs, Vec<PartitionProof<Tree2K>>)> {
+    let dir = out.join("update-2k");
+    let meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json"))?)?;
+    let comm = |k: &str| -> Result<[u8; 32]> {
+        let s = meta[k].as_str().with_context(|| format!("meta.json: no {}", k))?;
+        let v = hex::decode(s)?;
+        v.try_into().map_err(|_| anyhow::anyhow!("meta.json: {} is not 32 bytes", k))
+    };
+    let pp = PublicParams::from_sector_size(2048);
+    let pub_inputs = PublicInputs {
+        k: 0,
+        comm_r_old: TreeRDomain::try_from_bytes(&comm("comm_r_old")?)?,
+        comm_d_new: TreeDDomain::try_from_bytes(&comm("comm_d_new")?)?,
+        comm_r_new: TreeRDomain::try_from_bytes(&comm("comm_r_new")?)?,
+        h: h_default(pp.sector_nodes),
+    };
+    let proofs: Vec<PartitionProof<Tree2K>> = serde_json::from_slice(&fs::read(dir.join("vanilla.json"))?)?;
+    Ok((pp, pub_inputs, proofs))
+}
+
+/// Partition k's circuit of the 2 KiB vector, and the blank circuit.
+pub fn circuit_2k(
+    pp: &PublicParams,
+    pub_inputs: &PublicInputs,
+    proof: Option<(&PartitionProof<Tree2K>, usize)>,
+) -> Result<EmptySectorUpdateCircuit<Tree2K>> {
+    type C = Compound<Tree2K>;
+    Ok(match proof {
+        Some((p, k)) => <C as CompoundProof<EmptySectorUpdate<Tree2K>, EmptySectorUpdateCircuit<Tree2K>>>::circuit(
+            pub_inputs, (), p, pp, Some(k),
+        )?,
+        None => <C as CompoundProof<EmptySectorUpdate<Tree2K>, EmptySectorUpdateCircuit<Tree2K>>>::blank_circuit(pp),
+    })
+}
+
+/// Partition k's public inputs of the 2 KiB vector.
+pub fn inputs_2k(pp: &PublicParams, pub_inputs: &PublicInputs, k: usize) -> Result<Vec<blstrs::Scalar>> {
+    <Compound<Tree2K> as CompoundProof<EmptySectorUpdate<Tree2K>, EmptySectorUpdateCircuit<Tree2K>>>::generate_public_inputs(
+        pub_inputs, pp, Some(k),
+    )
 }
