@@ -43,6 +43,7 @@ type refgenUpdate struct {
 		ApexLeafCount   int    `json:"apex_leaf_count"`
 		ApexLeafBitLen  int    `json:"apex_leaf_bit_len"`
 	} `json:"public_params"`
+	VanillaJSON    *string  `json:"vanilla_json"`
 	VanillaBincode []string `json:"vanilla_bincode"`
 	Partitions     []struct {
 		Challenges       []uint64     `json:"challenges"`
@@ -54,8 +55,10 @@ type refgenUpdate struct {
 	} `json:"partitions"`
 }
 
-func loadUpdate(t testing.TB) (refgenUpdate, string) {
-	dir := filepath.Join(refgenDir, "update-2k")
+func loadUpdate(t testing.TB) (refgenUpdate, string) { return loadUpdateDir(t, "update-2k") }
+
+func loadUpdateDir(t testing.TB, name string) (refgenUpdate, string) {
+	dir := filepath.Join(refgenDir, name)
 	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
 	require.NoError(t, err)
 	var m refgenUpdate
@@ -75,15 +78,33 @@ func hexElement(t testing.TB, s string) fr.Element {
 // refgenVector returns the shape, public inputs and decoded vanilla
 // proofs of the 2 KiB vector.
 func refgenVector(t testing.TB) (refgenUpdate, string, Shape, PublicInputs, []PartitionProof) {
-	m, dir := loadUpdate(t)
+	return refgenVectorDir(t, "update-2k")
+}
+
+// refgenVectorDir is refgenVector for the vector in refgenDir/name: the
+// proofs come from vanilla.json where the vector has one, else from the
+// bincode files.
+func refgenVectorDir(t testing.TB, name string) (refgenUpdate, string, Shape, PublicInputs, []PartitionProof) {
+	m, dir := loadUpdateDir(t, name)
 	s, ok := ShapeByName(m.RegisteredProof)
 	require.True(t, ok, m.RegisteredProof)
 	pub := PublicInputs{CommROld: hexElement(t, m.CommROld), CommDNew: hexElement(t, m.CommDNew),
 		CommRNew: hexElement(t, m.CommRNew), H: m.H}
-	vb, err := os.ReadFile(filepath.Join(dir, "vanilla.json"))
-	require.NoError(t, err)
-	proofs, err := DecodePartitionProofsJSON(vb)
-	require.NoError(t, err)
+	var proofs []PartitionProof
+	if m.VanillaJSON != nil {
+		vb, err := os.ReadFile(filepath.Join(dir, *m.VanillaJSON))
+		require.NoError(t, err)
+		proofs, err = DecodePartitionProofsJSON(vb)
+		require.NoError(t, err)
+	} else {
+		for _, f := range m.VanillaBincode {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			require.NoError(t, err)
+			p, err := DecodePartitionProof(b)
+			require.NoError(t, err)
+			proofs = append(proofs, *p)
+		}
+	}
 	return m, dir, s, pub, proofs
 }
 
@@ -173,4 +194,57 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, dig, bd, "blank partition R1CS")
 	}
+}
+
+// TestRefgenUpdate8MiB checks the 8 MiB vector (four partitions, h = 10,
+// 128 apex leaves, two partition bits): every partition passes the native
+// checks, and its challenges, public inputs and witness digest equal
+// rust-fil-proofs'; the R1CS (the same for every partition) is checked
+// through partition 0's digest. Under -short only partitions 0 and 3
+// are synthesized, and the R1CS digest is skipped (a 10 M-constraint
+// recording).
+func TestRefgenUpdate8MiB(t *testing.T) {
+	m, _, s, pub, proofs := refgenVectorDir(t, "update-8m")
+	require.Equal(t, m.SectorSize, s.SectorSize)
+	require.Equal(t, m.PublicParams.PartitionCount, s.Partitions)
+	require.Equal(t, m.PublicParams.ApexLeafCount, s.ApexLeaves)
+	require.Equal(t, m.H, s.HDefault())
+	require.Equal(t, m.OfficialParamsFile, s.ParamsName()+".params")
+	parts, err := s.PartitionsFromVanilla(proofs)
+	require.NoError(t, err)
+	require.Len(t, m.Partitions, s.Partitions)
+	for k, want := range m.Partitions {
+		require.NoError(t, s.Verify(pub, &proofs[k], k, ""), "partition %d", k)
+		nodes, err := s.ChallengeNodes(pub.CommRNew, k)
+		require.NoError(t, err)
+		require.Equal(t, want.Challenges, nodes, "partition %d challenges", k)
+		native, err := s.Inputs(pub, k)
+		require.NoError(t, err)
+		for i := range native {
+			var e [32]byte
+			fr.LittleEndian.PutElement(&e, native[i])
+			require.Equal(t, want.PublicInputs[i], hex.EncodeToString(e[:]), "partition %d input %d", k, i)
+		}
+		require.Equal(t, m.Partitions[0].R1CSSHA256, want.R1CSSHA256, "one R1CS for all partitions")
+		if testing.Short() && k != 0 && k != 3 {
+			continue
+		}
+		w, err := Witness(s, pub, parts[k], k)
+		require.NoError(t, err)
+		require.Equal(t, native, w.Inputs[1:])
+		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
+		require.Equal(t, want.Counts["aux"], len(w.Aux))
+	}
+	if testing.Short() {
+		return
+	}
+	sys := r1cs.NewSystem()
+	require.NoError(t, Synthesize(sys, s, pub, parts[1], 1))
+	sys.Finalize()
+	require.NoError(t, sys.IsSatisfied())
+	require.Equal(t, m.Partitions[1].Counts.r1cs(), sys.Counts())
+	dig, err := sys.CanonicalDigest()
+	require.NoError(t, err)
+	require.Equal(t, m.Partitions[1].R1CSSHA256, hex.EncodeToString(dig[:]))
 }

@@ -1,0 +1,93 @@
+package update
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// readScalars reads consecutive 32-byte little-endian canonical scalars.
+func readScalars(t *testing.T, path string) []fr.Element {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Zero(t, len(b)%32)
+	out := make([]fr.Element, len(b)/32)
+	for i := range out {
+		out[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
+		require.NoError(t, err)
+	}
+	return out
+}
+
+// TestBellpersonUpdateProofVerifies: bellperson's proof of partition 0 of
+// the 2 KiB vector, under bellperson random parameters (refgen
+// update-params; the 1.3 kB verifying key and the proof are committed,
+// the parameters are not), verifies in Go against the public inputs
+// derived here from the commitments, and fails under another partition
+// index or h.
+func TestBellpersonUpdateProofVerifies(t *testing.T) {
+	_, dir, s, pub, _ := refgenVector(t)
+	vkPath, proofPath := filepath.Join(dir, "bellperson-update-2k.vk"), filepath.Join(dir, "bellperson-update-2k.proof")
+	if _, err := os.Stat(proofPath); err != nil {
+		t.Skip("no bellperson proof recorded (refgen update-params)")
+	}
+	vk, err := groth16.ReadVerifyingKey(vkPath)
+	require.NoError(t, err)
+	require.Equal(t, s.NumInputs(), vk.NumInputs())
+	b, err := os.ReadFile(proofPath)
+	require.NoError(t, err)
+	proof, err := groth16.ReadProof(b)
+	require.NoError(t, err)
+	in, err := s.Inputs(pub, 0)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, proof, in))
+	in[0].SetUint64(2) // h_select of hs[1] (same h at 2 KiB, another input)
+	require.ErrorIs(t, groth16.Verify(vk, proof, in), groth16.ErrInvalidProof)
+}
+
+// TestUpdateProveWithBellpersonParams (REFGEN_CACHE holding the output of
+// refgen update-params): Go verifies bellperson's proof, proves partition
+// 0 of the 2 KiB vector with bellperson's parameters, verifies its own
+// proof and writes it as go-update-2k.proof for `refgen verify` to judge.
+func TestUpdateProveWithBellpersonParams(t *testing.T) {
+	cache := os.Getenv("REFGEN_CACHE")
+	if cache == "" {
+		t.Skip("REFGEN_CACHE not set (see testdata/refgen/README.md, update-params)")
+	}
+	paramsPath := filepath.Join(cache, "update-2k.params")
+	if _, err := os.Stat(paramsPath); err != nil {
+		t.Skipf("no %s: run `refgen update-params` first", paramsPath)
+	}
+	_, _, s, pub, proofs := refgenVector(t)
+	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "update-2k.vk"))
+	require.NoError(t, err)
+	inputs := readScalars(t, filepath.Join(cache, "update-2k-inputs-p0.bin"))
+	native, err := s.Inputs(pub, 0)
+	require.NoError(t, err)
+	require.Equal(t, native, inputs, "Go public inputs differ from bellperson's")
+	bp, err := os.ReadFile(filepath.Join(cache, "update-2k.proof"))
+	require.NoError(t, err)
+	bproof, err := groth16.ReadProof(bp)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, bproof, inputs), "bellperson's proof in Go")
+
+	part, err := s.FromVanilla(&proofs[0], "")
+	require.NoError(t, err)
+	sys := r1cs.NewSystem()
+	require.NoError(t, Synthesize(sys, s, pub, part, 0))
+	sys.Finalize()
+	require.NoError(t, sys.IsSatisfied())
+	pk, err := groth16.ReadParams(paramsPath)
+	require.NoError(t, err)
+	proof, err := groth16.Prove(pk, sys)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, proof, inputs), "Go proof with bellperson's parameters")
+	b := proof.Bytes()
+	require.NoError(t, os.WriteFile(filepath.Join(cache, "go-update-2k.proof"), b[:], 0o644))
+}
