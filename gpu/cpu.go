@@ -155,7 +155,7 @@ func (s *cpuSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac
 		return res, err
 	}
 	n := s.k.dom.Size()
-	res, err := denseG1(ctx, s.k.pk.H, a[:n-1], s.d.threads)
+	res, err := tailCPU[bls.G1Affine, bls.G1Jac](ctx, s.k.pk.H, nil, a[:n-1], s.d.threads, msmChunkG1)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, err
@@ -166,48 +166,48 @@ func (s *cpuSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac
 }
 
 func (s *cpuSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
-	var res bls.G1Jac
 	bases, err := g1Section(s.k.pk, sec)
-	if err == nil {
-		err = checkOnes(len(bases), ones)
-	}
 	if err != nil {
-		return res, s.d.err(StageBatchAdd, sec, err)
+		return bls.G1Jac{}, s.d.err(StageBatchAdd, sec, err)
 	}
-	return sumChunks(ctx, len(bases), ones, func(lo, hi int, ones []uint64) bls.G1Jac {
-		return msm.SumG1(bases[lo:hi], ones, s.d.threads)
-	})
+	return batchAdd(ctx, s, sec, bases, ones, msm.SumG1)
 }
 
 func (s *cpuSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	var res bls.G2Jac
-	if err := checkOnes(len(s.k.pk.BG2), ones); err != nil {
-		return res, s.d.err(StageBatchAdd, SectionBG2, err)
-	}
-	bases := s.k.pk.BG2
-	return sumChunks(ctx, len(bases), ones, func(lo, hi int, ones []uint64) bls.G2Jac {
-		return msm.SumG2(bases[lo:hi], ones, s.d.threads)
-	})
+	return batchAdd(ctx, s, SectionBG2, s.k.pk.BG2, ones, msm.SumG2)
 }
 
 func (s *cpuSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
-	var res bls.G1Jac
 	bases, err := g1Section(s.k.pk, sec)
-	if err == nil {
-		err = checkMSM(len(bases), idx, scalars)
-	}
 	if err != nil {
-		return res, s.d.err(StageTail, sec, err)
+		return bls.G1Jac{}, s.d.err(StageTail, sec, err)
 	}
-	return TailG1CPU(ctx, bases, idx, scalars, s.d.threads)
+	return tail[bls.G1Affine, bls.G1Jac](ctx, s, sec, bases, idx, scalars, msmChunkG1)
 }
 
 func (s *cpuSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
-	var res bls.G2Jac
-	if err := checkMSM(len(s.k.pk.BG2), idx, scalars); err != nil {
-		return res, s.d.err(StageTail, SectionBG2, err)
+	return tail[bls.G2Affine, bls.G2Jac](ctx, s, SectionBG2, s.k.pk.BG2, idx, scalars, msmChunkG2)
+}
+
+// batchAdd is BatchAddG1 and BatchAddG2 over sec's bases, sum being
+// msm.SumG1 or msm.SumG2.
+func batchAdd[A, J any, PJ point[J]](ctx context.Context, s *cpuSlot, sec Section, bases []A, ones []uint64, sum func([]A, []uint64, int) J) (J, error) {
+	if err := checkOnes(len(bases), ones); err != nil {
+		var zero J
+		return zero, s.d.err(StageBatchAdd, sec, err)
 	}
-	return TailG2CPU(ctx, s.k.pk.BG2, idx, scalars, s.d.threads)
+	return sumChunks[J, PJ](ctx, len(bases), ones, func(lo, hi int, ones []uint64) J {
+		return sum(bases[lo:hi], ones, s.d.threads)
+	})
+}
+
+// tail is TailG1 and TailG2 over sec's bases, in chunks of chunk points.
+func tail[A, J any, PJ jacobian[A, J]](ctx context.Context, s *cpuSlot, sec Section, bases []A, idx []uint32, scalars []fr.Element, chunk int) (J, error) {
+	if err := checkMSM(len(bases), idx, scalars); err != nil {
+		var zero J
+		return zero, s.d.err(StageTail, sec, err)
+	}
+	return tailCPU[A, J, PJ](ctx, bases, idx, scalars, s.d.threads, chunk)
 }
 
 // The CPU device's MSMs and batch additions run as a sequence of calls over
@@ -244,6 +244,12 @@ type point[P any] interface {
 	AddAssign(*P) *P
 }
 
+// jacobian is *bls.G1Jac or *bls.G2Jac (J), A its affine form.
+type jacobian[A, J any] interface {
+	point[J]
+	MultiExp([]A, []fr.Element, ecc.MultiExpConfig) (*J, error)
+}
+
 // sumChunks adds sum(lo, hi, ones[lo/64:hi/64]) over chunks of sumChunk of
 // the n bases (a multiple of 64 but the last), checking ctx between them.
 func sumChunks[P any, PP point[P]](ctx context.Context, n int, ones []uint64, sum func(lo, hi int, ones []uint64) P) (P, error) {
@@ -256,49 +262,26 @@ func sumChunks[P any, PP point[P]](ctx context.Context, n int, ones []uint64, su
 	return res, err
 }
 
-// denseG1 is msm.DenseG1 in chunks of msmChunkG1 points, checking ctx
-// between them.
-func denseG1(ctx context.Context, bases []bls.G1Affine, scalars []fr.Element, threads int) (bls.G1Jac, error) {
-	var res bls.G1Jac
-	if len(bases) != len(scalars) {
-		return res, fmt.Errorf("msm: %d bases for %d scalars", len(bases), len(scalars))
-	}
-	err := chunks(ctx, len(scalars), msmChunkG1, func(lo, hi int) error {
-		part, err := msm.DenseG1(bases[lo:hi], scalars[lo:hi], threads)
-		res.AddAssign(&part)
-		return err
-	})
-	return res, err
-}
-
 // TailG1CPU returns Σ scalars[j]·bases[idx[j]] (Σ scalars[i]·bases[i] when
 // idx is nil) with gnark-crypto's MSM on up to threads goroutines, in
 // chunks of scalars between which it returns ctx's error once ctx is done.
-// It is the CPU tail MSM the pipeline also uses directly, for B_G2 beside a
-// device.
 func TailG1CPU(ctx context.Context, bases []bls.G1Affine, idx []uint32, scalars []fr.Element, threads int) (bls.G1Jac, error) {
-	var res bls.G1Jac
-	if err := checkMSM(len(bases), idx, scalars); err != nil {
-		return res, err
-	}
-	if idx == nil {
-		return denseG1(ctx, bases[:len(scalars)], scalars, threads)
-	}
-	err := chunks(ctx, len(idx), msmChunkG1, func(lo, hi int) error {
-		part, err := msm.DenseG1(gather(bases, idx[lo:hi]), scalars[lo:hi], threads)
-		res.AddAssign(&part)
-		return err
-	})
-	return res, err
+	return tailCPU[bls.G1Affine, bls.G1Jac](ctx, bases, idx, scalars, threads, msmChunkG1)
 }
 
-// TailG2CPU is TailG1CPU over G2.
+// TailG2CPU is TailG1CPU over G2. It is the CPU tail MSM the pipeline also
+// uses directly, for B_G2 beside a device.
 func TailG2CPU(ctx context.Context, bases []bls.G2Affine, idx []uint32, scalars []fr.Element, threads int) (bls.G2Jac, error) {
-	var res bls.G2Jac
+	return tailCPU[bls.G2Affine, bls.G2Jac](ctx, bases, idx, scalars, threads, msmChunkG2)
+}
+
+// tailCPU is TailG1CPU and TailG2CPU, in chunks of chunk scalars.
+func tailCPU[A, J any, PJ jacobian[A, J]](ctx context.Context, bases []A, idx []uint32, scalars []fr.Element, threads, chunk int) (J, error) {
+	var res J
 	if err := checkMSM(len(bases), idx, scalars); err != nil {
 		return res, err
 	}
-	err := chunks(ctx, len(scalars), msmChunkG2, func(lo, hi int) error {
+	err := chunks(ctx, len(scalars), chunk, func(lo, hi int) error {
 		sel := bases[lo:hi]
 		if idx != nil {
 			sel = gather(bases, idx[lo:hi])
@@ -306,11 +289,11 @@ func TailG2CPU(ctx context.Context, bases []bls.G2Affine, idx []uint32, scalars 
 		if len(sel) == 0 {
 			return nil
 		}
-		var part bls.G2Jac
-		if _, err := part.MultiExp(sel, scalars[lo:hi], ecc.MultiExpConfig{NbTasks: threads}); err != nil {
-			return fmt.Errorf("gpu: G2 MSM: %w", err)
+		var part J
+		if _, err := PJ(&part).MultiExp(sel, scalars[lo:hi], ecc.MultiExpConfig{NbTasks: threads}); err != nil {
+			return fmt.Errorf("gpu: MSM: %w", err)
 		}
-		res.AddAssign(&part)
+		PJ(&res).AddAssign(&part)
 		return nil
 	})
 	return res, err

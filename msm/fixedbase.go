@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
 
@@ -174,42 +173,35 @@ func fixedBaseAll[F any, PF coord[F]](scalars []fr.Element, t fixedBase[F], emit
 
 // Mul returns k·P in affine form for every scalar k, P the table's base.
 func (t *FixedBaseG1) Mul(scalars []fr.Element) []bls.G1Affine {
-	out := make([]bls.G1Affine, len(scalars))
-	fixedBaseAll(scalars, t.fixedBase(), func(i int, x, y *fp.Element) { out[i] = bls.G1Affine{X: *x, Y: *y} })
-	return out
-}
-
-func (t *FixedBaseG1) fixedBase() fixedBase[fp.Element] {
-	return fixedBase[fp.Element]{
-		c: t.c, nw: len(t.win),
-		entry: func(w int, d uint64) (x, y *fp.Element) { e := &t.win[w][d-1]; return &e.X, &e.Y },
-		add: func(x, y *fp.Element, w int, d uint64) bool {
-			var acc bls.G1Jac
-			acc.FromAffine(&bls.G1Affine{X: *x, Y: *y})
-			acc.AddMixed(&t.win[w][d-1])
-			var a bls.G1Affine
-			a.FromJacobian(&acc)
-			*x, *y = a.X, a.Y
-			return a.IsInfinity()
-		},
-	}
+	return groupG1.mulFixed(groupG1.fixedBase(t.c, t.win), scalars)
 }
 
 // Mul returns k·P in affine form for every scalar k, P the table's base.
 func (t *FixedBaseG2) Mul(scalars []fr.Element) []bls.G2Affine {
-	out := make([]bls.G2Affine, len(scalars))
-	fixedBaseAll(scalars, fixedBase[bls.E2]{
-		c: t.c, nw: len(t.win),
-		entry: func(w int, d uint64) (x, y *bls.E2) { e := &t.win[w][d-1]; return &e.X, &e.Y },
-		add: func(x, y *bls.E2, w int, d uint64) bool {
-			var acc bls.G2Jac
-			acc.FromAffine(&bls.G2Affine{X: *x, Y: *y})
-			acc.AddMixed(&t.win[w][d-1])
-			var a bls.G2Affine
-			a.FromJacobian(&acc)
-			*x, *y = a.X, a.Y
-			return a.IsInfinity()
-		},
-	}, func(i int, x, y *bls.E2) { out[i] = bls.G2Affine{X: *x, Y: *y} })
+	return groupG2.mulFixed(groupG2.fixedBase(t.c, t.win), scalars)
+}
+
+func (g group[A, F, J, PA, PF, PJ]) mulFixed(t fixedBase[F], scalars []fr.Element) []A {
+	out := make([]A, len(scalars))
+	fixedBaseAll[F, PF](scalars, t, func(i int, x, y *F) { out[i] = g.point(x, y) })
 	return out
+}
+
+// fixedBase describes the table win (win[w][j-1] = j·2^(c·w)·P) to
+// fixedBaseAll.
+func (g group[A, F, J, PA, PF, PJ]) fixedBase(c uint, win [][]A) fixedBase[F] {
+	return fixedBase[F]{
+		c: c, nw: len(win),
+		entry: func(w int, d uint64) (x, y *F) { return g.xy(&win[w][d-1]) },
+		add: func(x, y *F, w int, d uint64) bool {
+			var acc J
+			p := g.point(x, y)
+			PJ(&acc).FromAffine(&p)
+			PJ(&acc).AddMixed(&win[w][d-1])
+			PA(&p).FromJacobian(&acc)
+			px, py := g.xy(&p)
+			*x, *y = *px, *py
+			return PA(&p).IsInfinity()
+		},
+	}
 }

@@ -69,7 +69,7 @@ func TestFixedBaseAllEqualAndOppositeOperands(t *testing.T) {
 	for k := range scalars {
 		scalars[k].SetUint64(uint64(k))
 	}
-	fb := tb.fixedBase()
+	fb := groupG1.fixedBase(tb.c, tb.win)
 	var slow atomic.Int32
 	add := fb.add
 	fb.add = func(x, y *fp.Element, w int, d uint64) bool { slow.Add(1); return add(x, y, w, d) }

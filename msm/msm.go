@@ -11,12 +11,12 @@ import (
 )
 
 // sumChunks runs f over [0, words) split into about tasks ranges.
-func sumChunks(words, tasks int, f func(lo, hi int) any) []any {
+func sumChunks[J any](words, tasks int, f func(lo, hi int) J) []J {
 	if tasks <= 0 {
 		tasks = runtime.GOMAXPROCS(0)
 	}
 	tasks = min(tasks, max(1, words/64)) // at least 4096 bases per task
-	out := make([]any, tasks)
+	out := make([]J, tasks)
 	var wg sync.WaitGroup
 	for t := 0; t < tasks; t++ {
 		lo, hi := words*t/tasks, words*(t+1)/tasks
@@ -33,45 +33,28 @@ func sumChunks(words, tasks int, f func(lo, hi int) any) []any {
 // G1 returns Σ scalar_i·bases[i] for the query classified by sp: the sum of
 // the unit-scalar bases plus an MSM over the tail. len(bases) must be sp.N.
 func G1(bases []bls.G1Affine, sp *Split, tasks int) (bls.G1Jac, error) {
-	var res bls.G1Jac
-	if len(bases) != sp.N {
-		return res, fmt.Errorf("msm: G1 query has %d bases, split expects %d", len(bases), sp.N)
-	}
-	res = SumG1(bases, sp.Ones, tasks)
-	if len(sp.Tail) == 0 {
-		return res, nil
-	}
-	tb := make([]bls.G1Affine, len(sp.TailIdx))
-	for i, j := range sp.TailIdx {
-		tb[i] = bases[j]
-	}
-	var tail bls.G1Jac
-	if _, err := tail.MultiExp(tb, sp.Tail, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
-		return res, fmt.Errorf("msm: G1 tail: %w", err)
-	}
-	res.AddAssign(&tail)
-	return res, nil
+	return groupG1.split(bases, sp, tasks)
 }
 
 // G2 is G1 over G2.
 func G2(bases []bls.G2Affine, sp *Split, tasks int) (bls.G2Jac, error) {
-	var res bls.G2Jac
+	return groupG2.split(bases, sp, tasks)
+}
+
+func (g group[A, F, J, PA, PF, PJ]) split(bases []A, sp *Split, tasks int) (J, error) {
+	var res J
 	if len(bases) != sp.N {
-		return res, fmt.Errorf("msm: G2 query has %d bases, split expects %d", len(bases), sp.N)
+		return res, fmt.Errorf("msm: %s query has %d bases, split expects %d", g.name, len(bases), sp.N)
 	}
-	res = SumG2(bases, sp.Ones, tasks)
+	res = g.sum(bases, sp.Ones, tasks)
 	if len(sp.Tail) == 0 {
 		return res, nil
 	}
-	tb := make([]bls.G2Affine, len(sp.TailIdx))
-	for i, j := range sp.TailIdx {
-		tb[i] = bases[j]
+	var tail J
+	if _, err := PJ(&tail).MultiExp(gather(bases, sp.TailIdx), sp.Tail, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+		return res, fmt.Errorf("msm: %s tail: %w", g.name, err)
 	}
-	var tail bls.G2Jac
-	if _, err := tail.MultiExp(tb, sp.Tail, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
-		return res, fmt.Errorf("msm: G2 tail: %w", err)
-	}
-	res.AddAssign(&tail)
+	PJ(&res).AddAssign(&tail)
 	return res, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"math/bits"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 )
 
 // sumBlock is how many bases a task gathers before summing them: the
@@ -45,30 +44,29 @@ func sumOnes[P, F any, PF coord[F]](bases []P, ones []uint64, lo, hi int, coords
 // SumG1 returns Σ bases[i] over the bits i set in ones, using up to tasks
 // goroutines (≤ 0: GOMAXPROCS). ones must cover len(bases) bits.
 func SumG1(bases []bls.G1Affine, ones []uint64, tasks int) bls.G1Jac {
-	coords := func(p *bls.G1Affine) (x, y *fp.Element, ok bool) { return &p.X, &p.Y, !p.IsInfinity() }
-	var total bls.G1Jac
-	for _, part := range sumChunks(len(ones), tasks, func(lo, hi int) any {
-		var acc bls.G1Jac
-		sumOnes(bases, ones, lo, hi, coords, func(x, y *fp.Element) { acc.AddMixed(&bls.G1Affine{X: *x, Y: *y}) })
-		return acc
-	}) {
-		acc := part.(bls.G1Jac)
-		total.AddAssign(&acc)
-	}
-	return total
+	return groupG1.sum(bases, ones, tasks)
 }
 
 // SumG2 is SumG1 over G2.
 func SumG2(bases []bls.G2Affine, ones []uint64, tasks int) bls.G2Jac {
-	coords := func(p *bls.G2Affine) (x, y *bls.E2, ok bool) { return &p.X, &p.Y, !p.IsInfinity() }
-	var total bls.G2Jac
-	for _, part := range sumChunks(len(ones), tasks, func(lo, hi int) any {
-		var acc bls.G2Jac
-		sumOnes(bases, ones, lo, hi, coords, func(x, y *bls.E2) { acc.AddMixed(&bls.G2Affine{X: *x, Y: *y}) })
+	return groupG2.sum(bases, ones, tasks)
+}
+
+func (g group[A, F, J, PA, PF, PJ]) sum(bases []A, ones []uint64, tasks int) J {
+	coords := func(p *A) (x, y *F, ok bool) {
+		x, y = g.xy(p)
+		return x, y, !PA(p).IsInfinity()
+	}
+	var total J
+	for _, part := range sumChunks(len(ones), tasks, func(lo, hi int) J {
+		var acc J
+		sumOnes[A, F, PF](bases, ones, lo, hi, coords, func(x, y *F) {
+			p := g.point(x, y)
+			PJ(&acc).AddMixed(&p)
+		})
 		return acc
 	}) {
-		acc := part.(bls.G2Jac)
-		total.AddAssign(&acc)
+		PJ(&total).AddAssign(&part)
 	}
 	return total
 }

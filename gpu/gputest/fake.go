@@ -313,75 +313,43 @@ func (s *fakeSlot) Release() {
 	})
 }
 
-// corruptG1 returns a well-formed wrong result: p + generator.
-func corruptG1(p bls.G1Jac) bls.G1Jac {
-	g, _, _, _ := bls.Generators()
-	p.AddAssign(&g)
-	return p
-}
+// The generators, added to a result to corrupt it (well-formed and wrong).
+var g1Gen, g2Gen, _, _ = bls.Generators()
 
-func corruptG2(p bls.G2Jac) bls.G2Jac {
-	_, g, _, _ := bls.Generators()
-	p.AddAssign(&g)
-	return p
+// call runs a stage call of s: the fault enter injects, else do, its
+// result corrupted by adding gen when the fault says so.
+func call[J any, PJ interface {
+	*J
+	AddAssign(*J) *J
+}](ctx context.Context, s *fakeSlot, stage gpu.Stage, sec gpu.Section, gen J, do func() (J, error)) (J, error) {
+	corrupt, err := s.f.enter(ctx, stage, sec)
+	if err != nil {
+		var zero J
+		return zero, err
+	}
+	r, err := do()
+	if corrupt && err == nil {
+		PJ(&r).AddAssign(&gen)
+	}
+	return r, err
 }
 
 func (s *fakeSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac, error) {
-	corrupt, err := s.f.enter(ctx, gpu.StageH, gpu.SectionH)
-	if err != nil {
-		return bls.G1Jac{}, err
-	}
-	r, err := s.inner.ComputeH(ctx, a, b, c)
-	if corrupt && err == nil {
-		r = corruptG1(r)
-	}
-	return r, err
+	return call(ctx, s, gpu.StageH, gpu.SectionH, g1Gen, func() (bls.G1Jac, error) { return s.inner.ComputeH(ctx, a, b, c) })
 }
 
 func (s *fakeSlot) BatchAddG1(ctx context.Context, sec gpu.Section, ones []uint64) (bls.G1Jac, error) {
-	corrupt, err := s.f.enter(ctx, gpu.StageBatchAdd, sec)
-	if err != nil {
-		return bls.G1Jac{}, err
-	}
-	r, err := s.inner.BatchAddG1(ctx, sec, ones)
-	if corrupt && err == nil {
-		r = corruptG1(r)
-	}
-	return r, err
+	return call(ctx, s, gpu.StageBatchAdd, sec, g1Gen, func() (bls.G1Jac, error) { return s.inner.BatchAddG1(ctx, sec, ones) })
 }
 
 func (s *fakeSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	corrupt, err := s.f.enter(ctx, gpu.StageBatchAdd, gpu.SectionBG2)
-	if err != nil {
-		return bls.G2Jac{}, err
-	}
-	r, err := s.inner.BatchAddG2(ctx, ones)
-	if corrupt && err == nil {
-		r = corruptG2(r)
-	}
-	return r, err
+	return call(ctx, s, gpu.StageBatchAdd, gpu.SectionBG2, g2Gen, func() (bls.G2Jac, error) { return s.inner.BatchAddG2(ctx, ones) })
 }
 
 func (s *fakeSlot) TailG1(ctx context.Context, sec gpu.Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
-	corrupt, err := s.f.enter(ctx, gpu.StageTail, sec)
-	if err != nil {
-		return bls.G1Jac{}, err
-	}
-	r, err := s.inner.TailG1(ctx, sec, idx, scalars)
-	if corrupt && err == nil {
-		r = corruptG1(r)
-	}
-	return r, err
+	return call(ctx, s, gpu.StageTail, sec, g1Gen, func() (bls.G1Jac, error) { return s.inner.TailG1(ctx, sec, idx, scalars) })
 }
 
 func (s *fakeSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
-	corrupt, err := s.f.enter(ctx, gpu.StageTail, gpu.SectionBG2)
-	if err != nil {
-		return bls.G2Jac{}, err
-	}
-	r, err := s.inner.TailG2(ctx, idx, scalars)
-	if corrupt && err == nil {
-		r = corruptG2(r)
-	}
-	return r, err
+	return call(ctx, s, gpu.StageTail, gpu.SectionBG2, g2Gen, func() (bls.G2Jac, error) { return s.inner.TailG2(ctx, idx, scalars) })
 }
