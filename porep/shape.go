@@ -3,6 +3,9 @@ package porep
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/sealc2/c2/porep/graph"
+	"github.com/sealc2/c2/porep/inputs"
 )
 
 // Shape fixes everything about a StackedDRG PoRep circuit that does not
@@ -34,26 +37,39 @@ const (
 	// BaseArity is the arity of the base levels of trees C and R_last.
 	BaseArity = 8
 	// DRGParents and ExpParents are the base and expander degrees.
-	DRGParents = 6
-	ExpParents = 8
+	DRGParents = graph.BaseDegree
+	ExpParents = graph.ExpansionDegree
 	// NodeSize is the size of a node in bytes.
 	NodeSize = 32
 )
 
-// The shapes of the production sector sizes (filecoin-proofs constants.rs:
-// POREP_PARTITIONS, LAYERS, interactive minimum challenges, SectorShape*).
+// The shapes of the production sector sizes: the sizes, layers, partitions,
+// challenges and arities of package inputs' table (filecoin-proofs
+// constants.rs), named as the V1 proofs and with their parameter ids.
 var (
-	Shape2KiB = Shape{Name: "StackedDrg2KiBV1", SectorSize: 2 << 10, Layers: 2, Partitions: 1, Challenges: 2,
-		ParamsID: "032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f"}
-	Shape8MiB = Shape{Name: "StackedDrg8MiBV1", SectorSize: 8 << 20, Layers: 2, Partitions: 1, Challenges: 2,
-		ParamsID: "ecd683648512ab1765faa2a5f14bab48f676e633467f0aa8aad4b55dcb0652bb"}
-	Shape512MiB = Shape{Name: "StackedDrg512MiBV1", SectorSize: 512 << 20, Layers: 2, Partitions: 1, Challenges: 2,
-		ParamsID: "6babf46ce344ae495d558e7770a585b2382d54f225af8ed0397b8be7c3fcd472"}
-	Shape32GiB = Shape{Name: "StackedDrg32GiBV1", SectorSize: 32 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8,
-		ParamsID: "82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820"}
-	Shape64GiB = Shape{Name: "StackedDrg64GiBV1", SectorSize: 64 << 30, Layers: 11, Partitions: 10, Challenges: 18, SubArity: 8, TopArity: 2,
-		ParamsID: "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2"}
+	Shape2KiB   = shapeOf(inputs.StackedDrg2KiBV1, "032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f")
+	Shape8MiB   = shapeOf(inputs.StackedDrg8MiBV1, "ecd683648512ab1765faa2a5f14bab48f676e633467f0aa8aad4b55dcb0652bb")
+	Shape512MiB = shapeOf(inputs.StackedDrg512MiBV1, "6babf46ce344ae495d558e7770a585b2382d54f225af8ed0397b8be7c3fcd472")
+	Shape32GiB  = shapeOf(inputs.StackedDrg32GiBV1, "82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820")
+	Shape64GiB  = shapeOf(inputs.StackedDrg64GiBV1, "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2")
 )
+
+// shapeOf returns the shape of the interactive proof p.
+func shapeOf(p inputs.Proof, paramsID string) Shape {
+	is, err := p.Shape()
+	if err != nil {
+		panic(err) // p is one of the V1 proofs above
+	}
+	return Shape{Name: p.String(), SectorSize: is.SectorSize, Layers: is.Layers, Partitions: is.Partitions,
+		Challenges: is.ChallengesPerPartition, SubArity: is.SubArity, TopArity: is.TopArity, ParamsID: paramsID}
+}
+
+// inputs returns what the public inputs of s depend on, in package inputs'
+// terms.
+func (s Shape) inputs() inputs.Shape {
+	return inputs.Shape{SectorSize: s.SectorSize, Nodes: s.Nodes(), Layers: s.Layers, Partitions: s.Partitions,
+		ChallengesPerPartition: s.Challenges, BaseArity: BaseArity, SubArity: s.SubArity, TopArity: s.TopArity}
+}
 
 // Shapes lists the production shapes, smallest first.
 var Shapes = []Shape{Shape2KiB, Shape8MiB, Shape512MiB, Shape32GiB, Shape64GiB}
@@ -117,8 +133,8 @@ func (s Shape) TreeArities() []int {
 }
 
 // NumInputs returns the number of public inputs of a partition, including
-// the constant ONE: replica_id, comm_d, comm_r and 18 per challenge.
-func (s Shape) NumInputs() int { return 4 + s.Challenges*(4+DRGParents+ExpParents) }
+// the constant ONE (package inputs counts them without it).
+func (s Shape) NumInputs() int { return 1 + s.inputs().NumInputs() }
 
 // Validate checks that s describes a circuit this package can synthesize.
 func (s Shape) Validate() error {
