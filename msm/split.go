@@ -11,6 +11,9 @@ package msm
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -38,6 +41,10 @@ type Split struct {
 
 var frOne = fr.One()
 
+// splitPiece is the number of scalars one classifying goroutine takes at a
+// time (a multiple of 64, so that pieces cover whole density words).
+const splitPiece = 1 << 16
+
 // NewSplit classifies the scalars of a query made of segs. It fails when a
 // density's length differs from its segment's, or when the query would have
 // 2^32 bases or more.
@@ -57,34 +64,109 @@ func NewSplit(segs ...Segment) (*Split, error) {
 		return nil, fmt.Errorf("msm: %d bases exceed 2^32", n)
 	}
 	sp := &Split{N: n, Ones: make([]uint64, (n+63)/64)}
-	base := 0
-	add := func(v *fr.Element) {
-		switch {
-		case v.IsZero():
-			sp.NumZeros++
-		case *v == frOne:
-			sp.Ones[base>>6] |= 1 << (uint(base) & 63)
-			sp.NumOnes++
-		default:
-			sp.TailIdx = append(sp.TailIdx, uint32(base))
-			sp.Tail = append(sp.Tail, *v)
-		}
-		base++
+
+	// Pieces of whole density words, classified in parallel: each knows
+	// its first base from the counts of the pieces before it, collects its
+	// own tail, and shares at most its first and last word of Ones with
+	// its neighbours (those are written atomically).
+	type piece struct {
+		seg, lo, hi int // scalars [lo, hi) of segs[seg]
+		base        int
+		ones, zeros int
+		tailIdx     []uint32
+		tail        []fr.Element
 	}
-	for _, s := range segs {
+	var pieces []*piece
+	for k, s := range segs {
+		for lo := 0; lo < len(s.Scalars); lo += splitPiece {
+			pc := &piece{seg: k, lo: lo, hi: min(lo+splitPiece, len(s.Scalars))}
+			pieces = append(pieces, pc)
+		}
+	}
+	count := func(pc *piece) int {
+		s := segs[pc.seg]
 		if s.Density == nil {
-			for i := range s.Scalars {
+			return pc.hi - pc.lo
+		}
+		c := 0
+		for _, w := range s.Density.Words()[pc.lo>>6 : (pc.hi+63)>>6] {
+			c += bits.OnesCount64(w)
+		}
+		return c
+	}
+	base := 0
+	for _, pc := range pieces {
+		pc.base = base
+		base += count(pc)
+	}
+	classify := func(pc *piece) {
+		s := segs[pc.seg]
+		b := pc.base
+		var word uint64
+		wi := b >> 6
+		flush := func() {
+			if word != 0 {
+				atomic.OrUint64(&sp.Ones[wi], word)
+				word = 0
+			}
+		}
+		add := func(v *fr.Element) {
+			if b>>6 != wi {
+				flush()
+				wi = b >> 6
+			}
+			switch {
+			case v.IsZero():
+				pc.zeros++
+			case *v == frOne:
+				word |= 1 << (uint(b) & 63)
+				pc.ones++
+			default:
+				pc.tailIdx = append(pc.tailIdx, uint32(b))
+				pc.tail = append(pc.tail, *v)
+			}
+			b++
+		}
+		if s.Density == nil {
+			for i := pc.lo; i < pc.hi; i++ {
 				add(&s.Scalars[i])
 			}
-			continue
-		}
-		for w, word := range s.Density.Words() {
-			for word != 0 {
-				i := w<<6 + bits.TrailingZeros64(word)
-				word &= word - 1
-				add(&s.Scalars[i])
+		} else {
+			words := s.Density.Words()
+			for w := pc.lo >> 6; w < (pc.hi+63)>>6; w++ {
+				for word := words[w]; word != 0; word &= word - 1 {
+					add(&s.Scalars[w<<6+bits.TrailingZeros64(word)])
+				}
 			}
 		}
+		flush()
+	}
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range min(runtime.GOMAXPROCS(0), len(pieces)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1)) - 1; k < len(pieces); k = int(next.Add(1)) - 1 {
+				classify(pieces[k])
+			}
+		}()
+	}
+	wg.Wait()
+	nt := 0
+	for _, pc := range pieces {
+		sp.NumOnes += pc.ones
+		sp.NumZeros += pc.zeros
+		nt += len(pc.tail)
+	}
+	if nt == 0 {
+		return sp, nil
+	}
+	sp.TailIdx = make([]uint32, 0, nt)
+	sp.Tail = make([]fr.Element, 0, nt)
+	for _, pc := range pieces {
+		sp.TailIdx = append(sp.TailIdx, pc.tailIdx...)
+		sp.Tail = append(sp.Tail, pc.tail...)
 	}
 	return sp, nil
 }
