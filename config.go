@@ -39,6 +39,10 @@ type Config struct {
 	// means the whole card less VRAMMargin. A key that does not fit beside
 	// a slot is streamed from host memory.
 	VRAMBudget int64
+	// SlotsPerDevice is how many partitions one GPU runs at once under a
+	// key (each slot holds its own work buffers; the budget may allow
+	// fewer); 0 means 3.
+	SlotsPerDevice int
 	// Logger receives the Prover's logs: device stages and key loads at
 	// debug level, a device taken out of rotation and proving on the CPU
 	// fallback at warn. nil: nothing is logged.

@@ -170,6 +170,11 @@ func openCUDA(c Config) ([]gpu.Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoCUDA, err)
 	}
+	if c.SlotsPerDevice > 0 {
+		for _, d := range devs {
+			d.(*gpu.CUDA).SetSlots(c.SlotsPerDevice)
+		}
+	}
 	return devs, nil
 }
 

@@ -69,6 +69,7 @@ type CUDA struct {
 	mu     sync.Mutex
 	lost   bool
 	closed bool
+	slots  int // SetSlots; 0: defaultSlots
 	pinned *pinnedAllocator
 }
 
@@ -156,7 +157,7 @@ type cudaKey struct {
 	nvars  int
 	r1Res  *pool.Reservation
 
-	// Slots are made on demand, up to maxSlots, and kept until Release.
+	// Slots are made on demand, up to cap(idle), and kept until Release.
 	slotMu sync.Mutex
 	made   int
 	idle   chan *slotMem
@@ -180,9 +181,29 @@ func (m *slotMem) free() {
 	m.res.Release()
 }
 
-// maxSlots bounds the slots of one key on one device: each fills the GPU on
-// its own, and two or three in flight hide the host's share of a partition.
-const maxSlots = 3
+// defaultSlots bounds the slots of one key on one device: each fills the
+// GPU on its own, and two or three in flight hide the host's share of a
+// partition.
+const defaultSlots = 3
+
+// SetSlots sets how many slots one key may have on this device (at most
+// that many partitions run on it at once); n ≤ 0 restores the default, 3.
+// It applies to keys loaded afterwards.
+func (c *CUDA) SetSlots(n int) {
+	c.mu.Lock()
+	c.slots = n
+	c.mu.Unlock()
+}
+
+// maxSlots is the slot bound for keys loaded now.
+func (c *CUDA) maxSlots() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slots > 0 {
+		return c.slots
+	}
+	return defaultSlots
+}
 
 func (k *cudaKey) ProvingKey() *groth16.ProvingKey { return k.pk }
 
@@ -241,7 +262,7 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	if !pk.HostBases() {
 		return nil, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf("%w: %v", ErrBadArgument, groth16.ErrNoHostBases)}
 	}
-	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots)}
+	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots())}
 	kb := keyBytes(pk)
 	if kb+c.slotBytes(pk, true, 0) > c.budget.Total() {
 		k.pinKey() // streamed
@@ -306,7 +327,7 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 	}
 	pk := f.Key()
 	z, lay := pk.Sizes(), f.Layout()
-	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots)}
+	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots())}
 	fail := func(sec Section, err error) (Key, error) {
 		k.Release()
 		var ge *Error
@@ -567,7 +588,7 @@ func (c *CUDA) SlotBytes(key Key) int64 {
 }
 
 // Acquire implements [Device]: it hands out an idle slot of the key, makes
-// a new one while fewer than maxSlots exist and the budget has room, and
+// a new one while fewer than its bound (SetSlots) exist and the budget has room, and
 // otherwise waits for a slot to be released (the first slot waits for the
 // budget in FIFO order).
 func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
@@ -585,11 +606,11 @@ func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 		default:
 		}
 		k.slotMu.Lock()
-		if k.made < maxSlots {
+		if k.made < cap(k.idle) {
 			res, ok := c.budget.TryReserve(c.SlotBytes(k))
 			first := k.made == 0
 			if ok || first {
-				k.made++ // counted now so that concurrent callers respect maxSlots
+				k.made++ // counted now so that concurrent callers respect the bound
 				k.slotMu.Unlock()
 				m, err := c.newSlot(ctx, k, res)
 				if err == nil {

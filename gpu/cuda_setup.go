@@ -97,7 +97,7 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 		return nil, tm, err
 	}
 	defer scr.Release()
-	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, maxSlots), res: res, resident: true}
+	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots()), res: res, resident: true}
 	fail := func(sec Section, err error) (*cudaKey, setupTimes, error) {
 		k.Release()
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

@@ -54,6 +54,7 @@ type benchResult struct {
 	// DeviceSetupSeconds is the time to make the key on the device (-setup gpu).
 	DeviceSetupSeconds float64 `json:"device_setup_s,omitempty"`
 	VRAMBudget         int64   `json:"vram_budget_bytes,omitempty"` // 0: the whole card
+	Slots              int     `json:"slots_per_device,omitempty"`  // 0: the default
 }
 
 type benchDevice struct {
@@ -88,6 +89,7 @@ func runBench(args []string) error {
 	sectorSize := fs.String("sector-size", "", "prove synthetic C1 outputs of this sector size (2KiB … 64GiB; see c2 c1gen) with -params")
 	v11 := fs.Bool("v1_1", false, "with -sector-size: StackedDrg*V1_1 proofs")
 	proofs := fs.Int("proofs", 1, "with -sector-size: C2 proofs timed back to back, after a warm-up proof")
+	slotList := fs.String("slots", "", `CUDA: partitions a device runs at once (default 3); a list such as "2,3" measures each`)
 	setupOn := fs.String("setup", "cpu", `synthetic partitions: where the development key is made: "cpu" (in host memory, then loaded on the devices) or "gpu" (in the first CUDA device's memory, once per measurement; the host never holds it)`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -106,7 +108,18 @@ func runBench(args []string) error {
 			budgets = append(budgets, int64(g*(1<<30)))
 		}
 	}
-	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep}
+	slots := []int{0}
+	if *slotList != "" {
+		slots = nil
+		for _, f := range strings.Split(*slotList, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("-slots: %q is not a positive count", f)
+			}
+			slots = append(slots, n)
+		}
+	}
+	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep, SlotsPerDevice: slots[0]}
 	switch *devices {
 	case "":
 	case "cpu":
@@ -201,14 +214,16 @@ func runBench(args []string) error {
 	}
 	var results []*benchResult
 	for _, budget := range budgets {
-		for _, serial := range modes {
-			cfg.DisableOverlap, cfg.VRAMBudget = serial, budget
-			res := base
-			res.Overlap, res.VRAMBudget = !serial, budget
-			if err := measure(log, cfg, pk, partitions, *conc, &res); err != nil {
-				return err
+		for _, ns := range slots {
+			for _, serial := range modes {
+				cfg.DisableOverlap, cfg.VRAMBudget, cfg.SlotsPerDevice = serial, budget, ns
+				res := base
+				res.Overlap, res.VRAMBudget, res.Slots = !serial, budget, ns
+				if err := measure(log, cfg, pk, partitions, *conc, &res); err != nil {
+					return err
+				}
+				results = append(results, &res)
 			}
-			results = append(results, &res)
 		}
 	}
 	if *asJSON {
@@ -329,6 +344,9 @@ func printBench(w io.Writer, r *benchResult) {
 	fmt.Fprintf(w, "run        %d partitions (%d calls), overlap %v, %d threads", r.Partitions, r.Concurrency, r.Overlap, r.Threads)
 	if r.VRAMBudget > 0 {
 		fmt.Fprintf(w, ", GPU budget capped at %.1f GiB", float64(r.VRAMBudget)/(1<<30))
+	}
+	if r.Slots > 0 {
+		fmt.Fprintf(w, ", %d slots per GPU", r.Slots)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "stages (summed over partitions; they overlap):\n")
