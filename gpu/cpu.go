@@ -62,9 +62,6 @@ func (d *CPU) Info() Info {
 // Budget implements [Device].
 func (d *CPU) Budget() *pool.Budget { return d.budget }
 
-// Threads returns the MSM parallelism.
-func (d *CPU) Threads() int { return d.threads }
-
 type cpuKey struct {
 	pk  *groth16.ProvingKey
 	dom *ntt.Domain
@@ -213,10 +210,9 @@ func tail[A, J any, PJ jacobian[A, J]](ctx context.Context, s *cpuSlot, sec Sect
 // The CPU device's MSMs and batch additions run as a sequence of calls over
 // chunks and check the context before each one, so that a cancelled
 // partition stops within one chunk's time. ComputeH checks it between its six
-// transforms (ntt.Domain.ComputeHContext). Chunks are
-// large enough that Pippenger's per-call cost (each window's bucket
-// reduction) stays small: a 2^22-point G1 MSM in chunks of 2^20 took 6%
-// longer than in one call on 2 cores, in chunks of 2^19 24% longer.
+// transforms (ntt.Domain.ComputeHContext). Chunks are large enough that
+// Pippenger's per-call cost (each window's bucket reduction) stays a few per
+// cent of a call (BENCHMARKS.md).
 var (
 	msmChunkG1 = 1 << 20 // G1 MSM points per call
 	msmChunkG2 = 1 << 18 // G2 MSM points per call (a G2 point costs ~3x a G1 point)
@@ -262,20 +258,17 @@ func sumChunks[P any, PP point[P]](ctx context.Context, n int, ones []uint64, su
 	return res, err
 }
 
-// TailG1CPU returns Σ scalars[j]·bases[idx[j]] (Σ scalars[i]·bases[i] when
+// TailG2CPU returns Σ scalars[j]·bases[idx[j]] (Σ scalars[i]·bases[i] when
 // idx is nil) with gnark-crypto's MSM on up to threads goroutines, in
 // chunks of scalars between which it returns ctx's error once ctx is done.
-func TailG1CPU(ctx context.Context, bases []bls.G1Affine, idx []uint32, scalars []fr.Element, threads int) (bls.G1Jac, error) {
-	return tailCPU[bls.G1Affine, bls.G1Jac](ctx, bases, idx, scalars, threads, msmChunkG1)
-}
-
-// TailG2CPU is TailG1CPU over G2. It is the CPU tail MSM the pipeline also
-// uses directly, for B_G2 beside a device.
+// It is the CPU device's B_G2 tail, which the pipeline also runs beside a
+// device that leaves G2 to the host.
 func TailG2CPU(ctx context.Context, bases []bls.G2Affine, idx []uint32, scalars []fr.Element, threads int) (bls.G2Jac, error) {
 	return tailCPU[bls.G2Affine, bls.G2Jac](ctx, bases, idx, scalars, threads, msmChunkG2)
 }
 
-// tailCPU is TailG1CPU and TailG2CPU, in chunks of chunk scalars.
+// tailCPU is the CPU device's tail MSM over G1 or G2 (see TailG2CPU), in
+// chunks of chunk scalars.
 func tailCPU[A, J any, PJ jacobian[A, J]](ctx context.Context, bases []A, idx []uint32, scalars []fr.Element, threads, chunk int) (J, error) {
 	var res J
 	if err := checkMSM(len(bases), idx, scalars); err != nil {

@@ -344,7 +344,7 @@ func BenchmarkCUDATail(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("cpu-gathered-2^%d", logn), func(b *testing.B) {
 			for b.Loop() {
-				_, err := TailG1CPU(ctx, pk.L, idx, sc, 0)
+				_, err := tailCPU[bls.G1Affine, bls.G1Jac](ctx, pk.L, idx, sc, 0, msmChunkG1)
 				require.NoError(b, err)
 			}
 		})

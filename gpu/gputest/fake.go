@@ -52,7 +52,7 @@ type FakeOptions struct {
 // Fake wraps a device to simulate device memory and inject faults at chosen
 // stages, for tests of the pipeline's budgets and failure handling. Besides
 // the budget it keeps its own count of the memory it hands out and records
-// any moment that would exceed the device (Overcommits), so tests can check
+// any moment that would exceed the device (see Memory), so tests can check
 // the budget discipline independently of the budget's own bookkeeping.
 type Fake struct {
 	o      FakeOptions

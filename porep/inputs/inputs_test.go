@@ -25,9 +25,9 @@ func TestProofNames(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownProof)
 	assert.Equal(t, "StackedDrg32GiBV1_1", StackedDrg32GiBV1_1.String())
 	assert.Equal(t, "StackedDrg64GiBV1_2_Feat_NonInteractivePoRep", StackedDrg64GiBV1_2_Feat_NonInteractivePoRep.String())
-	assert.Equal(t, graph.V1_0_0, StackedDrg64GiBV1.APIVersion())
-	assert.Equal(t, graph.V1_1_0, StackedDrg2KiBV1_1.APIVersion())
-	assert.Equal(t, graph.V1_2_0, StackedDrg2KiBV1_1_Feat_SyntheticPoRep.APIVersion())
+	assert.Equal(t, graph.V1_0_0, StackedDrg64GiBV1.apiVersion())
+	assert.Equal(t, graph.V1_1_0, StackedDrg2KiBV1_1.apiVersion())
+	assert.Equal(t, graph.V1_2_0, StackedDrg2KiBV1_1_Feat_SyntheticPoRep.apiVersion())
 	for _, p := range []Proof{StackedDrg2KiBV1_1_Feat_SyntheticPoRep, StackedDrg32GiBV1_2_Feat_NonInteractivePoRep} {
 		_, err := p.Shape()
 		require.ErrorIs(t, err, ErrUnsupported)

@@ -83,8 +83,8 @@ func (p Proof) PoRepID() [32]byte {
 	return id
 }
 
-// APIVersion returns the proofs API version of p.
-func (p Proof) APIVersion() graph.APIVersion {
+// apiVersion returns the proofs API version of p.
+func (p Proof) apiVersion() graph.APIVersion {
 	switch {
 	case p < StackedDrg2KiBV1_1:
 		return graph.V1_0_0
@@ -126,7 +126,7 @@ func (p Proof) Shape() (Shape, error) {
 		return Shape{}, fmt.Errorf("%w: %s", ErrUnsupported, p)
 	}
 	s := shapes[p%5]
-	s.APIVersion = p.APIVersion()
+	s.APIVersion = p.apiVersion()
 	return s, nil
 }
 
