@@ -50,8 +50,15 @@ func testKey(t *testing.T, rng *rand.Rand, n, nL, nA, nB int, tau fr.Element) *g
 	}
 }
 
-func naiveG1(bases []bls.G1Affine, idx []uint32, s []fr.Element) bls.G1Jac {
-	var acc, t bls.G1Jac
+// naive returns Σ s[j]·bases[idx[j]] (Σ s[i]·bases[i] when idx is nil) by
+// one scalar multiplication per term; naiveG1 and naiveG2 instantiate it.
+func naive[A, J any, PJ interface {
+	*J
+	FromAffine(*A) *J
+	ScalarMultiplication(*J, *big.Int) *J
+	AddAssign(*J) *J
+}](bases []A, idx []uint32, s []fr.Element) J {
+	var acc, t J
 	for j := range s {
 		i := j
 		if idx != nil {
@@ -59,28 +66,17 @@ func naiveG1(bases []bls.G1Affine, idx []uint32, s []fr.Element) bls.G1Jac {
 		}
 		var b big.Int
 		s[j].BigInt(&b)
-		t.FromAffine(&bases[i])
-		t.ScalarMultiplication(&t, &b)
-		acc.AddAssign(&t)
+		PJ(&t).FromAffine(&bases[i])
+		PJ(&t).ScalarMultiplication(&t, &b)
+		PJ(&acc).AddAssign(&t)
 	}
 	return acc
 }
 
-func naiveG2(bases []bls.G2Affine, idx []uint32, s []fr.Element) bls.G2Jac {
-	var acc, t bls.G2Jac
-	for j := range s {
-		i := j
-		if idx != nil {
-			i = int(idx[j])
-		}
-		var b big.Int
-		s[j].BigInt(&b)
-		t.FromAffine(&bases[i])
-		t.ScalarMultiplication(&t, &b)
-		acc.AddAssign(&t)
-	}
-	return acc
-}
+var (
+	naiveG1 = naive[bls.G1Affine, bls.G1Jac]
+	naiveG2 = naive[bls.G2Affine, bls.G2Jac]
+)
 
 // lagrange evaluates at x the polynomial of degree < n taking values v on
 // {ω^j}: (xⁿ−1)/n · Σ v_j·ω^j/(x−ω^j).
@@ -105,21 +101,24 @@ func lagrange(v []fr.Element, omega, x fr.Element) fr.Element {
 	return *acc.Mul(&acc, &nf)
 }
 
-func eqG1(t *testing.T, want, got bls.G1Jac, msg string) {
+// eq asserts that want and got are the same point; eqG1 and eqG2
+// instantiate it.
+func eq[A, J any, PA interface {
+	*A
+	FromJacobian(*J) *A
+	Equal(*A) bool
+}](t *testing.T, want, got J, msg string) {
 	t.Helper()
-	var w, g bls.G1Affine
-	w.FromJacobian(&want)
-	g.FromJacobian(&got)
-	assert.True(t, w.Equal(&g), msg)
+	var w, g A
+	PA(&w).FromJacobian(&want)
+	PA(&g).FromJacobian(&got)
+	assert.True(t, PA(&w).Equal(&g), msg)
 }
 
-func eqG2(t *testing.T, want, got bls.G2Jac, msg string) {
-	t.Helper()
-	var w, g bls.G2Affine
-	w.FromJacobian(&want)
-	g.FromJacobian(&got)
-	assert.True(t, w.Equal(&g), msg)
-}
+var (
+	eqG1 = eq[bls.G1Affine, bls.G1Jac]
+	eqG2 = eq[bls.G2Affine, bls.G2Jac]
+)
 
 func onesOf(n int, rng *rand.Rand) []uint64 {
 	w := make([]uint64, (n+63)/64)
