@@ -425,6 +425,10 @@ type prepared struct {
 	l, A, B    *split
 	classified chan struct{}
 	classErr   error
+	// lDone is closed once l is classified (before A and B may be), with
+	// lErr its error: the witness pass can start then.
+	lDone chan struct{}
+	lErr  error
 }
 
 // release waits for the classification and returns the host buffer.
@@ -580,8 +584,9 @@ func randomNonZero(e *fr.Element) error {
 // and calls done when everything is finished or failed.
 func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, abc bool, done func()) (*prepared, error) {
 	t0 := time.Now()
-	pr := &prepared{classified: make(chan struct{})}
+	pr := &prepared{classified: make(chan struct{}), lDone: make(chan struct{})}
 	fail := func(err error) (*prepared, error) {
+		close(pr.lDone)
 		close(pr.classified)
 		pr.release()
 		done()
@@ -623,6 +628,10 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 			go func() {
 				defer wg.Done()
 				*x.dst, errs[i] = classify(x.segs)
+				if i == 0 {
+					pr.lErr = errs[0]
+					close(pr.lDone)
+				}
 			}()
 		}
 		wg.Wait()
@@ -751,8 +760,15 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 		if !ok {
 			return nil, &gpu.Error{Device: d.name, Stage: gpu.StageH, Err: fmt.Errorf("%w: slot of a shape key cannot take a witness", gpu.ErrBadArgument)}
 		}
-		if err := classified(); err != nil {
-			return nil, err
+		// The handoff is L's classification: H starts as soon as it is
+		// ready, A's and B's follow meanwhile.
+		select {
+		case <-pr.lDone:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if pr.lErr != nil {
+			return nil, pr.lErr
 		}
 		if err := stage(&p.st.h, func() (err error) { sums.H, err = ws.ComputeHWitness(ctx, pr.witness(sys)); return }); err != nil {
 			var ue *r1cs.UnsatisfiedError
@@ -761,6 +777,9 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 				err = &gpu.Error{Device: d.name, Stage: gpu.StageH, Section: gpu.SectionH,
 					Err: fmt.Errorf("%w: device found constraint %d unsatisfied, the host finds it satisfied", gpu.ErrKernel, ue.Index)}
 			}
+			return nil, err
+		}
+		if err := classified(); err != nil {
 			return nil, err
 		}
 	} else {
