@@ -604,8 +604,8 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		}
 		pr.buf, pr.a, pr.b, pr.c = buf, v[:n:n], v[n:2*n:2*n], v[2*n:]
 		m := sys.NumConstraints()
-		if !evaluate(sys, pr.a, pr.b, pr.c, p.cfg.Threads) {
-			return fail(sys.IsSatisfied()) // names the failing constraint
+		if err := sys.EvaluateChecked(pr.a, pr.b, pr.c, p.cfg.Threads); err != nil {
+			return fail(err) // names the failing constraint
 		}
 		for _, x := range [][]fr.Element{pr.a, pr.b, pr.c} {
 			clear(x[m:])
@@ -643,56 +643,6 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		<-pr.classified
 	}
 	return pr, nil
-}
-
-// evaluate writes ⟨A_j, w⟩, ⟨B_j, w⟩, ⟨C_j, w⟩ for every constraint j of
-// sys into a, b, c, like sys.Evaluate but on up to threads goroutines over
-// ranges of rows, and reports whether a_j·b_j = c_j for all j.
-func evaluate(sys *r1cs.System, a, b, c []fr.Element, threads int) bool {
-	m := sys.NumConstraints()
-	mats := [3]*r1cs.Matrix{sys.A(), sys.B(), sys.C()}
-	dst := [3][]fr.Element{a, b, c}
-	inputs, aux, coeffs := sys.Inputs(), sys.Aux(), sys.Coeffs()
-	one := fr.One()
-	tasks := max(1, min(threads, m/4096))
-	var bad atomic.Bool
-	var wg sync.WaitGroup
-	for t := range tasks {
-		lo, hi := m*t/tasks, m*(t+1)/tasks
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var ab, term fr.Element
-			for j := lo; j < hi; j++ {
-				for k, mat := range mats {
-					var acc fr.Element
-					for x := mat.RowStart[j]; x < mat.RowStart[j+1]; x++ {
-						v := mat.Vars[x]
-						var val *fr.Element
-						if v.IsAux() {
-							val = &aux[v.Index()]
-						} else {
-							val = &inputs[v.Index()]
-						}
-						if co := &coeffs[mat.CoeffIdx[x]]; *co == one {
-							acc.Add(&acc, val)
-						} else {
-							term.Mul(val, co)
-							acc.Add(&acc, &term)
-						}
-					}
-					dst[k][j] = acc
-				}
-				ab.Mul(&a[j], &b[j])
-				if ab != c[j] {
-					bad.Store(true)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return !bad.Load()
 }
 
 // classify splits one MSM's scalars, or keeps them dense when more than half

@@ -175,26 +175,6 @@ func TestProvePartitionsCPU(t *testing.T) {
 	}
 }
 
-// The parallel evaluation equals r1cs's own, and detects a broken witness.
-func TestEvaluate(t *testing.T) {
-	sys := r1cs.NewSystem()
-	_, err := synth.Build(sys, synth.Shape{LogSize: 14, InputsB: true, Seed: 3})
-	require.NoError(t, err)
-	sys.Finalize()
-	m := sys.NumConstraints()
-	want := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
-	sys.Evaluate(want[0], want[1], want[2])
-	for _, threads := range []int{1, 3, 8} {
-		got := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
-		require.True(t, evaluate(sys, got[0], got[1], got[2], threads))
-		assert.Equal(t, want, got, "threads=%d", threads)
-	}
-	sys.Aux()[len(sys.Aux())/2].SetUint64(5) // neither 0 nor 1: breaks its constraints
-	require.Error(t, sys.IsSatisfied())
-	got := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
-	assert.False(t, evaluate(sys, got[0], got[1], got[2], 4))
-}
-
 // The classification matches the circuit: PoRep-like witnesses split, wide
 // ones stay dense.
 func TestClassify(t *testing.T) {

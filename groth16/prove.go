@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"runtime"
 	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -150,17 +151,8 @@ func ProveWith(pk *ProvingKey, sys *r1cs.System, r, s fr.Element) (*Proof, Timin
 	a := make([]fr.Element, n)
 	b := make([]fr.Element, n)
 	c := make([]fr.Element, n)
-	m := sys.NumConstraints()
-	sys.Evaluate(a, b, c)
-	var ab fr.Element
-	for j := 0; j < m; j++ {
-		ab.Mul(&a[j], &b[j])
-		if ab != c[j] {
-			return nil, tm, sys.IsSatisfied() // names the failing constraint
-		}
-	}
-	if sys.Inputs()[0] != fr.One() {
-		return nil, tm, errors.New("groth16: input 0 (ONE) is not 1")
+	if err := sys.EvaluateChecked(a, b, c, runtime.GOMAXPROCS(0)); err != nil {
+		return nil, tm, err
 	}
 	tm.Evaluate = time.Since(t0)
 
