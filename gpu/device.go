@@ -1,7 +1,6 @@
 // Package gpu is the contract between the proving pipeline and the devices
-// that run its heavy stages, with the implementations that need no hardware:
-// the CPU reference ([NewCPU]) and a fault-injecting wrapper for tests
-// ([NewFake]).
+// that run its heavy stages: the CPU reference ([NewCPU]) and CUDA GPUs
+// ([OpenCUDA]). A fault-injecting wrapper for tests lives in gpu/gputest.
 //
 // A [Device] holds proving keys ([Device.LoadKey]) and hands out
 // [Slot]s: everything one partition needs on the device, reserved from the
