@@ -3,6 +3,7 @@ package c2
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -59,4 +60,35 @@ func (p *Prover) DevSetup(ctx context.Context, sys *r1cs.System, rng io.Reader) 
 		return pk, nil
 	}
 	return nil, ErrNoKeyMaker
+}
+
+// DevSetupProof makes INSECURE development parameters for the shape of the
+// registered PoRep proof named proof (see Preload) in a device's memory —
+// DevSetup over the shape's recorded R1CS, recorded here if it is not yet —
+// and caches them as the shape's proving key: Prove of that shape then
+// needs no parameter file and proves on the device that holds the key, and
+// its proofs verify under the returned verifying key only. Call it before
+// the shape is proved or preloaded; a shape that already has a key is
+// refused. For benchmarks of sector sizes whose CPU setup is out of reach
+// (`c2 bench -sector-size 32GiB -setup gpu`).
+func (p *Prover) DevSetupProof(ctx context.Context, proof string, rng io.Reader) (*groth16.VerifyingKey, error) {
+	s, err := proofShape(proof)
+	if err != nil {
+		return nil, err
+	}
+	c, done := p.useShape(s)
+	defer done()
+	if _, ok := c.pk.peek(); ok {
+		return nil, fmt.Errorf("c2: %s already has a proving key", s.Name)
+	}
+	rec, err := c.sys.getCtx(ctx, p.recorded(s))
+	if err != nil {
+		return nil, err
+	}
+	pk, err := p.DevSetup(ctx, rec, rng)
+	if err != nil {
+		return nil, err
+	}
+	c.pk.set(pk)
+	return &pk.VK, nil
 }

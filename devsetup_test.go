@@ -3,6 +3,7 @@ package c2
 import (
 	"context"
 	"crypto/rand"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,4 +94,31 @@ func TestDevSetupNeedsAKeyMaker(t *testing.T) {
 	pk := groth16.KeyWithoutBases(f.pk.VK, f.pk.Sizes())
 	_, err = p.ProvePartitions(context.Background(), pk, f.parts)
 	require.ErrorIs(t, err, groth16.ErrNoHostBases, "the CPU fallback cannot prove without host bases")
+}
+
+// DevSetupProof gives a PoRep shape a key made on the device: Prove of a
+// real 2 KiB C1 then needs no parameter file, proves on that device and
+// returns a proof that verifies (Prove verifies against the derived inputs
+// before returning). A second setup of the shape is refused.
+func TestDevSetupProofProvesC1(t *testing.T) {
+	if os.Getenv("C2_TEST_DEVSETUP_C1") == "" {
+		// A CPU dev setup of the 2 KiB PoRep shape: minutes on 2 cores.
+		t.Skip("set C2_TEST_DEVSETUP_C1=1 (records the 2 KiB PoRep circuit and makes its key on the CPU)")
+	}
+	raw, err := os.ReadFile("testdata/refgen/out/porep-2k/c1.json")
+	require.NoError(t, err)
+	mk := &maker{gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2, Params: t.TempDir()}, []gpu.Device{mk})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	vk, err := p.DevSetupProof(ctx, "StackedDrg2KiBV1_1", rand.Reader)
+	require.NoError(t, err)
+	require.Equal(t, 1+39, vk.NumInputs(), "the 2 KiB PoRep shape's inputs")
+	proof, err := p.Prove(ctx, raw)
+	require.NoError(t, err)
+	require.Len(t, proof, 192)
+	assert.Equal(t, 1, p.Stats().Devices[0].Partitions)
+	_, err = p.DevSetupProof(ctx, "StackedDrg2KiBV1", rand.Reader)
+	require.ErrorContains(t, err, "already has a proving key")
 }
