@@ -150,12 +150,12 @@ func (p *Prover) ProveUpdate(ctx context.Context, proof string, comms UpdateComm
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.proveGroups(ctx, pk, rec, want, func(ctx context.Context, k, _ int) (*r1cs.System, error) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		w, err := update.Witness(shape, pub, parts[k], k)
+	out, err := p.proveGroups(ctx, pk, rec, want, func(ctx context.Context, k, workers int) (*r1cs.System, error) {
+		w, err := update.WitnessContext(ctx, shape, pub, parts[k], k, workers)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
 			return nil, &PartitionError{Index: k, Err: err}
 		}
 		return assignedSystem(rec, w, want[k], k, func(i int) error {

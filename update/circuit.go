@@ -1,9 +1,13 @@
 package update
 
 import (
+	"context"
 	"fmt"
+	"runtime"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/poseidon"
@@ -125,10 +129,35 @@ func elem(x uint64) fr.Element {
 }
 
 func synthesize(cs *gadget.CS, s Shape, pub PublicInputs, p *Partition, k int) error {
-	cb, pb, ab := s.ChallengeBits(), s.PartitionBits(), s.ApexBits()
-	kh, err := s.KAndHSelect(k, pub.H)
+	pre, err := synthPrefix(cs, s, pub, p, k)
 	if err != nil {
 		return err
+	}
+	for ci := range pre.random {
+		if err := synthChallenge(cs, s, pre, &p.Challenges[ci], ci); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prefix is what the challenges read from the part of the circuit before
+// them: the numbers and bits they share, and each challenge's random bits.
+type prefix struct {
+	phi, rootROld, rootRNew gadget.Num
+	apex                    []gadget.Num
+	partBits, hBits         []gadget.Bit
+	random                  [][]gadget.Bit
+}
+
+// synthPrefix synthesizes everything before the first challenge: the
+// public inputs and their bits, phi, the private roots and their
+// commitments, the apex tree and the challenge digests.
+func synthPrefix(cs *gadget.CS, s Shape, pub PublicInputs, p *Partition, k int) (*prefix, error) {
+	cb, pb := s.ChallengeBits(), s.PartitionBits()
+	kh, err := s.KAndHSelect(k, pub.H)
+	if err != nil {
+		return nil, err
 	}
 
 	// k and h_select: one public input, split into bits.
@@ -139,8 +168,8 @@ func synthesize(cs *gadget.CS, s Shape, pub PublicInputs, p *Partition, k int) e
 		khBits[i] = cs.AllocBit(kh>>i&1 == 1)
 	}
 	cs.EnforcePacked(khBits, khNum)
-	partBits, hBits := khBits[:pb], khBits[pb:]
-	partition := cs.PackBits(partBits)
+	pre := &prefix{partBits: khBits[:pb], hBits: khBits[pb:]}
+	partition := cs.PackBits(pre.partBits)
 
 	commROld := cs.AllocNum(pub.CommROld)
 	cs.Inputize(commROld)
@@ -148,14 +177,14 @@ func synthesize(cs *gadget.CS, s Shape, pub PublicInputs, p *Partition, k int) e
 	cs.Inputize(commDNew)
 	commRNew := cs.AllocNum(pub.CommRNew)
 	cs.Inputize(commRNew)
-	phi := cs.Poseidon(genRandomness, []gadget.Num{commDNew, commROld})
+	pre.phi = cs.Poseidon(genRandomness, []gadget.Num{commDNew, commROld})
 
 	commC := cs.AllocNum(p.CommC)
-	rootROld := cs.AllocNum(p.RootROld)
-	rootRNew := cs.AllocNum(p.RootRNew)
-	apex := make([]gadget.Num, len(p.ApexLeaves))
+	pre.rootROld = cs.AllocNum(p.RootROld)
+	pre.rootRNew = cs.AllocNum(p.RootRNew)
+	pre.apex = make([]gadget.Num, len(p.ApexLeaves))
 	for i, v := range p.ApexLeaves {
-		apex[i] = cs.AllocNum(v)
+		pre.apex[i] = cs.AllocNum(v)
 	}
 	partPath := make([][]gadget.Num, pb)
 	for i := range partPath {
@@ -163,44 +192,46 @@ func synthesize(cs *gadget.CS, s Shape, pub PublicInputs, p *Partition, k int) e
 	}
 
 	h2 := poseidon.MustGet(2)
-	cs.Equal(cs.Poseidon(h2, []gadget.Num{commC, rootROld}), commROld)
-	cs.Equal(cs.Poseidon(h2, []gadget.Num{commC, rootRNew}), commRNew)
+	cs.Equal(cs.Poseidon(h2, []gadget.Num{commC, pre.rootROld}), commROld)
+	cs.Equal(cs.Poseidon(h2, []gadget.Num{commC, pre.rootRNew}), commRNew)
 
-	if err := apexPoR(cs, apex, partBits, partPath, commDNew); err != nil {
+	if err := apexPoR(cs, pre.apex, pre.partBits, partPath, commDNew); err != nil {
+		return nil, err
+	}
+	pre.random = genChallengeBits(cs, s, commRNew, partition, k)
+	return pre, nil
+}
+
+// synthChallenge synthesizes challenge ci: its rho, the encoding of its
+// new replica leaf, its inclusion in trees R_old and R_new, and the path
+// of its tree D leaf to the apex leaf its bits select. It allocates only
+// variables of its own, so in witness-only mode challenges may run on
+// separate builders and their aux vectors be concatenated in order.
+func synthChallenge(cs *gadget.CS, s Shape, pre *prefix, ch *Challenge, ci int) error {
+	cb, pb, ab := s.ChallengeBits(), s.PartitionBits(), s.ApexBits()
+	start := cb - pb - ab // tree D levels below the apex leaves
+	cBits := append(append(make([]gadget.Bit, 0, cb), pre.random[ci]...), pre.partBits...)
+	cHigh := challengeHigh(cs, s, cBits, pre.hBits)
+	rho := cs.Poseidon(genRandomness, []gadget.Num{pre.phi, cHigh})
+
+	leafROld := cs.AllocNum(ch.LeafROld)
+	leafDNew := cs.AllocNum(ch.LeafDNew)
+	leafRNew := labelRNew(cs, leafROld, leafDNew, rho)
+
+	pathROld := allocPath(cs, ch.PathROld)
+	if err := cs.PoRBits(gadget.TreePoseidon, cBits, leafROld, pathROld, pre.rootROld); err != nil {
 		return err
 	}
-
-	random := genChallengeBits(cs, s, commRNew, partition, k)
-	start := cb - pb - ab // tree D levels below the apex leaves
-	cBits := make([]gadget.Bit, 0, cb)
-	for ci, rb := range random {
-		cBits = append(append(cBits[:0], rb...), partBits...)
-		cHigh := challengeHigh(cs, s, cBits, hBits)
-		rho := cs.Poseidon(genRandomness, []gadget.Num{phi, cHigh})
-
-		ch := &p.Challenges[ci]
-		leafROld := cs.AllocNum(ch.LeafROld)
-		leafDNew := cs.AllocNum(ch.LeafDNew)
-		leafRNew := labelRNew(cs, leafROld, leafDNew, rho)
-
-		pathROld := allocPath(cs, ch.PathROld)
-		if err := cs.PoRBits(gadget.TreePoseidon, cBits, leafROld, pathROld, rootROld); err != nil {
-			return err
-		}
-		pathRNew := allocPath(cs, ch.PathRNew)
-		if err := cs.PoRBits(gadget.TreePoseidon, cBits, leafRNew, pathRNew, rootRNew); err != nil {
-			return err
-		}
-		apexLeaf := cs.Select(apex, cBits[start:start+ab])
-		toApex := make([][]gadget.Num, start)
-		for l := range toApex {
-			toApex[l] = []gadget.Num{cs.AllocNum(ch.PathDNew[l])}
-		}
-		if err := cs.PoRBits(gadget.TreeSHA254, cBits[:start], leafDNew, toApex, apexLeaf); err != nil {
-			return err
-		}
+	pathRNew := allocPath(cs, ch.PathRNew)
+	if err := cs.PoRBits(gadget.TreePoseidon, cBits, leafRNew, pathRNew, pre.rootRNew); err != nil {
+		return err
 	}
-	return nil
+	apexLeaf := cs.Select(pre.apex, cBits[start:start+ab])
+	toApex := make([][]gadget.Num, start)
+	for l := range toApex {
+		toApex[l] = []gadget.Num{cs.AllocNum(ch.PathDNew[l])}
+	}
+	return cs.PoRBits(gadget.TreeSHA254, cBits[:start], leafDNew, toApex, apexLeaf)
 }
 
 // apexPoR hashes the apex tree over a partition's apex leaves, row by row,
@@ -313,13 +344,52 @@ func labelRNew(cs *gadget.CS, leafROld, leafDNew, rho gadget.Num) gadget.Num {
 	return r
 }
 
-// Witness computes the assignment of partition k (what [Synthesize] into
-// an [r1cs.Witness] produces): Inputs[0] is ONE, then the public inputs in
-// order; Aux in allocation order.
-func Witness(s Shape, pub PublicInputs, p *Partition, k int) (*r1cs.Witness, error) {
-	w := r1cs.NewWitness(s.NumInputs(), 0)
-	if err := Synthesize(w, s, pub, p, k); err != nil {
+// Witness computes the assignment of partition k on up to workers
+// goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
+// [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
+// public inputs in order; Aux in allocation order.
+func Witness(s Shape, pub PublicInputs, p *Partition, k, workers int) (*r1cs.Witness, error) {
+	return WitnessContext(context.Background(), s, pub, p, k, workers)
+}
+
+// WitnessContext is Witness stopped by ctx: the part before the challenges
+// runs first, then the challenges, each on its own builder (they allocate
+// only variables of their own), their aux appended in order; no challenge
+// starts once ctx is done, and ctx's error is returned when those running
+// end.
+func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition, k, workers int) (*r1cs.Witness, error) {
+	if err := s.Check(pub, p, k); err != nil {
 		return nil, err
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	w := r1cs.NewWitness(s.NumInputs(), 0)
+	pre, err := synthPrefix(gadget.New(w), s, pub, p, k)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]r1cs.Witness, len(pre.random))
+	var eg errgroup.Group
+	eg.SetLimit(workers)
+	for ci := range parts {
+		eg.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return synthChallenge(gadget.New(&parts[ci]), s, pre, &p.Challenges[ci], ci)
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	n := len(w.Aux)
+	for i := range parts {
+		n += len(parts[i].Aux)
+	}
+	w.Aux = slices.Grow(w.Aux, n-len(w.Aux))
+	for i := range parts {
+		w.Aux = append(w.Aux, parts[i].Aux...)
 	}
 	return w, nil
 }

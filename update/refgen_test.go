@@ -165,10 +165,18 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want.R1CSSHA256, hex.EncodeToString(dig[:]), "partition %d R1CS", k)
 
-		w, err := Witness(s, pub, p, k)
-		require.NoError(t, err)
-		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
+		// The recorded system's assignment, a sequential witness-only pass
+		// and the concurrent one agree with bellperson's witness.
+		d := r1cs.WitnessDigest(sys.Inputs(), sys.Aux())
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d recorded witness", k)
+		seq := r1cs.NewWitness(0, 0)
+		require.NoError(t, Synthesize(seq, s, pub, p, k))
+		d = r1cs.WitnessDigest(seq.Inputs, seq.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
+		w, err := Witness(s, pub, p, k, 3)
+		require.NoError(t, err)
+		d = r1cs.WitnessDigest(w.Inputs, w.Aux)
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
 
 		native, err := s.Inputs(pub, k)
 		require.NoError(t, err)
@@ -229,7 +237,7 @@ func TestRefgenUpdate8MiB(t *testing.T) {
 		if testing.Short() && k != 0 && k != 3 {
 			continue
 		}
-		w, err := Witness(s, pub, parts[k], k)
+		w, err := Witness(s, pub, parts[k], k, 0)
 		require.NoError(t, err)
 		require.Equal(t, native, w.Inputs[1:])
 		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
