@@ -76,6 +76,9 @@ func (p *Prover) DevSetupProof(ctx context.Context, proof string, rng io.Reader)
 	if err != nil {
 		return nil, err
 	}
+	if !p.hasKeyMaker() {
+		return nil, ErrNoKeyMaker // before the recording, which takes minutes at 32 GiB
+	}
 	c, done := p.useShape(s)
 	defer done()
 	if _, ok := c.pk.peek(); ok {
@@ -91,4 +94,14 @@ func (p *Prover) DevSetupProof(ctx context.Context, proof string, rng io.Reader)
 	}
 	c.pk.set(pk)
 	return &pk.VK, nil
+}
+
+// hasKeyMaker reports whether a live device makes keys in its memory.
+func (p *Prover) hasKeyMaker() bool {
+	for _, d := range p.devs {
+		if _, ok := d.Device.(gpu.KeyMaker); ok && !d.dead.Load() {
+			return true
+		}
+	}
+	return false
 }

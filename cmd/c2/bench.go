@@ -134,6 +134,9 @@ func runBench(args []string) error {
 			cfg.Devices = append(cfg.Devices, n)
 		}
 	}
+	if *setupOn != "cpu" && *setupOn != "gpu" {
+		return fmt.Errorf("-setup: %q is neither cpu nor gpu", *setupOn)
+	}
 	if *sectorSize != "" {
 		if *c1 != "" {
 			return errors.New("give -sector-size or -c1, not both")
@@ -142,7 +145,7 @@ func runBench(args []string) error {
 			return errors.New("-proofs must be at least 1")
 		}
 		cfg.VRAMBudget = budgets[0]
-		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *asJSON)
+		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *asJSON, *setupOn == "gpu")
 	}
 	if *c1 != "" {
 		data, err := porep.ReadC1(*c1) // regular files only, size-capped
@@ -165,9 +168,6 @@ func runBench(args []string) error {
 		return nil
 	}
 
-	if *setupOn != "cpu" && *setupOn != "gpu" {
-		return fmt.Errorf("-setup: %q is neither cpu nor gpu", *setupOn)
-	}
 	log := io.Writer(os.Stderr)
 	t0 := time.Now()
 	sys := r1cs.NewSystem()
@@ -381,6 +381,9 @@ type sectorResult struct {
 	ProofSeconds []float64          `json:"proof_s"`       // each timed proof, verified
 	StagesMS     map[string]float64 `json:"stages_ms"`     // timed proofs, summed over partitions
 	PeakRSS      int64              `json:"peak_rss_bytes"`
+	// DeviceSetupSeconds is the R1CS recording and the key made on the
+	// device (-setup gpu).
+	DeviceSetupSeconds float64 `json:"device_setup_s,omitempty"`
 }
 
 // benchSector proves synthetic C1 outputs of one sector size end to end
@@ -388,7 +391,7 @@ type sectorResult struct {
 // parameters in params (default $FIL_PROOFS_PARAMETER_CACHE, else
 // /var/tmp/filecoin-proof-parameters): one warm-up proof, then n timed ones
 // of other sectors.
-func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint64, n int, asJSON bool) error {
+func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint64, n int, asJSON, devSetup bool) error {
 	proof, err := c1genProof("", size, v11)
 	if err != nil {
 		return err
@@ -407,8 +410,8 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	if err != nil {
 		return err
 	}
-	if _, _, err := findParams(params, pshape, ".params"); err != nil {
-		return fmt.Errorf("%w (give -params DIR, or make development ones: c2 setup --sector-size %s --out DIR)", err, size)
+	if _, _, err := findParams(params, pshape, ".params"); err != nil && !devSetup {
+		return fmt.Errorf("%w (give -params DIR, make development ones: c2 setup --sector-size %s --out DIR, or make them on the GPU: -setup gpu)", err, size)
 	}
 	log := io.Writer(os.Stderr)
 	res := sectorResult{Proof: proof.String(), Partitions: shape.Partitions}
@@ -435,6 +438,14 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 		return err
 	}
 	defer prover.Close()
+	if devSetup {
+		t0 = time.Now()
+		if _, err := prover.DevSetupProof(context.Background(), proof.String(), rand.Reader); err != nil {
+			return err
+		}
+		res.DeviceSetupSeconds = time.Since(t0).Seconds()
+		fmt.Fprintf(log, "R1CS recorded and development key made on the device in %.1f s\n", res.DeviceSetupSeconds)
+	}
 	t0 = time.Now()
 	if _, err := prover.Prove(context.Background(), c1s[0]); err != nil {
 		return err
@@ -442,6 +453,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	res.WarmSeconds = time.Since(t0).Seconds()
 	fmt.Fprintf(log, "warm-up proof (parameters, R1CS recording, key upload) %.1f s on %s\n", res.WarmSeconds, strings.Join(prover.Devices(), ","))
 
+	debug.FreeOSMemory()
 	_ = pool.ResetPeakRSS()
 	before := prover.Stats()
 	for i, c1 := range c1s[1:] {
