@@ -277,7 +277,7 @@ func tailCPU[A, J any, PJ jacobian[A, J]](ctx context.Context, bases []A, idx []
 	err := chunks(ctx, len(scalars), chunk, func(lo, hi int) error {
 		sel := bases[lo:hi]
 		if idx != nil {
-			sel = gather(bases, idx[lo:hi])
+			sel = msm.Gather(bases, idx[lo:hi])
 		}
 		if len(sel) == 0 {
 			return nil

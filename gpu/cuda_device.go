@@ -14,6 +14,7 @@ import (
 
 	"github.com/sealc2/c2/gpu/cuda"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -848,7 +849,7 @@ func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 	case buf != nil:
 		res, err = s.c.d.MSMG1Resident(buf, scalars)
 	case idx != nil:
-		res, err = s.c.d.MSMG1(gather(bases, idx), scalars)
+		res, err = s.c.d.MSMG1(msm.Gather(bases, idx), scalars)
 	default:
 		res, err = s.c.d.MSMG1(bases, scalars)
 	}
@@ -874,7 +875,7 @@ func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Elemen
 	case s.k.resident:
 		res, err = s.c.d.MSMG2Resident(s.k.bg2, scalars)
 	case idx != nil:
-		res, err = s.c.d.MSMG2(gather(bases, idx), scalars)
+		res, err = s.c.d.MSMG2(msm.Gather(bases, idx), scalars)
 	default:
 		res, err = s.c.d.MSMG2(bases, scalars)
 	}
@@ -974,15 +975,6 @@ func pinnedCopy[P any](src []P) (*cuda.HostBuffer, []P, error) {
 	}
 	wg.Wait()
 	return h, dst, nil
-}
-
-// gather returns bases[idx[j]] for every j, for a key streamed from the host.
-func gather[P any](bases []P, idx []uint32) []P {
-	out := make([]P, len(idx))
-	for j, i := range idx {
-		out[j] = bases[i]
-	}
-	return out
 }
 
 // pinnedAllocator hands out page-locked host memory from package cuda.

@@ -48,8 +48,9 @@ func (g group[A, F, J, PA, PF, PJ]) point(x, y *F) A {
 	return p
 }
 
-// gather returns bases[idx[j]] for every j.
-func gather[A any](bases []A, idx []uint32) []A {
+// Gather returns bases[idx[j]] for every j: the bases of a tail MSM, in a
+// fresh slice.
+func Gather[A any](bases []A, idx []uint32) []A {
 	out := make([]A, len(idx))
 	for j, i := range idx {
 		out[j] = bases[i]

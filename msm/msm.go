@@ -51,7 +51,7 @@ func (g group[A, F, J, PA, PF, PJ]) split(bases []A, sp *Split, tasks int) (J, e
 		return res, nil
 	}
 	var tail J
-	if _, err := PJ(&tail).MultiExp(gather(bases, sp.TailIdx), sp.Tail, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+	if _, err := PJ(&tail).MultiExp(Gather(bases, sp.TailIdx), sp.Tail, ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
 		return res, fmt.Errorf("msm: %s tail: %w", g.name, err)
 	}
 	PJ(&res).AddAssign(&tail)
