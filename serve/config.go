@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sealc2/c2"
+	pb "github.com/sealc2/c2/serve/cuzkpb"
 )
 
 // Config is the daemon's configuration file (TOML). Every key is optional;
@@ -28,6 +29,12 @@ import (
 //	max_concurrent   = 2
 //	retain           = "30m"
 //	shutdown_timeout = "10m"
+//
+//	[job_timeout]                                 # per proof kind, from submission; none by default
+//	winning = "25s"                               # WINNING_POST
+//	wpost   = "20m"                               # WINDOW_POST_PARTITION
+//	snap    = "2h"                                # SNAP_DEALS_UPDATE
+//	porep   = "4h"                                # POREP_SEAL_COMMIT
 type Config struct {
 	Listen          string   `toml:"listen"`
 	MetricsListen   string   `toml:"metrics_listen"`
@@ -42,6 +49,9 @@ type Config struct {
 	MaxConcurrent   int      `toml:"max_concurrent"`
 	Retain          Duration `toml:"retain"`
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// JobTimeout bounds the jobs of a proof kind, keyed "porep", "snap",
+	// "wpost", "winning" (Options.Timeouts).
+	JobTimeout map[string]Duration `toml:"job_timeout"`
 }
 
 // DefaultConfig is the configuration without a file: Curio's default cuzk
@@ -88,7 +98,7 @@ func (c Config) Check() error {
 		return fmt.Errorf("backend %q: want \"\", \"cpu\" or \"cuda\"", c.Backend)
 	}
 	for _, id := range c.Preload {
-		if _, _, err := circuitShape(id); err != nil {
+		if _, err := lookupCircuit(id); err != nil {
 			return fmt.Errorf("preload: %w", err)
 		}
 	}
@@ -98,7 +108,37 @@ func (c Config) Check() error {
 	if c.MaxPending < 0 || c.MaxConcurrent < 0 || c.HostMemory < 0 {
 		return fmt.Errorf("max_pending, max_concurrent and host_memory must not be negative")
 	}
+	for k, d := range c.JobTimeout {
+		if _, ok := kindByKey(k); !ok {
+			return fmt.Errorf("job_timeout.%s: want porep, snap, wpost or winning", k)
+		}
+		if d < 0 {
+			return fmt.Errorf("job_timeout.%s must not be negative", k)
+		}
+	}
 	return nil
+}
+
+// ParseJobTimeouts parses "winning=25s,wpost=20m" (a --job-timeout flag)
+// into job_timeout entries.
+func ParseJobTimeouts(s string) (map[string]Duration, error) {
+	out := map[string]Duration{}
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(f, "=")
+		k = strings.TrimSpace(k)
+		if _, known := kindByKey(k); !ok || !known {
+			return nil, fmt.Errorf("job timeout %q: want kind=duration, kind one of porep, snap, wpost, winning", f)
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("job timeout %q: want a duration such as 25s", f)
+		}
+		out[k] = Duration(d)
+	}
+	return out, nil
 }
 
 // ProverConfig is the c2.Config the daemon's Prover uses.
@@ -121,7 +161,22 @@ func (c Config) Options() Options {
 		Retain:        time.Duration(c.Retain),
 		Params:        c.ParamCache,
 		HostMemory:    int64(c.HostMemory),
+		Timeouts:      c.timeouts(),
 	}
+}
+
+// timeouts converts JobTimeout, dropping unknown keys (Check refuses them).
+func (c Config) timeouts() map[pb.ProofKind]time.Duration {
+	if len(c.JobTimeout) == 0 {
+		return nil
+	}
+	m := make(map[pb.ProofKind]time.Duration, len(c.JobTimeout))
+	for k, d := range c.JobTimeout {
+		if kind, ok := kindByKey(k); ok && d > 0 {
+			m[kind] = time.Duration(d)
+		}
+	}
+	return m
 }
 
 // Bytes is a byte count written as an integer or as a string with a unit

@@ -1,6 +1,18 @@
 // Package serve runs a c2 Prover as a daemon that speaks the cuzk.v1 gRPC
 // protocol (service cuzk.v1.ProvingEngine), so that Curio, configured with
-// the daemon's address, proves PoRep C2 through c2 instead of cuzk.
+// the daemon's address, proves through c2 instead of cuzk: PoRep C2
+// (POREP_SEAL_COMMIT), SnapDeals (SNAP_DEALS_UPDATE), one Window PoSt
+// partition (WINDOW_POST_PARTITION) and Winning PoSt (WINNING_POST), each
+// request's fields read as Curio's client fills them (see kinds.go).
+//
+// Requests are checked when submitted: a field that cannot be proved as
+// given (registered proof, sector size, randomness or commitments that are
+// not 32-byte canonical scalars, too many, too large or undecodable vanilla
+// proofs) is refused with InvalidArgument naming the field; a kind the
+// Prover has no method for with Unimplemented. What the vanilla proofs
+// prove is checked by the Prover when the job runs (a mismatch ends the
+// job FAILED with the place named). Options.Timeouts bounds each kind's
+// jobs from submission.
 //
 // Jobs wait in a priority queue (CRITICAL, HIGH, NORMAL, LOW; first come
 // first served within a priority) and run at most Options.MaxConcurrent at a
@@ -20,11 +32,14 @@
 // cancelled jobs too, as far as the job got. With another Prover
 // srs_load_ms and synthesis_ms are 0 and gpu_compute_ms is the Prover's
 // device stages summed over the job's partitions when the job ran alone
-// (its counters are process-wide), else 0.
+// (its counters are process-wide), else 0. SnapDeals and PoSt jobs are
+// timed as with another Prover (c2 times PoRep calls only).
 //
-// PreloadSRS and EvictSRS act on one circuit through a Prover that loads
-// and drops circuits (Preload and Evict, as *c2.Prover has); see
-// Engine.Preload and Engine.Evict for other Provers.
+// PreloadSRS and EvictSRS act on one PoRep circuit through a Prover that
+// loads and drops circuits (Preload and Evict, as *c2.Prover has); see
+// Engine.Preload and Engine.Evict for other Provers and for the PoSt and
+// SnapDeals circuits ("wpost-32g", "winning-32g", "snap-32g", as cuzk names
+// them), which a job marks HOT once it has proved on them.
 package serve
 
 import (
@@ -44,9 +59,12 @@ import (
 
 // Prover computes PoRep C2 proofs; *c2.Prover is one. Prove must return
 // promptly once ctx is cancelled. The engine also uses, when a Prover has
-// them, the methods of *c2.Prover of the same signatures: Stats (GetStatus,
-// metrics), ProveTimed (a job's timings) and Preload and Evict (PreloadSRS,
-// EvictSRS); test doubles may leave them out.
+// them, the methods of *c2.Prover of the same signatures: ProveUpdate
+// (SNAP_DEALS_UPDATE), ProveWindowPoSt and ProveWinningPoSt
+// (WINDOW_POST_PARTITION, WINNING_POST; without them those kinds are
+// refused with Unimplemented), Stats (GetStatus, metrics), ProveTimed (a
+// job's timings) and Preload and Evict (PreloadSRS, EvictSRS); test doubles
+// may leave them out.
 type Prover interface {
 	Prove(ctx context.Context, c1 []byte) ([]byte, error)
 }
@@ -81,7 +99,8 @@ var (
 	// ErrUnknownJob: no job has this id (or it ended longer ago than
 	// Options.Retain).
 	ErrUnknownJob = errors.New("serve: unknown job")
-	// ErrUnsupportedKind: the proof kind is not implemented by c2 yet.
+	// ErrUnsupportedKind: the Prover has no method for the proof kind, or
+	// c2 does not prove this variant of it.
 	ErrUnsupportedKind = errors.New("serve: proof kind not implemented")
 )
 
@@ -107,6 +126,11 @@ type Options struct {
 	// Prover (when it is an io.Closer) and continues with the one Reopen
 	// returns.
 	Reopen func() (Prover, error)
+	// Timeouts bounds the jobs of a proof kind: one not ended this long
+	// after its submission is taken from the queue, or has its Prove call
+	// cancelled, and ends FAILED ("deadline exceeded"). Kinds absent or 0
+	// have no limit.
+	Timeouts map[pb.ProofKind]time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -138,8 +162,10 @@ type job struct {
 	kind    pb.ProofKind
 	prio    pb.Priority
 	seq     uint64
-	input   []byte
-	circuit string // e.g. "porep-32g"; "" when the sector size is unknown
+	task    *task         // nil once ended
+	circuit string        // e.g. "porep-32g", "wpost-32g"; "" when the sector size is unknown
+	timer   *time.Timer   // Options.Timeouts of its kind, nil without
+	expired time.Duration // set when the timeout ended it
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -238,16 +264,6 @@ func NewEngine(p Prover, opts Options) *Engine {
 // names (see the package documentation). It returns the job id and the
 // number of jobs that run before it.
 func (e *Engine) Submit(req *pb.SubmitProofRequest) (id string, position int, err error) {
-	switch req.GetProofKind() {
-	case pb.ProofKind_POREP_SEAL_COMMIT:
-	case pb.ProofKind_SNAP_DEALS_UPDATE, pb.ProofKind_WINDOW_POST_PARTITION, pb.ProofKind_WINNING_POST:
-		return "", 0, fmt.Errorf("%w: %v (c2 proves POREP_SEAL_COMMIT only)", ErrUnsupportedKind, req.GetProofKind())
-	default:
-		return "", 0, fmt.Errorf("serve: proof_kind %v", req.GetProofKind())
-	}
-	if len(req.GetVanillaProof()) == 0 {
-		return "", 0, errors.New("serve: vanilla_proof is empty (POREP_SEAL_COMMIT needs the C1 output)")
-	}
 	prio := req.GetPriority()
 	if prio == pb.Priority_PRIORITY_UNSPECIFIED {
 		prio = pb.Priority_NORMAL
@@ -261,9 +277,24 @@ func (e *Engine) Submit(req *pb.SubmitProofRequest) (id string, position int, er
 		id = "c2-" + hex.EncodeToString(b[:])
 	}
 
+	// A request id naming a live job answers with it before the request is
+	// parsed again (Curio resubmits after a lost connection).
+	e.mu.Lock()
+	e.expire(time.Now())
+	if j, ok := e.jobs[id]; ok && !j.retryable() {
+		defer e.mu.Unlock()
+		return id, e.position(j), nil
+	}
+	p := e.prover
+	e.mu.Unlock()
+
+	t, err := parse(req, p)
+	if err != nil {
+		return "", 0, err
+	}
+
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.expire(time.Now())
 	if j, ok := e.jobs[id]; ok && !j.retryable() {
 		return id, e.position(j), nil
 	}
@@ -276,14 +307,35 @@ func (e *Engine) Submit(req *pb.SubmitProofRequest) (id string, position int, er
 	ctx, cancel := context.WithCancel(context.Background())
 	e.seq++
 	j := &job{
-		id: id, kind: req.GetProofKind(), prio: prio, seq: e.seq,
-		input: req.GetVanillaProof(), circuit: circuitID(req.GetSectorSize()),
+		id: id, kind: t.kind, prio: prio, seq: e.seq, task: t, circuit: t.circuit,
 		ctx: ctx, cancel: cancel, submitted: time.Now(), done: make(chan struct{}),
+	}
+	if d := e.opts.timeoutOf(t.kind); d > 0 {
+		j.timer = time.AfterFunc(d, func() { e.timeout(j, d) })
 	}
 	e.jobs[id] = j
 	heap.Push(&e.pending, j)
 	e.cond.Signal()
 	return id, e.position(j), nil
+}
+
+// timeout ends job j, d after its submission, unless it has ended: a
+// pending job leaves the queue, a running one has its Prove context
+// cancelled; either ends FAILED.
+func (e *Engine) timeout(j *job, d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch j.state {
+	case statePending:
+		j.expired = d
+		heap.Remove(&e.pending, j.index)
+		e.finish(j, nil, nil, nil, nil)
+	case stateRunning:
+		if !j.cancelled {
+			j.expired = d
+			j.cancel()
+		}
+	}
 }
 
 // retryable reports whether a resubmission of j's request_id starts over:
@@ -351,18 +403,7 @@ func (e *Engine) work() {
 		alone := len(e.running) == 1
 		e.mu.Unlock()
 
-		var (
-			proof []byte
-			times *c2.ProveTimes
-			err   error
-		)
-		if tp, ok := p.(timedProver); ok {
-			var tm c2.ProveTimes
-			proof, tm, err = tp.ProveTimed(j.ctx, j.input)
-			times = &tm
-		} else {
-			proof, err = p.Prove(j.ctx, j.input)
-		}
+		proof, times, err := j.task.prove(j.ctx, p)
 
 		var after c2.Stats
 		if hasStats {
@@ -401,7 +442,14 @@ func (e *Engine) finish(j *job, proof []byte, err error, times *c2.ProveTimes, s
 		r.SynthesisMs = ms(times.Synthesis)
 		r.GpuComputeMs = ms(times.Prove)
 	}
+	if j.timer != nil {
+		j.timer.Stop()
+	}
 	switch {
+	case j.expired > 0 && !j.cancelled:
+		r.Status = pb.AwaitProofResponse_FAILED
+		r.ErrorMessage = fmt.Sprintf("serve: deadline exceeded: not proved within %s of submission (the %s job timeout)", j.expired, kindKey(j.kind))
+		e.failed++
 	case j.cancelled:
 		r.Status = pb.AwaitProofResponse_CANCELLED
 		r.ErrorMessage = "cancelled"
@@ -425,7 +473,7 @@ func (e *Engine) finish(j *job, proof []byte, err error, times *c2.ProveTimes, s
 		}
 	}
 	j.result = r
-	j.input = nil
+	j.task = nil
 	j.cancel()
 	close(j.done)
 	e.ended = append(e.ended, j)
@@ -511,9 +559,15 @@ func (e *Engine) Cancel(id string) (wasRunning bool, err error) {
 // kindCounts is the queue of one proof kind.
 type kindCounts struct{ pending, running int }
 
-// counts returns pending and running jobs per kind. e.mu is held.
+// counts returns pending and running jobs per kind, with every kind the
+// prover proves present. e.mu is held.
 func (e *Engine) counts() map[pb.ProofKind]kindCounts {
-	m := map[pb.ProofKind]kindCounts{pb.ProofKind_POREP_SEAL_COMMIT: {}}
+	m := map[pb.ProofKind]kindCounts{}
+	for _, k := range allKinds {
+		if supports(e.prover, k) {
+			m[k] = kindCounts{}
+		}
+	}
 	for _, j := range e.pending {
 		c := m[j.kind]
 		c.pending++
@@ -604,6 +658,18 @@ func (e *Engine) replaceProver() (freed map[string]*srsEntry, err error) {
 // brokenProver fails every job after a failed reopen.
 type brokenProver struct{ err error }
 
-func (b brokenProver) Prove(context.Context, []byte) ([]byte, error) {
-	return nil, fmt.Errorf("serve: no prover: %w", b.err)
+func (b brokenProver) Prove(context.Context, []byte) ([]byte, error) { return nil, b.fail() }
+
+func (b brokenProver) ProveWindowPoSt(context.Context, string, [32]byte, [][]byte) ([]byte, error) {
+	return nil, b.fail()
 }
+
+func (b brokenProver) ProveWinningPoSt(context.Context, string, [32]byte, [][]byte) ([]byte, error) {
+	return nil, b.fail()
+}
+
+func (b brokenProver) ProveUpdate(context.Context, string, c2.UpdateCommitments, [][]byte) ([]byte, error) {
+	return nil, b.fail()
+}
+
+func (b brokenProver) fail() error { return fmt.Errorf("serve: no prover: %w", b.err) }

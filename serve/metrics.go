@@ -29,7 +29,7 @@ func newMetrics(e *Engine) *metrics {
 		reg: prometheus.NewRegistry(),
 		proofs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "c2_serve_proofs_total",
-			Help: "Jobs ended, by proof kind and outcome (completed, failed, cancelled).",
+			Help: "Jobs ended, by proof kind and outcome (completed, failed, cancelled, timed_out: ended by the kind's job timeout).",
 		}, []string{"kind", "outcome"}),
 		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "c2_serve_stage_seconds",
@@ -66,6 +66,11 @@ func (m *metrics) observe(j *job, r *pb.AwaitProofResponse, times *c2.ProveTimes
 		outcome = "completed"
 	case pb.AwaitProofResponse_CANCELLED:
 		outcome = "cancelled"
+	case pb.AwaitProofResponse_FAILED:
+		outcome = "failed"
+		if j.expired > 0 {
+			outcome = "timed_out"
+		}
 	default:
 		outcome = "failed"
 	}

@@ -696,6 +696,10 @@ max_pending = 16
 max_concurrent = 3
 retain = "1h"
 shutdown_timeout = "90s"
+
+[job_timeout]
+winning = "25s"
+wpost = "20m"
 `), 0o644))
 	c, err := LoadConfig(path)
 	require.NoError(t, err)
@@ -712,6 +716,7 @@ shutdown_timeout = "90s"
 	assert.Equal(t, 16, o.MaxPending)
 	assert.Equal(t, 3, o.MaxConcurrent)
 	assert.Equal(t, time.Hour, o.Retain)
+	assert.Equal(t, map[pb.ProofKind]time.Duration{pb.ProofKind_WINNING_POST: 25 * time.Second, pb.ProofKind_WINDOW_POST_PARTITION: 20 * time.Minute}, o.Timeouts)
 
 	require.NoError(t, os.WriteFile(path, []byte("host_memory = 1024\nmax_pendng = 3\n"), 0o644))
 	_, err = LoadConfig(path)
@@ -719,6 +724,19 @@ shutdown_timeout = "90s"
 	require.NoError(t, os.WriteFile(path, []byte(`preload = ["porep-1t"]`), 0o644))
 	_, err = LoadConfig(path)
 	assert.ErrorIs(t, err, ErrUnknownCircuit)
+	require.NoError(t, os.WriteFile(path, []byte(`preload = ["wpost-32g", "winning-2k", "snap-64g", "porep-8m"]`), 0o644))
+	_, err = LoadConfig(path)
+	assert.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte("[job_timeout]\nwindow = \"1m\"\n"), 0o644))
+	_, err = LoadConfig(path)
+	assert.ErrorContains(t, err, "job_timeout.window")
+	jt, err := ParseJobTimeouts("winning=25s, snap=2h")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]Duration{"winning": Duration(25 * time.Second), "snap": Duration(2 * time.Hour)}, jt)
+	for _, bad := range []string{"winning", "post=1s", "wpost=soon", "wpost=-1s"} {
+		_, err := ParseJobTimeouts(bad)
+		assert.Error(t, err, bad)
+	}
 
 	for in, want := range map[string]int64{"4096": 4096, "512MiB": 512 << 20, "1.5GB": 1.5e9, "2G": 2 << 30} {
 		n, err := ParseBytes(in)

@@ -11,7 +11,9 @@ import (
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
+	"github.com/sealc2/c2/post"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
+	"github.com/sealc2/c2/update"
 )
 
 // ErrUnknownCircuit: PreloadSRS or EvictSRS named a circuit c2 does not
@@ -43,30 +45,69 @@ func circuitID(sectorSize uint64) string {
 	return ""
 }
 
-// circuitShape returns the PoRep shape a circuit id names and the name of a
-// registered proof of it.
-func circuitShape(id string) (porep.Shape, string, error) {
+// circuitInfo describes a circuit the daemon serves.
+type circuitInfo struct {
+	id string
+	// porep is the registered PoRep proof a shapeProver's Preload and
+	// Evict take, "" for PoSt and SnapDeals circuits (which the engine
+	// preloads into the page cache only).
+	porep string
+	// find returns the circuit's .params file under a parameter directory
+	// (official name, else the development one).
+	find func(dir string) (string, error)
+}
+
+// lookupCircuit returns the circuit a cuzk circuit id names: "porep-32g",
+// "snap-32g", "wpost-32g" (Window PoSt, V1 and V1_1 share it),
+// "winning-32g", and the same for 2k, 8m, 512m and 64g.
+func lookupCircuit(id string) (circuitInfo, error) {
 	for _, c := range circuits {
 		if c.id == id {
-			if s, ok := porep.ShapeBySize(c.size); ok {
-				return s, c.proof.String(), nil
+			s, ok := porep.ShapeBySize(c.size)
+			if !ok {
+				break
+			}
+			return circuitInfo{id: id, porep: c.proof.String(), find: func(dir string) (string, error) {
+				f, _, err := c2.FindParams(dir, s, ".params")
+				return f, err
+			}}, nil
+		}
+	}
+	for _, sz := range sectorSizes {
+		switch id {
+		case "snap-" + sz.id:
+			if s, ok := update.ShapeByName("StackedDrg" + sz.name + "V1"); ok {
+				return circuitInfo{id: id, find: func(dir string) (string, error) {
+					f, _, err := c2.FindUpdateParams(dir, s, ".params")
+					return f, err
+				}}, nil
+			}
+		case "wpost-" + sz.id, "winning-" + sz.id:
+			name := "StackedDrgWindow" + sz.name + "V1_2"
+			if id == "winning-"+sz.id {
+				name = "StackedDrgWinning" + sz.name + "V1"
+			}
+			if s, ok := post.ShapeByName(name); ok {
+				return circuitInfo{id: id, find: func(dir string) (string, error) {
+					f, _, err := c2.FindPoStParams(dir, s, ".params")
+					return f, err
+				}}, nil
 			}
 		}
 	}
-	return porep.Shape{}, "", fmt.Errorf("%w %q (c2 serves porep-2k, porep-8m, porep-512m, porep-32g, porep-64g)", ErrUnknownCircuit, id)
+	return circuitInfo{}, fmt.Errorf("%w %q (c2 serves porep-, snap-, wpost- and winning- followed by 2k, 8m, 512m, 32g or 64g)", ErrUnknownCircuit, id)
 }
 
 // paramsFile finds the parameter file of a circuit under Options.Params.
 func (e *Engine) paramsFile(circuit string) (string, error) {
-	s, _, err := circuitShape(circuit)
+	c, err := lookupCircuit(circuit)
 	if err != nil {
 		return "", err
 	}
 	if e.opts.Params == "" {
 		return "", fmt.Errorf("%w: no parameter directory configured", c2.ErrNoParams)
 	}
-	f, _, err := c2.FindParams(e.opts.Params, s, ".params")
-	return f, err
+	return c.find(e.opts.Params)
 }
 
 // paramsSize is the size of a circuit's parameter file, 0 when unknown.
@@ -82,24 +123,26 @@ func (e *Engine) paramsSize(circuit string) uint64 {
 	return uint64(st.Size())
 }
 
-// Preload readies a circuit's parameters. With a prover that loads shapes
-// (shapeProver, as *c2.Prover is) it reads the proving key and records the
-// circuit's R1CS into the prover, as the circuit's first proof would (tier
-// HOT): the next proof starts at once. Otherwise it reads the whole
+// Preload readies a circuit's parameters. For a PoRep circuit and a prover
+// that loads shapes (shapeProver, as *c2.Prover is) it reads the proving
+// key and records the circuit's R1CS into the prover, as the circuit's
+// first proof would (tier HOT): the next proof starts at once. Otherwise
+// (and for PoSt and SnapDeals circuits, which c2 loads on their first
+// proof) it reads the whole
 // parameter file once, so that the first proof decodes it from the page
 // cache instead of the disk (tier WARM), and the first proof makes it HOT.
 // already reports a circuit that was HOT (or, without a shapeProver, WARM
 // or HOT) before the call; took is the time the call spent loading.
 func (e *Engine) Preload(ctx context.Context, circuit string) (already bool, took time.Duration, err error) {
-	_, proof, err := circuitShape(circuit)
+	c, err := lookupCircuit(circuit)
 	if err != nil {
 		return false, 0, err
 	}
 	e.mu.Lock()
 	sp, ok := e.prover.(shapeProver)
 	e.mu.Unlock()
-	if ok {
-		return e.preloadShape(ctx, sp, circuit, proof)
+	if ok && c.porep != "" {
+		return e.preloadShape(ctx, sp, circuit, c.porep)
 	}
 	f, err := e.paramsFile(circuit)
 	if err != nil {
@@ -169,23 +212,24 @@ func readThrough(ctx context.Context, path string) error {
 	}
 }
 
-// Evict frees a circuit's parameters. With a prover that loads shapes
-// (shapeProver) it drops that circuit's key and R1CS from the prover, and
-// refuses while a job of the circuit runs (the prover refuses too while any
-// call uses them). Otherwise the prover keeps the keys of every circuit it
+// Evict frees a circuit's parameters. For a PoRep circuit and a prover
+// that loads shapes (shapeProver) it drops that circuit's key and R1CS from
+// the prover, and refuses while a job of the circuit runs (the prover
+// refuses too while any call uses them). Otherwise (and for PoSt and
+// SnapDeals circuits) the prover keeps the keys of every circuit it
 // proved until it is closed, so evicting one circuit frees all: with
 // Options.Reopen set and no job running, the prover is closed and
 // replaced, and every circuit returns to COLD. wasLoaded and freed (the
 // parameter file's size) describe the circuit asked for.
 func (e *Engine) Evict(circuit string) (wasLoaded bool, freed uint64, err error) {
-	_, proof, err := circuitShape(circuit)
+	c, err := lookupCircuit(circuit)
 	if err != nil {
 		return false, 0, err
 	}
 	e.mu.Lock()
-	if sp, ok := e.prover.(shapeProver); ok {
+	if sp, ok := e.prover.(shapeProver); ok && c.porep != "" {
 		defer e.mu.Unlock()
-		return e.evictShape(sp, circuit, proof)
+		return e.evictShape(sp, circuit, c.porep)
 	}
 	s, ok := e.srs[circuit]
 	loaded := ok && s.tier == pb.SRSStatus_HOT

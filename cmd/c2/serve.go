@@ -34,13 +34,15 @@ func runServe(args []string) error {
 	fs.Var(&hostMemory, "host-memory", `host memory budget of partition buffers, e.g. "128GiB" (default: half of RAM)`)
 	maxPending := fs.Int("max-pending", 0, "jobs allowed to wait; more are refused with RESOURCE_EXHAUSTED (default 256)")
 	maxConcurrent := fs.Int("max-concurrent", 0, "jobs proving at once (default 2)")
-	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,porep-64g"`)
+	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,wpost-32g" (porep-, snap-, wpost-, winning- with 2k, 8m, 512m, 32g, 64g)`)
+	jobTimeout := fs.String("job-timeout", "", `per proof kind, how long a job may take from submission, e.g. "winning=25s,wpost=20m" (kinds porep, snap, wpost, winning; default none)`)
 	shutdown := fs.Duration("shutdown-timeout", 0, "on SIGINT/SIGTERM, how long queued and running jobs may finish before they are cancelled (default 10m)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: c2 serve [--config FILE] [flags]\n\n"+
-			"Proves PoRep C2 for Curio: answers the cuzk.v1.ProvingEngine gRPC service, so\n"+
-			"that setting Curio's [Cuzk] Address to this daemon replaces cuzk. A second\n"+
-			"signal cancels the running jobs at once.")
+			"Proves for Curio: answers the cuzk.v1.ProvingEngine gRPC service (PoRep C2,\n"+
+			"SnapDeals, Window PoSt partitions, Winning PoSt), so that setting Curio's\n"+
+			"[Cuzk] Address to this daemon replaces cuzk. A second signal cancels the\n"+
+			"running jobs at once.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -88,6 +90,18 @@ func runServe(args []string) error {
 	}
 	if set["preload"] {
 		cfg.Preload = splitList(*preload)
+	}
+	if set["job-timeout"] {
+		m, err := serve.ParseJobTimeouts(*jobTimeout)
+		if err != nil {
+			return err
+		}
+		if cfg.JobTimeout == nil {
+			cfg.JobTimeout = map[string]serve.Duration{}
+		}
+		for k, d := range m {
+			cfg.JobTimeout[k] = d
+		}
 	}
 	if set["shutdown-timeout"] {
 		cfg.ShutdownTimeout = serve.Duration(*shutdown)

@@ -1,0 +1,529 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/post"
+	"github.com/sealc2/c2/r1cs"
+	pb "github.com/sealc2/c2/serve/cuzkpb"
+)
+
+const (
+	postVectors   = "../testdata/refgen/out/post-2k"
+	updateVectors = "../testdata/refgen/out/update-2k"
+)
+
+// vector is a refgen PoSt or SnapDeals case as the tests use it: the
+// vanilla proofs as filecoin-ffi hands them over (bincode, and the same as
+// serde JSON objects), the request values and the public inputs Rust
+// computed, per partition.
+type vector struct {
+	proof      string // registered proof name
+	randomness []byte
+	comms      c2.UpdateCommitments
+	bincode    map[string][]byte // by file name, e.g. "vanilla-5003.bin"
+	order      []string          // bincode file names in the vector's order
+	json       [][]byte
+	inputs     [][]fr.Element
+}
+
+func loadVector(t *testing.T, dir string) vector {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	require.NoError(t, err)
+	var m struct {
+		RegisteredProof string   `json:"registered_proof"`
+		Randomness      string   `json:"randomness"`
+		CommROld        string   `json:"comm_r_old"`
+		CommRNew        string   `json:"comm_r_new"`
+		CommDNew        string   `json:"comm_d_new"`
+		VanillaBincode  []string `json:"vanilla_bincode"`
+		Partitions      []struct {
+			PublicInputsFile string `json:"public_inputs_file"`
+		} `json:"partitions"`
+	}
+	require.NoError(t, json.Unmarshal(b, &m))
+	v := vector{proof: m.RegisteredProof, bincode: map[string][]byte{}, order: m.VanillaBincode}
+	if m.Randomness != "" {
+		v.randomness, err = hex.DecodeString(m.Randomness)
+		require.NoError(t, err)
+	}
+	for _, c := range []struct {
+		s   string
+		dst *[32]byte
+	}{{m.CommROld, &v.comms.CommROld}, {m.CommRNew, &v.comms.CommRNew}, {m.CommDNew, &v.comms.CommDNew}} {
+		if c.s != "" {
+			_, err := hex.Decode(c.dst[:], []byte(c.s))
+			require.NoError(t, err)
+		}
+	}
+	for _, f := range m.VanillaBincode {
+		v.bincode[f], err = os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "vanilla.json"))
+	require.NoError(t, err)
+	var objs []json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &objs))
+	for _, o := range objs {
+		v.json = append(v.json, o)
+	}
+	for _, p := range m.Partitions {
+		b, err := os.ReadFile(filepath.Join(dir, p.PublicInputsFile))
+		require.NoError(t, err)
+		in := make([]fr.Element, len(b)/32)
+		for i := range in {
+			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
+			require.NoError(t, err)
+		}
+		v.inputs = append(v.inputs, in)
+	}
+	return v
+}
+
+// files returns the bincode vanilla proofs named, in order.
+func (v vector) files(names ...string) [][]byte {
+	out := make([][]byte, len(names))
+	for i, n := range names {
+		out[i] = v.bincode[n]
+	}
+	return out
+}
+
+// The requests as Curio's WindowPoStCuzk, WinningPoStCuzk and
+// ProveUpdateCuzk build them (registered proofs by their abi numbers).
+func windowReq(id string, v vector, rp uint64, partition uint32, vanilla [][]byte) *pb.SubmitProofRequest {
+	return &pb.SubmitProofRequest{
+		RequestId: id, ProofKind: pb.ProofKind_WINDOW_POST_PARTITION, SectorSize: 2048,
+		RegisteredProof: rp, Priority: pb.Priority_HIGH, VanillaProofs: vanilla,
+		MinerId: 1000, Randomness: v.randomness, PartitionIndex: partition,
+	}
+}
+
+func winningReq(id string, v vector, vanilla [][]byte) *pb.SubmitProofRequest {
+	return &pb.SubmitProofRequest{
+		RequestId: id, ProofKind: pb.ProofKind_WINNING_POST, SectorSize: 2048,
+		RegisteredProof: 0, Priority: pb.Priority_CRITICAL, VanillaProofs: vanilla,
+		MinerId: 1000, Randomness: v.randomness,
+	}
+}
+
+func snapReq(id string, v vector, vanilla [][]byte) *pb.SubmitProofRequest {
+	return &pb.SubmitProofRequest{
+		RequestId: id, ProofKind: pb.ProofKind_SNAP_DEALS_UPDATE, SectorSize: 2048,
+		RegisteredProof: 0, Priority: pb.Priority_NORMAL, VanillaProofs: vanilla,
+		SectorNumber: 6001, MinerId: 1000,
+		CommROld: v.comms.CommROld[:], CommRNew: v.comms.CommRNew[:], CommDNew: v.comms.CommDNew[:],
+	}
+}
+
+// kindCall is one call a kindFake received.
+type kindCall struct {
+	method     string
+	proof      string
+	randomness [32]byte
+	comms      c2.UpdateCommitments
+	vanilla    [][]byte
+}
+
+// kindFake is a fakeProver that also proves PoSt and SnapDeals: it records
+// each call and returns "proof:" + the method's name, after block is closed
+// (or its context ends) when block is set.
+type kindFake struct {
+	*fakeProver
+	block chan struct{}
+	mu    sync.Mutex
+	kcs   []kindCall
+}
+
+func newKindFake() *kindFake { return &kindFake{fakeProver: newFake()} }
+
+func (f *kindFake) record(ctx context.Context, c kindCall) ([]byte, error) {
+	f.mu.Lock()
+	f.kcs = append(f.kcs, c)
+	f.mu.Unlock()
+	f.started <- c.method
+	if f.block != nil {
+		select {
+		case <-f.block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return []byte("proof:" + c.method), nil
+}
+
+func (f *kindFake) ProveWindowPoSt(ctx context.Context, proof string, rnd [32]byte, vanilla [][]byte) ([]byte, error) {
+	return f.record(ctx, kindCall{method: "window", proof: proof, randomness: rnd, vanilla: vanilla})
+}
+
+func (f *kindFake) ProveWinningPoSt(ctx context.Context, proof string, rnd [32]byte, vanilla [][]byte) ([]byte, error) {
+	return f.record(ctx, kindCall{method: "winning", proof: proof, randomness: rnd, vanilla: vanilla})
+}
+
+func (f *kindFake) ProveUpdate(ctx context.Context, proof string, comms c2.UpdateCommitments, vanilla [][]byte) ([]byte, error) {
+	return f.record(ctx, kindCall{method: "update", proof: proof, comms: comms, vanilla: vanilla})
+}
+
+func (f *kindFake) calls() []kindCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]kindCall(nil), f.kcs...)
+}
+
+// TestKindRequests: each kind's request, as Curio fills it, reaches the
+// Prover method of its kind with the registered proof named as c2 names
+// it, the randomness or commitments and the vanilla proofs unchanged;
+// JSON vanilla proofs are accepted too; status and metrics count per kind.
+func TestKindRequests(t *testing.T) {
+	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
+	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
+	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
+	snap := loadVector(t, updateVectors)
+	forEachTransport(t, func(t *testing.T, tr string) {
+		f := newKindFake()
+		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
+		ctx := context.Background()
+		prove := func(req *pb.SubmitProofRequest) *pb.AwaitProofResponse {
+			t.Helper()
+			r, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: req})
+			require.NoError(t, err)
+			require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status, r.Result.ErrorMessage)
+			return r.Result
+		}
+		p1 := win.files("vanilla-5003.bin")
+		assert.Equal(t, "proof:window", string(prove(windowReq("wdpost-1000-1", win, 10, 1, p1)).Proof))
+		prove(windowReq("wdpost-1000-0-json", winV1, 5, 0, winV1.json[:2]))
+		assert.Equal(t, "proof:winning", string(prove(winningReq("winpost-1000", winning, winning.files("vanilla-5002.bin"))).Proof))
+		assert.Equal(t, "proof:update", string(prove(snapReq("snap-1000-6001", snap, snap.files("vanilla-p0.bin"))).Proof))
+
+		calls := f.calls()
+		require.Len(t, calls, 4)
+		var rnd [32]byte
+		copy(rnd[:], win.randomness)
+		assert.Equal(t, kindCall{method: "window", proof: "StackedDrgWindow2KiBV1_2", randomness: rnd, vanilla: p1}, calls[0])
+		assert.Equal(t, "StackedDrgWindow2KiBV1", calls[1].proof, "abi 5 is V1")
+		assert.Equal(t, winV1.json[:2], calls[1].vanilla)
+		assert.Equal(t, "StackedDrgWinning2KiBV1", calls[2].proof)
+		assert.Equal(t, kindCall{method: "update", proof: "StackedDrg2KiBV1", comms: snap.comms, vanilla: snap.files("vanilla-p0.bin")}, calls[3])
+
+		st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+		require.NoError(t, err)
+		var kinds []string
+		for _, q := range st.Queues {
+			kinds = append(kinds, q.ProofKind)
+		}
+		assert.Equal(t, []string{"POREP_SEAL_COMMIT", "SNAP_DEALS_UPDATE", "WINDOW_POST_PARTITION", "WINNING_POST"}, kinds)
+		assert.EqualValues(t, 4, st.TotalProofsCompleted)
+		text, err := ts.srv.Engine.MetricsText()
+		require.NoError(t, err)
+		for _, want := range []string{
+			`c2_serve_proofs_total{kind="WINDOW_POST_PARTITION",outcome="completed"} 2`,
+			`c2_serve_proofs_total{kind="WINNING_POST",outcome="completed"} 1`,
+			`c2_serve_proofs_total{kind="SNAP_DEALS_UPDATE",outcome="completed"} 1`,
+			`c2_serve_queue_pending{kind="WINNING_POST"} 0`,
+		} {
+			assert.Contains(t, text, want)
+		}
+	})
+}
+
+// TestKindRefusals: a request that cannot be proved as given is refused
+// at submission with InvalidArgument naming its field; kinds the prover
+// has no method for, and V1 Window PoSt past partition 0, with
+// Unimplemented. Nothing reaches the prover.
+func TestKindRefusals(t *testing.T) {
+	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
+	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
+	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
+	snap := loadVector(t, updateVectors)
+	wv := win.files("vanilla-5001.bin", "vanilla-5002.bin")
+	one := winning.files("vanilla-5002.bin")
+	sv := snap.files("vanilla-p0.bin")
+	ones := bytes.Repeat([]byte{0xff}, 32)
+	edit := func(r *pb.SubmitProofRequest, f func(r *pb.SubmitProofRequest)) *pb.SubmitProofRequest {
+		f(r)
+		return r
+	}
+	truncated := [][]byte{wv[0][:len(wv[0])-40], wv[1]}
+	cases := []struct {
+		name  string
+		req   *pb.SubmitProofRequest
+		code  codes.Code
+		field string
+	}{
+		{"unknown post proof", windowReq("a", win, 15, 0, wv), codes.InvalidArgument, "registered_proof"},
+		{"winning proof for window", windowReq("a", win, 0, 0, wv), codes.InvalidArgument, "registered_proof"},
+		{"window proof for winning", edit(winningReq("a", winning, one), func(r *pb.SubmitProofRequest) { r.RegisteredProof = 10 }), codes.InvalidArgument, "registered_proof"},
+		{"sector size", edit(windowReq("a", win, 10, 0, wv), func(r *pb.SubmitProofRequest) { r.SectorSize = 8 << 20 }), codes.InvalidArgument, "sector_size"},
+		{"short randomness", edit(windowReq("a", win, 10, 0, wv), func(r *pb.SubmitProofRequest) { r.Randomness = r.Randomness[:31] }), codes.InvalidArgument, "randomness"},
+		{"randomness not a scalar", edit(winningReq("a", winning, one), func(r *pb.SubmitProofRequest) { r.Randomness = ones }), codes.InvalidArgument, "randomness"},
+		{"no vanilla", windowReq("a", win, 10, 0, nil), codes.InvalidArgument, "vanilla_proofs"},
+		{"more sectors than a partition", windowReq("a", win, 10, 0, win.files(win.order...)), codes.InvalidArgument, "vanilla_proofs"},
+		{"two winning sectors", winningReq("a", winning, append(one, one[0])), codes.InvalidArgument, "vanilla_proofs"},
+		{"empty vanilla", windowReq("a", win, 10, 0, [][]byte{wv[0], {}}), codes.InvalidArgument, "vanilla_proofs[1]"},
+		{"oversized vanilla", windowReq("a", win, 10, 0, [][]byte{make([]byte, post.MaxSectorProofSize+1)}), codes.InvalidArgument, "vanilla_proofs[0]"},
+		{"truncated vanilla", windowReq("a", win, 10, 0, truncated), codes.InvalidArgument, "vanilla_proofs[0]"},
+		{"winning vanilla for window", windowReq("a", win, 10, 0, one), codes.InvalidArgument, "vanilla_proofs"},
+		{"V1 past partition 0", windowReq("a", winV1, 5, 1, winV1.files("vanilla-5003.bin")), codes.Unimplemented, "V1"},
+		{"unknown update proof", edit(snapReq("a", snap, sv), func(r *pb.SubmitProofRequest) { r.RegisteredProof = 5 }), codes.InvalidArgument, "registered_proof"},
+		{"update sector size", edit(snapReq("a", snap, sv), func(r *pb.SubmitProofRequest) { r.SectorSize = 32 << 30 }), codes.InvalidArgument, "sector_size"},
+		{"comm_r_old CID", edit(snapReq("a", snap, sv), func(r *pb.SubmitProofRequest) { r.CommROld = append([]byte{1, 2, 3, 4, 5, 6, 7, 8}, r.CommROld...) }), codes.InvalidArgument, "comm_r_old"},
+		{"comm_r_new missing", edit(snapReq("a", snap, sv), func(r *pb.SubmitProofRequest) { r.CommRNew = nil }), codes.InvalidArgument, "comm_r_new"},
+		{"comm_d_new not a scalar", edit(snapReq("a", snap, sv), func(r *pb.SubmitProofRequest) { r.CommDNew = ones }), codes.InvalidArgument, "comm_d_new"},
+		{"partition count", snapReq("a", snap, append(sv, sv[0])), codes.InvalidArgument, "vanilla_proofs"},
+		{"garbled update vanilla", snapReq("a", snap, [][]byte{sv[0][:100]}), codes.InvalidArgument, "vanilla_proofs[0]"},
+		{"post vanilla for update", snapReq("a", snap, wv[:1]), codes.InvalidArgument, "vanilla_proofs[0]"},
+	}
+	f := newKindFake()
+	ts := startServer(t, "unix", f, Options{})
+	ctx := context.Background()
+	for _, c := range cases {
+		_, err := ts.client.SubmitProof(ctx, c.req)
+		assert.Equal(t, c.code, status.Code(err), "%s: %v", c.name, err)
+		assert.Contains(t, status.Convert(err).Message(), c.field, c.name)
+		_, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: c.req})
+		assert.Equal(t, c.code, status.Code(err), "%s (Prove): %v", c.name, err)
+	}
+	assert.Empty(t, f.calls())
+	t.Logf("e.g. %v", func() error {
+		_, err := ts.client.SubmitProof(ctx, windowReq("a", win, 10, 0, truncated))
+		return err
+	}())
+
+	// A prover with Prove only proves PoRep.
+	plain := startServer(t, "unix", newFake(), Options{})
+	for _, req := range []*pb.SubmitProofRequest{windowReq("a", win, 10, 0, wv), winningReq("b", winning, one), snapReq("c", snap, sv)} {
+		_, err := plain.client.SubmitProof(ctx, req)
+		assert.Equal(t, codes.Unimplemented, status.Code(err), req.ProofKind.String())
+	}
+	st, err := plain.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.Queues, 1)
+}
+
+// TestJobTimeout: a kind's job timeout ends a running job (its Prove call
+// cancelled) and a queued one (never started) FAILED; the request id then
+// starts a new attempt; other kinds are not limited.
+func TestJobTimeout(t *testing.T) {
+	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
+	one := winning.files("vanilla-5002.bin")
+	f := newKindFake()
+	f.block = make(chan struct{})
+	ts := startServer(t, "unix", f, Options{MaxConcurrent: 1, Timeouts: map[pb.ProofKind]time.Duration{
+		pb.ProofKind_WINNING_POST: 300 * time.Millisecond,
+	}})
+	ctx := context.Background()
+
+	t0 := time.Now()
+	r, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: winningReq("winpost-1", winning, one)})
+	require.NoError(t, err)
+	assert.Equal(t, pb.AwaitProofResponse_FAILED, r.Result.Status)
+	assert.Contains(t, r.Result.ErrorMessage, "deadline exceeded")
+	assert.Less(t, time.Since(t0), 5*time.Second)
+	assert.Len(t, f.calls(), 1, "it ran, and was cancelled")
+
+	// Queued behind an unlimited PoRep job, a winning job times out unrun.
+	_, err = ts.client.SubmitProof(ctx, porepReq("porep", "block-porep", pb.Priority_LOW))
+	require.NoError(t, err)
+	f.waitStart(t, "block-porep")
+	r, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: winningReq("winpost-2", winning, one)})
+	require.NoError(t, err)
+	assert.Equal(t, pb.AwaitProofResponse_FAILED, r.Result.Status)
+	assert.Contains(t, r.Result.ErrorMessage, "deadline exceeded")
+	assert.Len(t, f.calls(), 1, "never started")
+	time.Sleep(400 * time.Millisecond)
+	close(f.release) // the PoRep job had no limit: it completes
+	ar, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "porep"})
+	require.NoError(t, err)
+	assert.Equal(t, pb.AwaitProofResponse_COMPLETED, ar.Status)
+
+	// The same request id tries again, and completes in time.
+	close(f.block)
+	r, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: winningReq("winpost-2", winning, one)})
+	require.NoError(t, err)
+	assert.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status, r.Result.ErrorMessage)
+
+	text, err := ts.srv.Engine.MetricsText()
+	require.NoError(t, err)
+	assert.Contains(t, text, `c2_serve_proofs_total{kind="WINNING_POST",outcome="timed_out"} 2`)
+	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, st.TotalProofsFailed)
+}
+
+// writePoStParams writes insecure development parameters of the PoSt
+// shapes named into dir, under the names FindPoStParams looks for.
+func writePoStParams(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		s, ok := post.ShapeByName(n)
+		require.True(t, ok, n)
+		blank, err := post.BlankPartition(s)
+		require.NoError(t, err)
+		sys := r1cs.NewSystem()
+		require.NoError(t, post.Synthesize(sys, s, blank))
+		sys.Finalize()
+		pk, err := groth16.Setup(sys, rand.Reader)
+		require.NoError(t, err)
+		base := filepath.Join(dir, c2.DevParamsPrefix+s.ParamsName())
+		var kb, vb bytes.Buffer
+		_, err = pk.WriteTo(&kb)
+		require.NoError(t, err)
+		_, err = pk.VK.WriteTo(&vb)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(base+".params", kb.Bytes(), 0o644))
+		require.NoError(t, os.WriteFile(base+".vk", vb.Bytes(), 0o644))
+	}
+}
+
+// verifyPartitions checks proof, one Groth16 proof per partition, against
+// the verifying key file vk and Rust's public inputs.
+func verifyPartitions(t *testing.T, vk string, proof []byte, inputs ...[]fr.Element) {
+	t.Helper()
+	key, err := groth16.ReadVerifyingKey(vk)
+	require.NoError(t, err)
+	ps, err := groth16.ReadProofs(proof)
+	require.NoError(t, err)
+	require.Len(t, ps, len(inputs))
+	for k := range ps {
+		require.NoError(t, groth16.Verify(key, &ps[k], inputs[k]), "partition %d", k)
+	}
+}
+
+// provePoStDaemon serves a CPU Prover over development parameters of the
+// 2 KiB Window and Winning PoSt circuits, made here.
+func provePoStDaemon(t *testing.T) (*testServer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	t0 := time.Now()
+	writePoStParams(t, dir, "StackedDrgWindow2KiBV1_2", "StackedDrgWinning2KiBV1")
+	t.Logf("PoSt dev parameters in %v", time.Since(t0).Round(time.Millisecond))
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	require.NoError(t, err)
+	ts := startServer(t, "unix", p, Options{Params: dir, MaxConcurrent: 2})
+	t.Cleanup(func() { ts.stop(t); p.Close() })
+	return ts, dir
+}
+
+func postVK(t *testing.T, dir, name string) string {
+	s, _ := post.ShapeByName(name)
+	f, _, err := c2.FindPoStParams(dir, s, ".vk")
+	require.NoError(t, err)
+	return f
+}
+
+// TestRealPoSt proves, through the daemon, both partitions of refgen's
+// 2 KiB Window PoSt (V1_1 in Curio's numbering: partition 0 over sectors
+// 5001 and 5002, partition 1 over 5003 alone, as Curio sends them) and its
+// Winning PoSt, on a CPU Prover; each proof verifies under the public
+// inputs rust-fil-proofs computed for the whole PoSt. A vanilla proof for
+// another randomness fails the job with the place named.
+func TestRealPoSt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev setup of the 2 KiB Window and Winning circuits and three proofs")
+	}
+	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
+	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
+	ts, dir := provePoStDaemon(t)
+	ctx := context.Background()
+
+	type job struct {
+		req    *pb.SubmitProofRequest
+		vk     string
+		inputs []fr.Element
+	}
+	jobs := []job{
+		{windowReq("wdpost-1000-0", win, 10, 0, win.files("vanilla-5001.bin", "vanilla-5002.bin")), postVK(t, dir, win.proof), win.inputs[0]},
+		{windowReq("wdpost-1000-1", win, 10, 1, win.files("vanilla-5003.bin")), postVK(t, dir, win.proof), win.inputs[1]},
+		{winningReq("winpost-1000", winning, winning.files("vanilla-5002.bin")), postVK(t, dir, winning.proof), winning.inputs[0]},
+	}
+	for _, j := range jobs {
+		_, err := ts.client.SubmitProof(ctx, j.req)
+		require.NoError(t, err)
+	}
+	for _, j := range jobs {
+		r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: j.req.RequestId})
+		require.NoError(t, err)
+		require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status, "%s: %s", j.req.RequestId, r.ErrorMessage)
+		require.Len(t, r.Proof, groth16.ProofSize)
+		verifyPartitions(t, j.vk, r.Proof, j.inputs)
+		t.Logf("%s: %d ms (queue %d ms)", j.req.RequestId, r.TotalMs, r.QueueWaitMs)
+	}
+
+	// Another randomness: the vanilla proof's leaves are not the challenged ones.
+	bad := winningReq("winpost-other", winning, winning.files("vanilla-5002.bin"))
+	bad.Randomness = append([]byte(nil), bad.Randomness...)
+	bad.Randomness[0] ^= 1
+	r, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: bad})
+	require.NoError(t, err)
+	assert.Equal(t, pb.AwaitProofResponse_FAILED, r.Result.Status)
+	assert.Contains(t, r.Result.ErrorMessage, "paths[0]")
+
+	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	var hot []string
+	for _, s := range st.LoadedSrs {
+		if s.Tier == pb.SRSStatus_HOT {
+			hot = append(hot, s.CircuitId)
+		}
+	}
+	assert.Equal(t, []string{"winning-2k", "wpost-2k"}, hot)
+	for _, s := range st.LoadedSrs {
+		assert.Positive(t, s.SizeBytes, s.CircuitId)
+	}
+	assert.EqualValues(t, 3, st.TotalProofsCompleted)
+	assert.EqualValues(t, 1, st.TotalProofsFailed)
+}
+
+// TestRealSnap proves refgen's 2 KiB SnapDeals update through the daemon
+// on a CPU Prover over the shared development parameters, with the request
+// as Curio's ProveUpdateCuzk fills it; the proof verifies under the public
+// inputs rust-fil-proofs computed. Skipped under -short (a 1.7 M-constraint
+// proof) unless C2_UPDATE_E2E is set.
+func TestRealSnap(t *testing.T) {
+	if testing.Short() && os.Getenv("C2_UPDATE_E2E") == "" {
+		t.Skip("2 KiB SnapDeals: dev parameters (cached after the first run) and a 1.7 M-constraint proof")
+	}
+	snap := loadVector(t, updateVectors)
+	p, err := devparams.UpdateDir()
+	require.NoError(t, err)
+	prover, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: p, TrustParams: true})
+	require.NoError(t, err)
+	ts := startServer(t, "tcp", prover, Options{Params: p})
+	t.Cleanup(func() { ts.stop(t); prover.Close() })
+
+	r, err := ts.client.Prove(context.Background(), &pb.ProveRequest{Submit: snapReq("snap-1000-6001", snap, snap.files(snap.order...))})
+	require.NoError(t, err)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status, r.Result.ErrorMessage)
+	_, vk := devparams.UpdatePaths(p)
+	verifyPartitions(t, vk, r.Result.Proof, snap.inputs...)
+	t.Logf("snap: %d ms", r.Result.TotalMs)
+
+	st, err := ts.client.GetStatus(context.Background(), &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.LoadedSrs, 1)
+	assert.Equal(t, "snap-2k", st.LoadedSrs[0].CircuitId)
+	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
+	assert.True(t, strings.Contains(fmt.Sprint(st.Queues), "SNAP_DEALS_UPDATE"))
+}
