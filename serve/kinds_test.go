@@ -527,3 +527,68 @@ func TestRealSnap(t *testing.T) {
 	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
 	assert.True(t, strings.Contains(fmt.Sprint(st.Queues), "SNAP_DEALS_UPDATE"))
 }
+
+// shapeKindFake proves every kind and loads and drops PoRep circuits, as
+// *c2.Prover does; it records the Preload and Evict calls.
+type shapeKindFake struct {
+	*kindFake
+	mu    sync.Mutex
+	names []string
+}
+
+func (f *shapeKindFake) Preload(_ context.Context, proof string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.names = append(f.names, "preload "+proof)
+	return nil
+}
+
+func (f *shapeKindFake) Evict(proof string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.names = append(f.names, "evict "+proof)
+	return nil
+}
+
+// TestPreloadEvictPoSt: PreloadSRS of a PoSt circuit reads its parameter
+// file into the page cache (WARM; the prover's Preload takes PoRep proofs
+// only); a proof makes it HOT; EvictSRS cannot free it without a reopen
+// (FailedPrecondition). PoRep circuits still go through the prover.
+func TestPreloadEvictPoSt(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, c2.DevParamsPrefix+s.ParamsName()+".params"), make([]byte, 1<<20), 0o644))
+	f := &shapeKindFake{kindFake: newKindFake()}
+	ts := startServer(t, "unix", f, Options{Params: dir})
+	ctx := context.Background()
+
+	_, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "winning-2k"})
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err), "no parameter file")
+	_, err = ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "wpost-3g"})
+	assert.Equal(t, codes.NotFound, status.Code(err))
+	r, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "wpost-2k"})
+	require.NoError(t, err)
+	assert.False(t, r.AlreadyLoaded)
+	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.LoadedSrs, 1)
+	assert.Equal(t, &pb.SRSStatus{CircuitId: "wpost-2k", Tier: pb.SRSStatus_WARM, SizeBytes: 1 << 20}, st.LoadedSrs[0])
+
+	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
+	p, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: windowReq("w", win, 10, 0, win.files("vanilla-5001.bin"))})
+	require.NoError(t, err)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, p.Result.Status)
+	st, err = ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, pb.SRSStatus_HOT, st.LoadedSrs[0].Tier)
+	_, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-2k"})
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+
+	_, err = ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	_, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	require.NoError(t, err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Equal(t, []string{"preload StackedDrg2KiBV1_1", "evict StackedDrg2KiBV1_1"}, f.names)
+}
