@@ -8,8 +8,11 @@
 // partitions in flight on a device therefore follows from its budget, and no
 // stage ever waits for memory while holding some (no hold-and-wait, no
 // deadlock). Stages are calls on a slot; calls on different slots may run
-// concurrently. Devices that implement [ShapeLoader] also keep the shape's
-// recorded R1CS and take a partition's witness instead of a, b, c.
+// concurrently. Optional interfaces say what else a device can do:
+// [ShapeLoader] keeps the shape's recorded R1CS and takes a partition's
+// witness instead of a, b, c; [FileLoader] loads a key from its .params file
+// chunk by chunk; [KeyMaker] makes development keys in its own memory;
+// [Timed] reports device time measured on the device.
 //
 // Errors are values of type *[Error] wrapping one of the sentinel errors
 // below. After [ErrDeviceLost] the device is dead: every later call fails
