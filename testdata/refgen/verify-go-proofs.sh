@@ -42,6 +42,10 @@ import sys
 d = bytearray(open(sys.argv[1], 'rb').read()); d[3 * 32] ^= 1; open(sys.argv[2], 'wb').write(d)
 PY
   expect 1 --vk "$REFGEN_CACHE/porep-2k.vk" --proof "$REFGEN_CACHE/go-porep-2k-c1.proof" --inputs "$dir/bad-inputs.bin"
+  # A synthetic C1 from c1gen: filecoin-proofs' seal_commit_phase2 proves it and verify_seal accepts the
+  # proof; c2 proves it with the same parameters and verify_seal accepts that proof (`refgen seal-c2`).
+  (cd "$root" && REFGEN_CACHE="$REFGEN_CACHE" REFGEN_BIN="$refgen" go test -count=1 -timeout 60m -run '^TestRefgenSealC2$' ./porep/c1gen) \
+    && echo "ok   TestRefgenSealC2" || { echo "FAIL TestRefgenSealC2"; fail=1; }
 else
   echo "skip PoRep 2 KiB: set REFGEN_CACHE after running 'refgen porep-params'"
 fi

@@ -7,6 +7,7 @@
 //!   refgen porep-params [--out DIR] [--c1 FILE]  (needs REFGEN_CACHE; ~1 GiB, not committed)
 //!   refgen update-params [--out DIR]  (needs REFGEN_CACHE; 2 KiB SnapDeals parameters and proof, not committed)
 //!   refgen verify-c1 --c1 FILE          (rust-fil-proofs' vanilla verification of a C1 output)
+//!   refgen seal-c2 --c1 FILE --prover-id HEX [--sector-id N] [--proof FILE] [--out DIR]  (needs REFGEN_CACHE; 2 KiB seal_commit_phase2 + verify_seal)
 //!   refgen post-counts [--out DIR] [--only NAME[,NAME…]]  (blank PoSt circuit counts per registered proof)
 //!   refgen update-counts [--out DIR] [--only NAME[,NAME…]]  (blank SnapDeals circuit counts per registered update proof)
 
@@ -15,6 +16,7 @@ mod porep;
 mod porep_params;
 mod post;
 mod recorder;
+mod seal_c2;
 mod update;
 mod update_params;
 mod util;
@@ -132,8 +134,8 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        "verify-c1" => match private_caches().and_then(|tmp| {
-            let r = verify_c1::run(rest);
+        "verify-c1" | "seal-c2" => match private_caches().and_then(|tmp| {
+            let r = if cmd == "seal-c2" { seal_c2::run(rest) } else { verify_c1::run(rest) };
             let _ = std::fs::remove_dir_all(&tmp);
             r
         }) {
@@ -147,7 +149,7 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|porep-params|post-counts|update-counts|update-params (see src/main.rs)")),
+        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|seal-c2|porep-params|post-counts|update-counts|update-params (see src/main.rs)")),
     };
     match res {
         Ok(()) => ExitCode::from(0),
