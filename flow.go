@@ -131,6 +131,44 @@ func assignedSystem(rec *r1cs.System, w *r1cs.Witness, want []fr.Element, k int,
 	return sys, nil
 }
 
+// proveShape is the flow shared by the circuits proved from vanilla
+// proofs: the shape's key (the file find resolves, checked for numInputs
+// public inputs) and R1CS (recorded by record) from cache c, then for each
+// partition k its witness, checked against want[k] — mismatch builds the
+// error for a differing public input i — proved in groups, verified and
+// serialized. label names the shape in logs and errors.
+func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
+	record func(*r1cs.System) error, witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error),
+	want [][]fr.Element, mismatch func(k, i int) error) ([]byte, error) {
+	pk, rec, err := p.keyAndSystem(ctx, c, find,
+		func(ctx context.Context) (*groth16.ProvingKey, error) { return p.readKey(ctx, label, numInputs, find) },
+		func(ctx context.Context) (*r1cs.System, error) {
+			return p.recordSystem(label, func(sys *r1cs.System) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return record(sys)
+			})
+		})
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.proveGroups(ctx, pk, rec, want, func(ctx context.Context, k, workers int) (*r1cs.System, error) {
+		w, err := witness(ctx, k, workers)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, &PartitionError{Index: k, Err: err}
+		}
+		return assignedSystem(rec, w, want[k], k, func(i int) error { return mismatch(k, i) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	return groth16.MarshalProofs(out), nil
+}
+
 // proveGroups proves n partitions under pk, whose R1CS is rec, and verifies
 // the proofs against want (one input vector per partition, ONE excluded),
 // never against the witnesses' inputs alone. Witnesses are the big host

@@ -8,7 +8,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
-	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -123,43 +122,23 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 		return nil, ErrClosed
 	}
 
-	find := func() (string, bool, error) { return p.postParamsPath(shape) }
-	pk, rec, err := p.keyAndSystem(ctx, p.postShape(shape), find,
-		func(ctx context.Context) (*groth16.ProvingKey, error) {
-			return p.readKey(ctx, shape.Name, shape.NumInputs(), find)
-		},
-		func(ctx context.Context) (*r1cs.System, error) {
+	return p.proveShape(ctx, p.postShape(shape), shape.Name, shape.NumInputs(),
+		func() (string, bool, error) { return p.postParamsPath(shape) },
+		func(sys *r1cs.System) error {
 			blank, err := post.BlankPartition(shape) // the R1CS depends only on the shape
 			if err != nil {
-				return nil, err
+				return err
 			}
-			return p.recordSystem(shape.Name, func(sys *r1cs.System) error {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				return post.Synthesize(sys, shape, blank)
-			})
-		})
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.proveGroups(ctx, pk, rec, want, func(ctx context.Context, k, workers int) (*r1cs.System, error) {
-		w, err := post.WitnessContext(ctx, shape, parts[k], workers)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			return nil, &PartitionError{Index: k, Err: err}
-		}
-		return assignedSystem(rec, w, want[k], k, func(i int) error {
+			return post.Synthesize(sys, shape, blank)
+		},
+		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
+			return post.WitnessContext(ctx, shape, parts[k], workers)
+		},
+		want,
+		func(k, i int) error {
 			return &post.InputError{Field: fmt.Sprintf("partition %d: public input %d", k, i),
 				Msg: "the witness's differs from the one derived from the randomness and sectors"}
 		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return groth16.MarshalProofs(out), nil
 }
 
 // DecodeVanillaPoSt decodes per-sector PoSt vanilla proofs: each one the

@@ -7,7 +7,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
-	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/r1cs"
 	"github.com/sealc2/c2/update"
 )
@@ -131,42 +130,22 @@ func (p *Prover) ProveUpdate(ctx context.Context, proof string, comms UpdateComm
 		}
 		return FindUpdateParams(p.cfg.Params, shape, ".params")
 	}
-	pk, rec, err := p.keyAndSystem(ctx, p.updateShape(shape), find,
-		func(ctx context.Context) (*groth16.ProvingKey, error) {
-			return p.readKey(ctx, shape.Name, shape.NumInputs(), find)
-		},
-		func(ctx context.Context) (*r1cs.System, error) {
+	return p.proveShape(ctx, p.updateShape(shape), shape.Name, shape.NumInputs(), find,
+		func(sys *r1cs.System) error {
 			blank, err := update.BlankPartition(shape) // the R1CS depends only on the shape
 			if err != nil {
-				return nil, err
+				return err
 			}
-			return p.recordSystem(shape.Name, func(sys *r1cs.System) error {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				return update.Synthesize(sys, shape, update.BlankInputs(shape), blank, 0)
-			})
-		})
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.proveGroups(ctx, pk, rec, want, func(ctx context.Context, k, workers int) (*r1cs.System, error) {
-		w, err := update.WitnessContext(ctx, shape, pub, parts[k], k, workers)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			return nil, &PartitionError{Index: k, Err: err}
-		}
-		return assignedSystem(rec, w, want[k], k, func(i int) error {
+			return update.Synthesize(sys, shape, update.BlankInputs(shape), blank, 0)
+		},
+		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
+			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers)
+		},
+		want,
+		func(k, i int) error {
 			return &update.InputError{Field: fmt.Sprintf("partition %d: public input %d", k, i),
 				Msg: "the witness's differs from the one derived from the commitments"}
 		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return groth16.MarshalProofs(out), nil
 }
 
 // DecodeVanillaUpdate decodes the vanilla partition proofs of a SnapDeals
