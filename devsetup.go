@@ -24,14 +24,11 @@ var ErrNoKeyMaker = errors.New("c2: no device makes development keys in its memo
 // ProvePartitions, which proves with it on that device only. Close releases
 // it. Like groth16.Setup, for tests, benchmarks and demos only.
 func (p *Prover) DevSetup(ctx context.Context, sys *r1cs.System, rng io.Reader) (*groth16.ProvingKey, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
+	end, err := p.begin()
+	if err != nil {
+		return nil, err
 	}
-	p.calls.Add(1)
-	p.mu.Unlock()
-	defer p.calls.Done()
+	defer end()
 	if !sys.Finalized() {
 		return nil, errors.New("c2: DevSetup needs a finalized system")
 	}

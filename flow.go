@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -20,7 +22,7 @@ import (
 // This file holds the steps every proof kind takes between its native
 // checks and its verified proofs: finding a parameter file by its official
 // name, reading the key, recording the R1CS beside it, and proving
-// partitions in groups the host budget holds.
+// partitions as their witnesses are synthesized, each proof verified.
 
 // findParamsFile resolves path for the official parameter base name: path
 // itself when it is a file, else in the directory path the official file
@@ -81,7 +83,9 @@ func (p *Prover) recordSystem(label string, synthesize func(*r1cs.System) error)
 		return nil, err
 	}
 	sys.Finalize()
-	return sys, nil
+	// The recording's own values (32 bytes per variable) serve no one:
+	// partitions bring their witnesses.
+	return sys.Unassigned()
 }
 
 // keyAndSystem returns the shape's cached key and R1CS, building both side
@@ -153,8 +157,9 @@ func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, nu
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.proveGroups(ctx, pk, rec, want, func(ctx context.Context, k, workers int) (*r1cs.System, error) {
-		w, err := witness(ctx, k, workers)
+	var tm ProveTimes
+	out, err := p.proveStream(ctx, nil, pk, rec, want, &tm, func(ctx context.Context, k int, _ []fr.Element) (*r1cs.System, error) {
+		w, err := witness(ctx, k, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
@@ -169,49 +174,183 @@ func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, nu
 	return groth16.MarshalProofs(out), nil
 }
 
-// proveGroups proves n partitions under pk, whose R1CS is rec, and verifies
-// the proofs against want (one input vector per partition, ONE excluded),
-// never against the witnesses' inputs alone. Witnesses are the big host
-// allocation (32 bytes per aux variable, plus a, b, c in the pipeline):
-// partitions go in groups whose witnesses fit the host budget, at least one
-// at a time; build(ctx, k, workers) synthesizes partition k on up to
-// workers goroutines and returns its assigned system. Errors: build's, a
-// *PartitionError (index within the call), ctx's error.
-func (p *Prover) proveGroups(ctx context.Context, pk *groth16.ProvingKey, rec *r1cs.System, want [][]fr.Element,
-	build func(ctx context.Context, k, workers int) (*r1cs.System, error)) ([]groth16.Proof, error) {
-	n := len(want)
-	perPart := 32 * int64(rec.NumAux()+3*pk.DomainSize())
-	group := int(max(1, min(int64(p.cfg.PrepWorkers+1), p.cfg.HostMemory/max(perPart, 1))))
-	proofs := make([]groth16.Proof, 0, n)
-	for lo := 0; lo < n; lo += group {
-		hi := min(lo+group, n)
-		systems := make([]*r1cs.System, hi-lo)
-		var eg errgroup.Group
-		for k := lo; k < hi; k++ {
-			eg.Go(func() error {
-				sys, err := build(ctx, k, max(1, runtime.GOMAXPROCS(0)/(hi-lo)))
-				systems[k-lo] = sys
-				return err
-			})
-		}
-		if err := eg.Wait(); err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		ps, err := p.ProvePartitions(ctx, pk, systems)
-		if err != nil {
-			var pe *PartitionError
-			if errors.As(err, &pe) {
-				pe.Index += lo
-			}
-			return nil, err
-		}
-		proofs = append(proofs, ps...)
+// proveStream proves the partitions of one call under pk, whose R1CS is
+// rec, and verifies each proof against want[k] (its public inputs, ONE
+// excluded) as it comes back, never against the witness's inputs alone.
+// build(ctx, k, buf) synthesizes partition k on all cores and returns its
+// assigned system, writing the witness into buf when it can (bufs, when not
+// nil, keeps those buffers between partitions and calls). Partitions are
+// built one after the other, and each goes to the devices as soon as it is
+// built, so that the synthesis of partition k+1 overlaps the proving of
+// partition k. At most p.inflight witnesses exist at once: each is lent to
+// its partition's stages (see lease) until the device holds the values in
+// its own form (the witness pass) or, on the host path, until the proof is
+// verified.
+// tm receives the summed synthesis and verification times and the wall
+// time of the whole. Errors: build's, a *PartitionError, ctx's error.
+func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *groth16.ProvingKey, rec *r1cs.System, want [][]fr.Element,
+	tm *ProveTimes, build func(ctx context.Context, k int, buf []fr.Element) (*r1cs.System, error)) ([]groth16.Proof, error) {
+	end, err := p.begin()
+	if err != nil {
+		return nil, err
 	}
-	if err := groth16.VerifyBatch(&pk.VK, proofs, want); err != nil {
-		return nil, fmt.Errorf("c2: proof failed verification against derived public inputs: %w", err)
+	defer end()
+	if err := groth16.CheckShape(pk, rec); err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	inflight := p.inflight(pk, rec)
+	held := make(chan struct{}, inflight)
+	proofs := make([]groth16.Proof, len(want))
+	errs := make([]error, len(want))
+	var verify atomic.Int64
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for k := range want {
+		select {
+		case held <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		ts := time.Now()
+		sys, err := build(ctx, k, bufs.get(rec.NumAux()))
+		tm.Synthesis += time.Since(ts)
+		if err != nil {
+			errs[k] = err
+			<-held
+			cancel()
+			break
+		}
+		ls := &lease{
+			give: func() {
+				bufs.put(sys.Aux(), inflight)
+				<-held
+			},
+			rebuild: func(ctx context.Context) (*r1cs.System, error) { return build(ctx, k, nil) },
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer ls.release()
+			proof, d, err := p.proveVerified(ctx, pk, sys, ls, want[k], &verify)
+			if err != nil {
+				pe := &PartitionError{Index: k, Err: err}
+				if d != nil {
+					pe.Device = d.name
+				}
+				errs[k] = pe
+				cancel()
+				return
+			}
+			proofs[k] = proof
+		}()
+	}
+	wg.Wait()
+	tm.Prove = time.Since(t0)
+	tm.Verify = time.Duration(verify.Load())
+	if err := firstError(ctx, errs); err != nil {
+		return nil, err
 	}
 	return proofs, nil
+}
+
+// inflight is the number of witnesses a call keeps at once. Each costs 32
+// bytes per aux variable and, unless the devices evaluate the constraints
+// themselves, a, b and c (three domain-sized vectors) while its partition
+// is proved; together they stay within Config.HostMemory. With the
+// devices' witness pass a witness goes back as soon as it is classified,
+// so two keep the devices fed (one synthesized while the other is
+// classified); otherwise at most PrepWorkers+1. At least 1.
+func (p *Prover) inflight(pk *groth16.ProvingKey, rec *r1cs.System) int {
+	perPart := 32 * int64(rec.NumAux())
+	most := int64(2)
+	if !p.evaluatesOnDevice() {
+		perPart += 3 * 32 * int64(pk.DomainSize())
+		most = int64(p.cfg.PrepWorkers + 1)
+	}
+	return int(max(1, min(most, p.cfg.HostMemory/max(perPart, 1))))
+}
+
+// evaluatesOnDevice reports whether a live device evaluates a recorded
+// system's constraints itself (gpu.ShapeLoader): its partitions need no
+// host a, b, c.
+func (p *Prover) evaluatesOnDevice() bool {
+	for _, d := range p.devs {
+		if _, ok := d.Device.(gpu.ShapeLoader); ok && !d.dead.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// proveVerified proves one partition (ls lends its witness buffer, may be
+// nil) and verifies the proof against
+// inputs (ONE excluded), adding the verification time to verify. A proof
+// that fails verification comes from a faulty device (the witness was
+// checked): the device leaves the rotation and the partition is proved
+// again elsewhere, while devices remain. It returns the device that made
+// the proof or failed.
+func (p *Prover) proveVerified(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, ls *lease, inputs []fr.Element, verify *atomic.Int64) (groth16.Proof, *device, error) {
+	exclude := make(map[*device]bool)
+	for {
+		proof, d, err := p.provePartition(ctx, pk, sys, ls, exclude)
+		if err != nil {
+			return proof, d, err
+		}
+		t0 := time.Now()
+		err = groth16.Verify(&pk.VK, &proof, inputs)
+		dt := time.Since(t0)
+		verify.Add(int64(dt))
+		p.st.add(&p.st.verify, dt)
+		if err == nil {
+			return proof, d, nil
+		}
+		if !errors.Is(err, groth16.ErrInvalidProof) || d == p.fall || exclude[d] {
+			return groth16.Proof{}, d, err
+		}
+		p.retire(d, errors.New("a proof failed verification"))
+		exclude[d] = true
+	}
+}
+
+// witnessBuffers keeps a shape's idle witness buffers for reuse by later
+// partitions: a 32 GiB partition's witness is 4.2 GB, and a new one per
+// partition would leave the garbage collector gigabytes behind. The cache
+// holding it drops it on Evict and Close.
+type witnessBuffers struct {
+	mu   sync.Mutex
+	idle [][]fr.Element
+}
+
+// get returns an idle buffer of at least n elements, or nil (also for a
+// nil w).
+func (w *witnessBuffers) get(n int) []fr.Element {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, b := range w.idle {
+		if cap(b) >= n {
+			w.idle = append(w.idle[:i], w.idle[i+1:]...)
+			return b
+		}
+	}
+	return nil
+}
+
+// put keeps b for reuse, with at most keep buffers idle.
+func (w *witnessBuffers) put(b []fr.Element, keep int) {
+	if w == nil || cap(b) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.idle) < keep {
+		w.idle = append(w.idle, b[:0])
+	}
 }

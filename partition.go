@@ -55,6 +55,20 @@ func (pr *prepared) witness(sys *r1cs.System) *gpu.Witness {
 	return &gpu.Witness{Inputs: sys.Inputs(), NumAux: sys.NumAux(), Ones: pr.l.Ones, TailIdx: pr.l.TailIdx, Tail: pr.l.Tail}
 }
 
+// hostSatisfied checks sys's constraints on the host, on a rebuilt system
+// when ls has given the witness back (it waits for the classification,
+// after which that no longer changes).
+func hostSatisfied(ctx context.Context, sys *r1cs.System, ls *lease, pr *prepared) error {
+	<-pr.classified
+	if ls.gone() {
+		var err error
+		if sys, err = ls.rebuild(ctx); err != nil {
+			return err
+		}
+	}
+	return sys.IsSatisfied()
+}
+
 // split is the classification of one MSM's scalars, or, when too few of
 // them are 0 or 1 for splitting to pay, the dense scalar vector.
 type split struct {
@@ -62,8 +76,37 @@ type split struct {
 	full []fr.Element // non-nil: run one full MSM over these
 }
 
-// proveOn runs the stages of one partition with d as its device.
-func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey, sys *r1cs.System) (groth16.Proof, error) {
+// lease lends a partition's witness buffer to its stages. release gives it
+// back, once, as soon as the device has everything it needs in its own
+// form (the witness pass: L, A and B classified); sys's aux must not be
+// read after that, and a stage that needs the values again (a retry, a
+// check of the device's word) proves or checks a system rebuild
+// synthesizes anew. A nil *lease lends nothing: the caller keeps the
+// witness until the partition is done.
+type lease struct {
+	once     sync.Once
+	released atomic.Bool
+	give     func()
+	rebuild  func(context.Context) (*r1cs.System, error)
+}
+
+// release gives the buffer back (once).
+func (l *lease) release() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		l.released.Store(true)
+		l.give()
+	})
+}
+
+// gone reports whether the buffer was given back.
+func (l *lease) gone() bool { return l != nil && l.released.Load() }
+
+// proveOn runs the stages of one partition with d as its device; ls lends
+// sys's witness buffer (may be nil).
+func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey, sys *r1cs.System, ls *lease) (groth16.Proof, error) {
 	if p.cfg.DisableOverlap {
 		p.serial.Lock()
 		defer p.serial.Unlock()
@@ -90,7 +133,10 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 	case <-ctx.Done():
 		return groth16.Proof{}, ctx.Err()
 	}
-	pr, err := p.prepare(ctx, pk, sys, !onDevice, func() { <-p.prep })
+	if !onDevice {
+		ls = nil // the host evaluates a, b, c from the witness: kept to the end
+	}
+	pr, err := p.prepare(ctx, pk, sys, !onDevice, ls, func() { <-p.prep })
 	if err != nil {
 		return groth16.Proof{}, err
 	}
@@ -111,7 +157,7 @@ func (p *Prover) proveOn(ctx context.Context, d *device, pk *groth16.ProvingKey,
 		}
 		defer g2.join()
 	}
-	sums, err := p.deviceStages(ctx, d, key, pk, sys, pr, onDevice, admitted, g2)
+	sums, err := p.deviceStages(ctx, d, key, pk, sys, ls, pr, onDevice, admitted, g2)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
@@ -144,9 +190,10 @@ func randomNonZero(e *fr.Element) error {
 // prepare, when abc is set, evaluates a, b, c into one host buffer
 // (zero-padded to the domain) and checks that the constraints hold (else the
 // device does both from the witness); then it classifies the scalars of L,
-// A and B in the background (so that H can start on the device meanwhile)
-// and calls done when everything is finished or failed.
-func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, abc bool, done func()) (*prepared, error) {
+// A and B in the background (so that H can start on the device meanwhile),
+// releases ls once all three are classified, and calls done when
+// everything is finished or failed.
+func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, abc bool, ls *lease, done func()) (*prepared, error) {
 	t0 := time.Now()
 	pr := &prepared{classified: make(chan struct{}), lDone: make(chan struct{})}
 	fail := func(err error) (*prepared, error) {
@@ -200,6 +247,9 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		}
 		wg.Wait()
 		pr.classErr = errors.Join(errs[:]...)
+		if pr.classErr == nil {
+			ls.release() // before classified closes: final once it is
+		}
 		p.st.add(&p.st.prep, time.Since(t0))
 		p.log.Debug("c2: partition prepared", "evaluated_on_host", abc, "duration", time.Since(t0), "err", pr.classErr)
 	}()
@@ -239,7 +289,7 @@ func classify(segs []msm.Segment) (*split, error) {
 // tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2.
 // With onDevice, H starts from the witness on the device once it is
 // classified; otherwise from the prepared a, b, c.
-func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, sys *r1cs.System, pr *prepared, onDevice bool, admitted func(), g2 *g2Job) (*groth16.Sums, error) {
+func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *groth16.ProvingKey, sys *r1cs.System, ls *lease, pr *prepared, onDevice bool, admitted func(), g2 *g2Job) (*groth16.Sums, error) {
 	slot, err := d.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
@@ -286,7 +336,7 @@ func (p *Prover) deviceStages(ctx context.Context, d *device, key gpu.Key, pk *g
 		}
 		if err := stage(&p.st.h, func() (err error) { sums.H, err = ws.ComputeHWitness(ctx, pr.witness(sys)); return }); err != nil {
 			var ue *r1cs.UnsatisfiedError
-			if errors.As(err, &ue) && sys.IsSatisfied() == nil {
+			if errors.As(err, &ue) && hostSatisfied(ctx, sys, ls, pr) == nil {
 				// The host finds every constraint satisfied: the device erred.
 				err = &gpu.Error{Device: d.name, Stage: gpu.StageH, Section: gpu.SectionH,
 					Err: fmt.Errorf("%w: device found constraint %d unsatisfied, the host finds it satisfied", gpu.ErrKernel, ue.Index)}

@@ -43,6 +43,8 @@ func (e *InputMismatchError) Error() string {
 type shapeCache struct {
 	pk  lazy[*groth16.ProvingKey]
 	sys lazy[*r1cs.System]
+	// witnesses are idle witness buffers of the shape's partitions.
+	witnesses witnessBuffers
 	// users counts the Prove and Preload calls holding this cache (from
 	// before they look for the key until they return), guarded by
 	// Prover.shapesMu: Evict drops a cache only when it is 0.
@@ -175,9 +177,10 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 }
 
 // ProveTimes are the wall times of one ProveTimed call's stages, measured
-// by that call alone (Stats sums stages over every call). The stages run one
-// after the other: their sum is at most the call's wall time, which also
-// holds the C1's decoding and native checks.
+// by that call alone (Stats sums stages over every call). ParamsLoad comes
+// first; Synthesis and Verify happen inside Prove's span, partition by
+// partition, beside the proving of other partitions. The call's wall time
+// also holds the C1's decoding and native checks.
 type ProveTimes struct {
 	// ParamsLoad is the wait for the shape's proving key and recorded R1CS:
 	// on the shape's first call (the first after Evict, or one joining a
@@ -185,15 +188,16 @@ type ProveTimes struct {
 	// near zero once both are cached.
 	ParamsLoad time.Duration
 	// Synthesis is the witness synthesis of every partition, each checked
-	// against the derived public inputs.
+	// against the derived public inputs, summed (one at a time, on all
+	// cores).
 	Synthesis time.Duration
-	// Prove is ProvePartitions' wall time over the partition groups: the
-	// CPU preparation, the device stages and the B_G2 tail of every
-	// partition, the key's load onto a device when it is the first use
-	// there, and the batch verification inside ProvePartitions.
+	// Prove is the wall time from the first partition's synthesis to the
+	// last partition's verified proof: synthesis, the CPU preparation, the
+	// device stages, the B_G2 tail and verification of every partition,
+	// and the key's load onto a device when it is the first use there.
 	Prove time.Duration
-	// Verify is the final verification of the proofs against the public
-	// inputs derived from the C1.
+	// Verify is the verification of each partition's proof against the
+	// public inputs derived from the C1, summed.
 	Verify time.Duration
 }
 
@@ -222,10 +226,8 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 	if len(want) != len(parts) {
 		return nil, tm, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
 	}
-	for k, part := range parts {
-		if err := shape.Verify(part, k); err != nil {
-			return nil, tm, err
-		}
+	if err := verifyVanilla(shape, parts); err != nil {
+		return nil, tm, err
 	}
 	cache, done := p.useShape(shape)
 	defer done()
@@ -236,54 +238,36 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 		return nil, tm, err
 	}
 
-	// Witnesses are the big host allocation (32 bytes per aux variable, plus
-	// a, b, c in the pipeline): prove in groups whose witnesses fit the host
-	// budget, at least one partition at a time.
-	perPart := 32 * int64(rec.NumAux()+3*pk.DomainSize())
-	group := int(max(1, min(int64(p.cfg.PrepWorkers+1), p.cfg.HostMemory/max(perPart, 1))))
-	proofs := make([]groth16.Proof, 0, len(parts))
-	for lo := 0; lo < len(parts); lo += group {
-		hi := min(lo+group, len(parts))
-		systems := make([]*r1cs.System, hi-lo)
-		var eg errgroup.Group
-		t0 := time.Now()
-		for k := lo; k < hi; k++ {
-			eg.Go(func() error {
-				sys, err := partitionSystem(ctx, rec, shape, parts[k], want[k], k, max(1, runtime.GOMAXPROCS(0)/(hi-lo)))
-				systems[k-lo] = sys
-				return err
-			})
-		}
-		err := eg.Wait()
-		tm.Synthesis += time.Since(t0)
-		if err != nil {
-			return nil, tm, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, tm, err
-		}
-		t0 = time.Now()
-		ps, err := p.ProvePartitions(ctx, pk, systems)
-		tm.Prove += time.Since(t0)
-		if err != nil {
-			var pe *PartitionError
-			if errors.As(err, &pe) {
-				pe.Index += lo
-			}
-			return nil, tm, err
-		}
-		proofs = append(proofs, ps...)
-	}
-	// ProvePartitions verified against the witness's inputs, which equal the
-	// derived ones; verify once more against the derived vectors themselves
-	// so that a proof is never returned on the strength of the input alone.
-	t0 = time.Now()
-	err = groth16.VerifyBatch(&pk.VK, proofs, want)
-	tm.Verify = time.Since(t0)
+	proofs, err := p.proveStream(ctx, &cache.witnesses, pk, rec, want, &tm,
+		func(ctx context.Context, k int, buf []fr.Element) (*r1cs.System, error) {
+			return partitionSystem(ctx, rec, shape, parts[k], want[k], k, 0, buf)
+		})
 	if err != nil {
-		return nil, tm, fmt.Errorf("c2: proof failed verification against derived public inputs: %w", err)
+		return nil, tm, err
 	}
 	return groth16.MarshalProofs(proofs), tm, nil
+}
+
+// verifyVanilla checks every partition's vanilla proofs natively
+// (porep.Shape.Verify), the partitions side by side on all cores, and
+// returns the lowest failing partition's error.
+func verifyVanilla(shape porep.Shape, parts []*porep.Partition) error {
+	errs := make([]error, len(parts))
+	var eg errgroup.Group
+	eg.SetLimit(runtime.GOMAXPROCS(0))
+	for k, part := range parts {
+		eg.Go(func() error {
+			errs[k] = shape.Verify(part, k)
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadShape returns the proving key and the recorded R1CS of shape s from
@@ -302,10 +286,11 @@ func (p *Prover) loadShape(ctx context.Context, c *shapeCache, s porep.Shape) (*
 	return p.keyAndSystem(ctx, c, func() (string, bool, error) { return p.paramsPath(s) }, p.provingKey(s), p.recorded(s))
 }
 
-// partitionSystem synthesizes partition k's witness, checks its public
-// inputs against the derived ones and pairs it with the recorded R1CS.
-func partitionSystem(ctx context.Context, rec *r1cs.System, shape porep.Shape, part *porep.Partition, want []fr.Element, k, workers int) (*r1cs.System, error) {
-	w, err := porep.WitnessContext(ctx, shape, part, workers)
+// partitionSystem synthesizes partition k's witness (into buf when it is
+// large enough), checks its public inputs against the derived ones and
+// pairs it with the recorded R1CS.
+func partitionSystem(ctx context.Context, rec *r1cs.System, shape porep.Shape, part *porep.Partition, want []fr.Element, k, workers int, buf []fr.Element) (*r1cs.System, error) {
+	w, err := porep.WitnessInto(ctx, shape, part, workers, buf)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err

@@ -219,23 +219,35 @@ func (p *Prover) Close() error {
 	return errors.Join(errs...)
 }
 
+// begin registers a call in progress (Close waits for those) and returns
+// its end, or ErrClosed after Close.
+func (p *Prover) begin() (end func(), err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	p.calls.Add(1)
+	return p.calls.Done, nil
+}
+
 // ProvePartitions proves each finalized, satisfied system under pk and
 // returns the proofs in order, verified as a batch. The systems must fit pk
 // (same shape); they are only read. On error it returns nil and a
 // *PartitionError naming the first partition that failed, or ctx's error.
 func (p *Prover) ProvePartitions(ctx context.Context, pk *groth16.ProvingKey, parts []*r1cs.System) ([]groth16.Proof, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
+	end, err := p.begin()
+	if err != nil {
+		return nil, err
 	}
-	p.calls.Add(1)
-	p.mu.Unlock()
-	defer p.calls.Done()
+	defer end()
 
 	for i, sys := range parts {
 		if !sys.Finalized() {
 			return nil, &PartitionError{Index: i, Err: errors.New("system is not finalized")}
+		}
+		if !sys.Assigned() {
+			return nil, &PartitionError{Index: i, Err: errors.New("system has no assignment")}
 		}
 		if err := groth16.CheckShape(pk, sys); err != nil {
 			return nil, &PartitionError{Index: i, Err: err}
@@ -251,7 +263,7 @@ func (p *Prover) ProvePartitions(ctx context.Context, pk *groth16.ProvingKey, pa
 	run := func(i int, exclude map[*device]bool) {
 		defer wg.Done()
 		var err error
-		proofs[i], origin[i], err = p.provePartition(ctx, pk, parts[i], exclude)
+		proofs[i], origin[i], err = p.provePartition(ctx, pk, parts[i], nil, exclude)
 		if err != nil {
 			name := ""
 			if origin[i] != nil {

@@ -100,14 +100,24 @@ func (p *Prover) unload(d *device) {
 }
 
 // provePartition runs one partition to its (unverified) proof, retrying on
-// another device when a device fails. It returns the device that computed it.
-func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, exclude map[*device]bool) (groth16.Proof, *device, error) {
+// another device when a device fails; ls, when not nil, lends sys's witness
+// buffer (see lease), and a retry after its release proves a rebuilt
+// system. It returns the device that computed the proof.
+func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, ls *lease, exclude map[*device]bool) (groth16.Proof, *device, error) {
 	if exclude == nil {
 		exclude = make(map[*device]bool)
 	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return groth16.Proof{}, nil, err
+		}
+		if ls.gone() {
+			// A device had the values and failed: synthesize them again.
+			var err error
+			if sys, err = ls.rebuild(ctx); err != nil {
+				return groth16.Proof{}, nil, err
+			}
+			ls = nil
 		}
 		d, err := p.pick(ctx, exclude)
 		if err != nil {
@@ -125,7 +135,7 @@ func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys
 			}
 			continue
 		}
-		proof, err := p.proveOn(ctx, d, pk, sys)
+		proof, err := p.proveOn(ctx, d, pk, sys, ls)
 		p.unload(d)
 		if err == nil {
 			return proof, d, nil

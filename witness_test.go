@@ -3,7 +3,9 @@ package c2
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -22,6 +24,10 @@ type witnessDevice struct {
 	*gpu.CPU
 	shapes, witnesses int // calls seen, for assertions (one goroutine at a time per test)
 	fail              bool
+	// gate, when set, holds every witness pass until it is closed (10 s
+	// at most); broken fails the first witness pass as a faulty kernel.
+	gate   chan struct{}
+	broken atomic.Bool
 }
 
 type witnessKey struct {
@@ -72,6 +78,16 @@ func (d *witnessDevice) Acquire(ctx context.Context, key gpu.Key) (gpu.Slot, err
 }
 
 func (s *witnessSlot) ComputeHWitness(ctx context.Context, w *gpu.Witness) (bls.G1Jac, error) {
+	if s.d.gate != nil {
+		select {
+		case <-s.d.gate:
+		case <-time.After(10 * time.Second):
+			return bls.G1Jac{}, errors.New("the gate stayed closed")
+		}
+	}
+	if s.d.broken.CompareAndSwap(true, false) {
+		return bls.G1Jac{}, &gpu.Error{Device: "witness", Stage: gpu.StageH, Err: gpu.ErrKernel}
+	}
 	s.d.witnesses++
 	a, b, c := make([]fr.Element, s.n), make([]fr.Element, s.n), make([]fr.Element, s.n)
 	bad, err := s.r.Eval(w, a, b, c)
@@ -165,4 +181,92 @@ func TestProveWitnessPassUnsatisfied(t *testing.T) {
 	require.Error(t, st.Devices[0].Failed)
 	assert.True(t, errors.Is(st.Devices[0].Failed, gpu.ErrKernel), "%v", st.Devices[0].Failed)
 	require.NoError(t, p.Close())
+}
+
+// streamBuild returns proveStream's build function over f's partitions (as
+// systems sharing the first one's matrices), counting builds and the
+// buffers it had to allocate.
+func streamBuild(t *testing.T, f *fixture, builds, allocs *atomic.Int32, built func(n int32)) func(context.Context, int, []fr.Element) (*r1cs.System, error) {
+	parts := shared(t, f)
+	return func(_ context.Context, k int, buf []fr.Element) (*r1cs.System, error) {
+		src := parts[k].Aux()
+		aux := buf[:0]
+		if cap(aux) < len(src) {
+			aux = make([]fr.Element, len(src))
+			allocs.Add(1)
+		}
+		aux = aux[:len(src)]
+		copy(aux, src)
+		sys, err := parts[0].WithAssignment(parts[k].Inputs(), aux)
+		if n := builds.Add(1); built != nil {
+			built(n)
+		}
+		return sys, err
+	}
+}
+
+func streamInputs(f *fixture) [][]fr.Element {
+	var want [][]fr.Element
+	for _, sys := range f.parts {
+		want = append(want, sys.Inputs()[1:])
+	}
+	return want
+}
+
+// With the device's witness pass, proveStream lends each witness buffer
+// only until the partition is classified: with two witnesses in flight,
+// partitions 3 and 4 are built while the device still holds partitions 1
+// and 2 (the device waits for them), in the buffers 1 and 2 gave back.
+func TestProveStreamLendsWitnesses(t *testing.T) {
+	f := newFixture(t, 60, 4, false)
+	gate := make(chan struct{})
+	d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2}), gate: gate}
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
+	require.NoError(t, err)
+	defer p.Close()
+	require.Equal(t, 2, p.inflight(f.pk, f.parts[0]))
+	var builds, allocs atomic.Int32
+	build := streamBuild(t, f, &builds, &allocs, func(n int32) {
+		if n == 4 {
+			close(gate)
+		}
+	})
+	var bufs witnessBuffers
+	var tm ProveTimes
+	proofs, err := p.proveStream(context.Background(), &bufs, f.pk, shared(t, f)[0], streamInputs(f), &tm, build)
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	assert.EqualValues(t, 4, builds.Load())
+	assert.EqualValues(t, 2, allocs.Load(), "two buffers serve four partitions")
+	assert.Equal(t, 4, d.witnesses)
+	assert.Positive(t, tm.Synthesis)
+	assert.Positive(t, tm.Verify)
+	assert.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove)
+
+	// The buffers stay with the pool for the next call.
+	proofs, err = p.proveStream(context.Background(), &bufs, f.pk, shared(t, f)[0], streamInputs(f), &tm, build)
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	assert.EqualValues(t, 2, allocs.Load())
+}
+
+// A device that fails a partition after its witness went back is retired,
+// and the partition is proved on the CPU from a witness built again.
+func TestProveStreamRebuildsAfterRelease(t *testing.T) {
+	f := newFixture(t, 60, 2, false)
+	d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	d.broken.Store(true)
+	p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
+	require.NoError(t, err)
+	defer p.Close()
+	var builds, allocs atomic.Int32
+	var bufs witnessBuffers
+	var tm ProveTimes
+	proofs, err := p.proveStream(context.Background(), &bufs, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
+	st := p.Stats()
+	require.Error(t, st.Devices[0].Failed)
+	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrKernel)
 }

@@ -48,7 +48,7 @@ func TestR1CSEvalMatchesSystem(t *testing.T) {
 	require.NoError(t, err)
 	m := sys.NumConstraints()
 	want := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
-	sys.Evaluate(want[0], want[1], want[2])
+	require.NoError(t, sys.Evaluate(want[0], want[1], want[2]))
 	w := newWitness(sys)
 	require.NotEmpty(t, w.Tail, "the synthetic circuit has values outside {0, 1}")
 	got := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}

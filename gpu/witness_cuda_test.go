@@ -113,7 +113,7 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	want := make([]bls.G1Jac, len(parts))
 	for i, sys := range parts {
 		a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
-		sys.Evaluate(a, b, c)
+		require.NoError(t, sys.Evaluate(a, b, c))
 		s, err := cpu.Acquire(ctx, ckey)
 		require.NoError(t, err)
 		want[i], err = s.ComputeH(ctx, a, b, c)

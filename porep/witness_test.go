@@ -1,9 +1,11 @@
 package porep
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/r1cs"
@@ -29,6 +31,28 @@ func TestWitnessConcurrent(t *testing.T) {
 		require.Equal(t, want.Inputs, got.Inputs)
 		require.True(t, r1cs.WitnessDigest(want.Inputs, want.Aux) == r1cs.WitnessDigest(got.Inputs, got.Aux), "workers=%d", workers)
 	}
+
+	// A reused buffer, full of another partition's values and of garbage,
+	// gives the same witness in its own array; a short one is not used.
+	other, err := SyntheticPartition(s, 4)
+	require.NoError(t, err)
+	buf := make([]fr.Element, len(want.Aux)+5)
+	for i := range buf {
+		buf[i].SetUint64(uint64(i) + 7)
+	}
+	prev, err := WitnessInto(context.Background(), s, other, 2, buf)
+	require.NoError(t, err)
+	require.Same(t, &buf[0], &prev.Aux[0])
+	got, err := WitnessInto(context.Background(), s, p, 2, prev.Aux)
+	require.NoError(t, err)
+	require.Same(t, &buf[0], &got.Aux[0])
+	require.Equal(t, len(want.Aux), len(got.Aux))
+	require.True(t, r1cs.WitnessDigest(want.Inputs, want.Aux) == r1cs.WitnessDigest(got.Inputs, got.Aux))
+	short := make([]fr.Element, 10)
+	got, err = WitnessInto(context.Background(), s, p, 2, short)
+	require.NoError(t, err)
+	require.NotSame(t, &short[0], &got.Aux[0])
+	require.True(t, r1cs.WitnessDigest(want.Inputs, want.Aux) == r1cs.WitnessDigest(got.Inputs, got.Aux))
 }
 
 // BenchmarkWitness32GiB computes the witness of one 32 GiB partition

@@ -29,7 +29,7 @@ func (s *System) WriteCanonical(w io.Writer) error {
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var u64 [8]byte
-	for _, v := range []int{len(s.inputs), len(s.aux), s.NumConstraints()} {
+	for _, v := range []int{s.NumInputs(), s.NumAux(), s.NumConstraints()} {
 		binary.LittleEndian.PutUint64(u64[:], uint64(v))
 		bw.Write(u64[:])
 	}
@@ -38,7 +38,7 @@ func (s *System) WriteCanonical(w io.Writer) error {
 	for i := range s.coeffs {
 		fr.LittleEndian.PutElement(&le[i], s.coeffs[i])
 	}
-	ni := uint32(len(s.inputs))
+	ni := uint32(s.NumInputs())
 	var u32 [4]byte
 	for j := 0; j < s.NumConstraints(); j++ {
 		for k := range s.m {

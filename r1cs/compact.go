@@ -74,7 +74,7 @@ func (s *System) WriteCompact(w io.Writer) error {
 		rank[i] = uint64(r)
 	}
 
-	for _, v := range []int{len(s.inputs), len(s.aux), s.NumConstraints(), s.synthesized, len(s.coeffs)} {
+	for _, v := range []int{s.NumInputs(), s.NumAux(), s.NumConstraints(), s.synthesized, len(s.coeffs)} {
 		uv(uint64(v))
 	}
 	var le [32]byte
@@ -82,7 +82,7 @@ func (s *System) WriteCompact(w io.Writer) error {
 		fr.LittleEndian.PutElement(&le, s.coeffs[i])
 		bw.Write(le[:])
 	}
-	ni := uint64(len(s.inputs))
+	ni := uint64(s.NumInputs())
 	col := func(v Variable) uint64 {
 		if v.IsAux() {
 			return ni + uint64(v.Index())
@@ -319,14 +319,15 @@ func ReadCompact(r io.Reader) (*System, error) {
 // [Witness] synthesized for this shape. Lengths must match and inputs[0]
 // must be 1. The slices are shared, not copied.
 func (s *System) SetAssignment(inputs, aux []fr.Element) error {
-	if len(inputs) != len(s.inputs) || len(aux) != len(s.aux) {
+	if len(inputs) != s.NumInputs() || len(aux) != s.NumAux() {
 		return fmt.Errorf("r1cs: assignment has %d inputs and %d aux, the system %d and %d",
-			len(inputs), len(aux), len(s.inputs), len(s.aux))
+			len(inputs), len(aux), s.NumInputs(), s.NumAux())
 	}
 	if inputs[0] != oneElement {
 		return errors.New("r1cs: input 0 (ONE) is not 1")
 	}
 	s.inputs, s.aux = inputs, aux
+	s.unassigned, s.nInputs, s.nAux = false, 0, 0
 	return nil
 }
 

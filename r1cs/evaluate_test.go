@@ -23,7 +23,7 @@ func TestEvaluateChecked(t *testing.T) {
 		return [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
 	}
 	want := vecs()
-	sys.Evaluate(want[0], want[1], want[2])
+	require.NoError(t, sys.Evaluate(want[0], want[1], want[2]))
 	for _, threads := range []int{1, 3, 8} {
 		got := vecs()
 		require.NoError(t, sys.EvaluateChecked(got[0], got[1], got[2], threads))

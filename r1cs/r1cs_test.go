@@ -90,7 +90,7 @@ func TestModesAgree(t *testing.T) {
 	a := make([]fr.Element, s.NumConstraints())
 	bb := make([]fr.Element, s.NumConstraints())
 	cc := make([]fr.Element, s.NumConstraints())
-	s.Evaluate(a, bb, cc)
+	require.NoError(t, s.Evaluate(a, bb, cc))
 	for j := range a {
 		var p fr.Element
 		p.Mul(&a[j], &bb[j])
@@ -159,4 +159,52 @@ func TestLongLinearCombinationMerges(t *testing.T) {
 		require.Equal(t, elt(int64(i+2)), s.Coeffs()[a.CoeffIdx[i]])
 	}
 	require.NoError(t, s.IsSatisfied())
+}
+
+// An Unassigned system keeps the shape of the recording (counts, densities,
+// constraints, compact form, identity of the matrices), refuses
+// evaluation, and takes a witness through WithAssignment.
+func TestUnassigned(t *testing.T) {
+	s := NewSystem()
+	_, err := s.Unassigned()
+	require.Error(t, err, "not finalized")
+	for i := int64(0); i < 40; i++ {
+		square(s, i+2, i&1)
+	}
+	s.Finalize()
+	u, err := s.Unassigned()
+	require.NoError(t, err)
+	require.False(t, u.Assigned())
+	require.True(t, s.Assigned())
+	require.Equal(t, s.Counts(), u.Counts())
+	require.Equal(t, s.NumInputs(), u.NumInputs())
+	require.Equal(t, s.NumAux(), u.NumAux())
+	require.Empty(t, u.Inputs())
+	require.Empty(t, u.Aux())
+	require.Same(t, &s.A().Vars[0], &u.A().Vars[0], "constraints shared")
+
+	n := s.NumConstraints()
+	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+	require.Error(t, u.Evaluate(a, b, c))
+	require.Error(t, u.EvaluateChecked(a, b, c, 2))
+	require.Error(t, u.IsSatisfied())
+
+	var ws, wu bytes.Buffer
+	require.NoError(t, s.WriteCompact(&ws))
+	require.NoError(t, u.WriteCompact(&wu))
+	require.Equal(t, ws.Bytes(), wu.Bytes())
+	ds, err := s.CanonicalDigest()
+	require.NoError(t, err)
+	du, err := u.CanonicalDigest()
+	require.NoError(t, err)
+	require.Equal(t, ds, du)
+
+	_, err = u.WithAssignment(s.Inputs(), s.Aux()[1:])
+	require.Error(t, err, "aux count differs")
+	w, err := u.WithAssignment(s.Inputs(), s.Aux())
+	require.NoError(t, err)
+	require.True(t, w.Assigned())
+	require.NoError(t, w.IsSatisfied())
+	require.NoError(t, w.Evaluate(a, b, c))
+	require.False(t, u.Assigned(), "WithAssignment leaves the unassigned system as it was")
 }

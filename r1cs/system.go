@@ -2,6 +2,7 @@ package r1cs
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -83,6 +84,10 @@ type System struct {
 	synthesized int // constraints before Finalize appended the per-input ones
 	finalized   bool
 	scratch     LC
+	// unassigned: the system holds no values (see Unassigned); nInputs
+	// and nAux are its variable counts.
+	unassigned    bool
+	nInputs, nAux int
 }
 
 // NewSystem returns an empty recording system holding input ONE.
@@ -225,10 +230,44 @@ func (s *System) Finalized() bool { return s.finalized }
 func (s *System) NumConstraints() int { return len(s.m[0].RowStart) - 1 }
 
 // NumInputs returns the number of inputs including ONE.
-func (s *System) NumInputs() int { return len(s.inputs) }
+func (s *System) NumInputs() int {
+	if s.unassigned {
+		return s.nInputs
+	}
+	return len(s.inputs)
+}
 
 // NumAux returns the number of auxiliary variables.
-func (s *System) NumAux() int { return len(s.aux) }
+func (s *System) NumAux() int {
+	if s.unassigned {
+		return s.nAux
+	}
+	return len(s.aux)
+}
+
+// Unassigned returns a finalized system sharing s's constraints (which must
+// not be modified afterwards) without an assignment: it has s's counts and
+// densities, Inputs and Aux are empty, and Evaluate, EvaluateChecked and
+// IsSatisfied refuse it. A recorded shape keeps it so that the recording's
+// values (32 bytes per variable) can be freed; WithAssignment pairs it with
+// each partition's witness.
+func (s *System) Unassigned() (*System, error) {
+	if !s.finalized {
+		return nil, errors.New("r1cs: Unassigned needs a finalized system")
+	}
+	c := *s
+	c.scratch = nil
+	c.nInputs, c.nAux = s.NumInputs(), s.NumAux()
+	c.inputs, c.aux = nil, nil
+	c.unassigned = true
+	return &c, nil
+}
+
+// Assigned reports whether the system holds an assignment (see Unassigned).
+func (s *System) Assigned() bool { return !s.unassigned }
+
+// errUnassigned is returned by evaluations of an Unassigned system.
+var errUnassigned = errors.New("r1cs: the system has no assignment")
 
 // Inputs returns the input assignment (index 0 is ONE). Shared, not copied.
 func (s *System) Inputs() []fr.Element { return s.inputs }
@@ -258,8 +297,8 @@ func (s *System) BAuxDensity() *Density { return &s.bAux }
 func (s *System) Counts() Counts {
 	return Counts{
 		Constraints: s.NumConstraints(),
-		Inputs:      len(s.inputs),
-		Aux:         len(s.aux),
+		Inputs:      s.NumInputs(),
+		Aux:         s.NumAux(),
 		AAux:        s.aAux.Count(),
 		BInputs:     s.bInputs.Count(),
 		BAux:        s.bAux.Count(),
@@ -290,14 +329,18 @@ func (s *System) evalRow(m *Matrix, j int) fr.Element {
 
 // Evaluate writes ⟨A_j, w⟩, ⟨B_j, w⟩ and ⟨C_j, w⟩ for every constraint j into
 // a, b and c, which must have length ≥ NumConstraints(); entries beyond are
-// left untouched.
-func (s *System) Evaluate(a, b, c []fr.Element) {
+// left untouched. It fails only for a system without an assignment.
+func (s *System) Evaluate(a, b, c []fr.Element) error {
+	if s.unassigned {
+		return errUnassigned
+	}
 	n := s.NumConstraints()
 	for j := 0; j < n; j++ {
 		a[j] = s.evalRow(&s.m[0], j)
 		b[j] = s.evalRow(&s.m[1], j)
 		c[j] = s.evalRow(&s.m[2], j)
 	}
+	return nil
 }
 
 // EvaluateChecked is Evaluate on up to threads goroutines (ranges of
@@ -305,6 +348,9 @@ func (s *System) Evaluate(a, b, c []fr.Element) {
 // error when input 0 is not ONE, an *UnsatisfiedError naming the first
 // constraint with a·b ≠ c (a, b, c are then partly written), or nil.
 func (s *System) EvaluateChecked(a, b, c []fr.Element, threads int) error {
+	if s.unassigned {
+		return errUnassigned
+	}
 	if len(s.inputs) == 0 || s.inputs[0] != oneElement {
 		return fmt.Errorf("r1cs: input 0 (ONE) is not 1")
 	}
@@ -361,6 +407,9 @@ func (e *UnsatisfiedError) Error() string {
 // *UnsatisfiedError naming the first one that fails, or nil. It also checks
 // that input 0 is ONE.
 func (s *System) IsSatisfied() error {
+	if s.unassigned {
+		return errUnassigned
+	}
 	if len(s.inputs) == 0 || s.inputs[0] != oneElement {
 		return fmt.Errorf("r1cs: input 0 (ONE) is not 1")
 	}

@@ -26,9 +26,11 @@
 // as *c2.Prover has) the others are the job's own Prove call's:
 // srs_load_ms its wait for the circuit's proving key and recorded R1CS
 // (their read and recording on the circuit's first job, near zero once
-// loaded), synthesis_ms its witness synthesis, gpu_compute_ms the wall time
-// of its partitions' proving (preparation, device stages, the key's upload
-// to a device on first use, verification); they are filled for failed and
+// loaded), synthesis_ms its witness synthesis, gpu_compute_ms the rest of
+// the wall time of its partitions' proving (preparation, device stages, the
+// key's upload to a device on first use, verification: the synthesis of
+// partition k+1 overlaps the proving of k, and counts once, as synthesis);
+// they are filled for failed and
 // cancelled jobs too, as far as the job got. With another Prover
 // srs_load_ms and synthesis_ms are 0 and gpu_compute_ms is the Prover's
 // device stages summed over the job's partitions when the job ran alone
@@ -440,7 +442,9 @@ func (e *Engine) finish(j *job, proof []byte, err error, times *c2.ProveTimes, s
 	if times != nil {
 		r.SrsLoadMs = ms(times.ParamsLoad)
 		r.SynthesisMs = ms(times.Synthesis)
-		r.GpuComputeMs = ms(times.Prove)
+		// Synthesis runs inside the proving span (partition k+1 is
+		// synthesized while k is proved): the rest of the span is proving.
+		r.GpuComputeMs = ms(max(0, times.Prove-times.Synthesis))
 	}
 	if j.timer != nil {
 		j.timer.Stop()

@@ -373,14 +373,19 @@ func printBench(w io.Writer, r *benchResult) {
 
 // sectorResult is what `c2 bench -sector-size … -json` prints.
 type sectorResult struct {
-	Proof        string             `json:"registered_proof"`
-	Partitions   int                `json:"partitions"`
-	Devices      []benchDevice      `json:"devices"`
-	C1Seconds    float64            `json:"c1gen_s"`
-	WarmSeconds  float64            `json:"first_proof_s"` // parameters, R1CS recording, key upload, one proof
-	ProofSeconds []float64          `json:"proof_s"`       // each timed proof, verified
-	StagesMS     map[string]float64 `json:"stages_ms"`     // timed proofs, summed over partitions
-	PeakRSS      int64              `json:"peak_rss_bytes"`
+	Proof        string        `json:"registered_proof"`
+	Partitions   int           `json:"partitions"`
+	Devices      []benchDevice `json:"devices"`
+	C1Seconds    float64       `json:"c1gen_s"`
+	WarmSeconds  float64       `json:"first_proof_s"` // parameters, R1CS recording, key upload, one proof
+	ProofSeconds []float64     `json:"proof_s"`       // each timed proof, verified
+	// Timed proofs' own stages, summed over them (Prove's ProveTimes):
+	// witness synthesis, ProvePartitions, the final verification.
+	SynthesisSeconds float64            `json:"synthesis_s"`
+	ProvingSeconds   float64            `json:"proving_s"`
+	VerifySeconds    float64            `json:"verify_s"`
+	StagesMS         map[string]float64 `json:"stages_ms"` // timed proofs, summed over partitions
+	PeakRSS          int64              `json:"peak_rss_bytes"`
 	// DeviceSetupSeconds is the R1CS recording and the key made on the
 	// device (-setup gpu).
 	DeviceSetupSeconds float64 `json:"device_setup_s,omitempty"`
@@ -458,11 +463,16 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	before := prover.Stats()
 	for i, c1 := range c1s[1:] {
 		t := time.Now()
-		if _, err := prover.Prove(context.Background(), c1); err != nil {
+		_, tm, err := prover.ProveTimed(context.Background(), c1)
+		if err != nil {
 			return err
 		}
 		res.ProofSeconds = append(res.ProofSeconds, time.Since(t).Seconds())
-		fmt.Fprintf(log, "proof %d: %.2f s (verified)\n", i+1, res.ProofSeconds[i])
+		res.SynthesisSeconds += tm.Synthesis.Seconds()
+		res.ProvingSeconds += tm.Prove.Seconds()
+		res.VerifySeconds += tm.Verify.Seconds()
+		fmt.Fprintf(log, "proof %d: %.2f s (verified; synthesis %.2f s, proving %.2f s, verification %.3f s)\n",
+			i+1, res.ProofSeconds[i], tm.Synthesis.Seconds(), tm.Prove.Seconds(), tm.Verify.Seconds())
 	}
 	st := prover.Stats()
 	res.StagesMS = stageDeltas(st.Stages, before.Stages)

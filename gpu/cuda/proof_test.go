@@ -52,7 +52,7 @@ func splitG2(t *testing.T, d *Device, bases []bls12381.G2Affine, sp *msm.Split) 
 func gpuProve(t *testing.T, d *Device, pk *groth16.ProvingKey, sys *r1cs.System, r, s fr.Element) groth16.Proof {
 	n := pk.DomainSize()
 	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
-	sys.Evaluate(a, b, c)
+	require.NoError(t, sys.Evaluate(a, b, c))
 	require.NoError(t, d.ComputeH(a, b, c))
 	h := a[:n-1]
 	spL, err := msm.NewSplit(msm.Segment{Scalars: sys.Aux()})
