@@ -163,7 +163,7 @@ func BenchmarkNTT(b *testing.B) {
 	}
 }
 
-// BenchmarkComputeH: the 7-NTT quotient pipeline on device-resident a, b, c.
+// BenchmarkComputeH: the 6-NTT quotient pipeline on device-resident a, b, c.
 func BenchmarkComputeH(b *testing.B) {
 	d := testDevice(b)
 	for _, lg := range []int{20, 24, 27} {

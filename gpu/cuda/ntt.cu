@@ -41,6 +41,22 @@ __global__ void k_pow_table(fr_t* out, fr_t base, uint32_t count, int shift, fr_
     out[i] = scale * base.pow((uint64_t)i << shift);
 }
 
+// One element of global memory as two 16-byte accesses (fr_t arrays are
+// 32-byte aligned).
+__device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
+    const uint4* src = (const uint4*)p;
+    uint4 a = src[0], b = src[1];
+    fr_t x;
+    x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
+    x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
+    return x;
+}
+__device__ __forceinline__ void stg_fr(fr_t* p, const fr_t& x) {
+    uint4* dst = (uint4*)p;
+    dst[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+    dst[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+}
+
 __device__ __forceinline__ fr_t lds(const uint32_t* sm, int E, int e) {
     fr_t r;
 #pragma unroll
@@ -54,10 +70,12 @@ __device__ __forceinline__ void sts(uint32_t* sm, int E, int e, const fr_t& x) {
 
 // One pass. Rows have 2^row_log elements; this pass owns t bits; L columns per
 // block. prescale (DIT only, first pass): element at position p is multiplied
-// by ps.at(bitrev_k(p)) on load.
+// by ps.at(bitrev_k(p)) on load. mul (DIF only, first pass; null for none):
+// element at position p is multiplied by mul[p] on load.
 template <bool DIT>
 __global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int L_log,
-                                                          pow_tables w, bool prescale, pow_tables ps) {
+                                                          pow_tables w, bool prescale, pow_tables ps,
+                                                          const fr_t* mul) {
     extern __shared__ uint32_t smem[];
     const int L = 1 << L_log;
     const int E = L << t;
@@ -81,17 +99,15 @@ __global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int
     for (int e = threadIdx.x; e < E; e += blockDim.x) {
         const int n1 = e >> L_log, l = e & (L - 1);
         const uint64_t p = base + ((uint64_t)n1 << S_log) + l;
-        const uint4* src = (const uint4*)(data + p);
-        uint4 a = src[0], b = src[1];
-        fr_t x;
-        x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
-        x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
+        fr_t x = ldg_fr(data + p);
         if (DIT) {
             if (prescale) x = x * ps.at(bitrev((uint32_t)p, k));
             if (S_log > 0) {
                 uint32_t ex = (uint32_t)((n2_0 + l) * bitrev(n1, t)) << (k - row_log);
                 if (ex) x = x * w.at(ex);
             }
+        } else if (mul) {
+            x = x * ldg_fr(mul + p);
         }
         sts(smem, E, e, x);
     }
@@ -153,9 +169,7 @@ __global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int
             uint32_t ex = (uint32_t)((n2_0 + l) * bitrev(n1, t)) << (k - row_log);
             if (ex) x = x * w.at(ex);
         }
-        uint4* dst = (uint4*)(data + p);
-        dst[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
-        dst[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+        stg_fr(data + p, x);
     }
 }
 
@@ -181,11 +195,31 @@ __global__ void k_bitrev(fr_t* data, int k, int mode, fr_t c, pow_tables ps, boo
     if (i != p) data[p] = b;
 }
 
-// a = (a*b - c) * z
-__global__ void k_h_combine(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n, fr_t z) {
+// a = a*b (n elements)
+__global__ void k_mul(fr_t* a, const fr_t* b, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    a[i] = (a[i] * b[i] - c[i]) * z;
+    a[i] = a[i] * b[i];
+}
+
+// The last step of the H pipeline, in place over bit-reversed positions. At
+// position p, i = bitrev_k(p), a holds n*(coefficient i of the coset
+// interpolant of A*B, before its shift by g^-i) and c holds n*(coefficient i
+// of C); with gz.at(i) = g^-i/(n*Z) and nz = 1/(n*Z) this writes
+//   a[i] = a[p]*gz.at(i) - c[p]*nz,
+// coefficient i of h in natural order (and the same for p, from position i).
+// Three products per element: the table entry (lo*hi) and the two terms.
+__global__ void k_h_final(fr_t* a, const fr_t* c, int k, pow_tables gz, fr_t nz) {
+    uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >> k) return;
+    uint32_t i = bitrev((uint32_t)p, k);
+    if (i < p) return;
+    fr_t x = ldg_fr(a + p) * gz.at(i) - ldg_fr(c + p) * nz;
+    if (i != p) {
+        fr_t y = ldg_fr(a + i) * gz.at((uint32_t)p) - ldg_fr(c + i) * nz;
+        stg_fr(a + p, y);
+    }
+    stg_fr(a + i, x);
 }
 
 static fr_t load_fr(const uint64_t* v) {
@@ -270,9 +304,17 @@ static int ntt_smem_limit(c2_status* st) {
 }
 
 // DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) with root w.
+// prescale (DIT): see k_ntt_pass. mul (DIF; null for none): the input is
+// first multiplied pointwise by mul (2^k elements).
 static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, const pow_tables& w,
-                   bool prescale, const pow_tables& ps) {
-    if (k == 0) return C2_OK;
+                   bool prescale, const pow_tables& ps, const fr_t* mul = nullptr) {
+    if (k == 0) {
+        if (!dit && mul) {
+            k_mul<<<1, 32, 0, s>>>(d, mul, 1);
+            C2_CHECK_LAUNCH(k_mul);
+        }
+        return C2_OK;
+    }
     if (int rc = ntt_smem_limit(st)) return rc;
     pass_plan pl = plan_passes(k);
     int rows_log[4];
@@ -292,9 +334,11 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
         if (threads > NTT_THREADS) threads = NTT_THREADS;
         if (threads < 32) threads = 32;
         if (dit) {
-            k_ntt_pass<true><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, prescale && ii == 0, ps);
+            k_ntt_pass<true><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, prescale && ii == 0, ps,
+                                                           nullptr);
         } else {
-            k_ntt_pass<false><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, false, ps);
+            k_ntt_pass<false><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, false, ps,
+                                                            ii == 0 ? mul : nullptr);
         }
         C2_CHECK_LAUNCH(k_ntt_pass);
     }
@@ -341,20 +385,32 @@ static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, c
     return set_status(st, C2_ERR_INVALID, 0, "ntt kind %d", kind);
 }
 
-// The H pipeline in three steps so that host uploads can overlap the first
-// input's transforms.
+// The H pipeline. With A, B, C the interpolants of a, b, c over the domain
+// <w> and Z = x^n - 1, which is the constant g^n - 1 on the coset g<w>,
+//   h = (coset interpolant of A*B's coset values - C) / Z:
+// the coset inverse transform is linear and takes C's coset values back to C,
+// so c needs only its inverse transform. Six transforms: a and b go to the
+// coset (two each), a*b comes back (one), c is interpolated (one). The steps
+// are separate calls so that host uploads can overlap the transforms.
+//
+// Products per element outside the transforms' butterflies and twiddles:
+// 2 for each of a's and b's coset shift (table entry, product), 1 for a*b
+// and 3 in k_h_final: 8.
 struct h_pipeline {
-    table_set wf, wi, gs, gi;
+    table_set wf, wi, gs, gz;
+    fr_t nz;  // 1/(n*Z)
     int k;
     int init(c2_status* st, cudaStream_t s, int log_n, const c2_ntt_consts* kc) {
         int rc;
         k = log_n;
         fr_t one = fr_t::one();
+        nz = load_fr(kc->n_inv) * load_fr(kc->z_inv);
         if ((rc = wf.build(st, s, k, load_fr(kc->omega), one))) return rc;
         if ((rc = wi.build(st, s, k, load_fr(kc->omega_inv), one))) return rc;
         // iNTT scale 1/n and coset shift g^i folded into one table
         if ((rc = gs.build(st, s, k, load_fr(kc->g), load_fr(kc->n_inv)))) return rc;
-        return gi.build(st, s, k, load_fr(kc->g_inv), load_fr(kc->n_inv));
+        // iNTT scale 1/n, coset shift g^-i and 1/Z folded into one table
+        return gz.build(st, s, k, load_fr(kc->g_inv), nz);
     }
     // natural values -> bit-reversed n*coefficients -> natural coset values
     int to_coset(c2_status* st, cudaStream_t s, fr_t* v) {
@@ -362,14 +418,20 @@ struct h_pipeline {
         if ((rc = run_ntt(st, s, v, k, false, wi.t, false, gs.t))) return rc;
         return run_ntt(st, s, v, k, true, wf.t, true, gs.t);
     }
-    // a = (a*b - c)/Z on the coset, then back to natural-order coefficients
-    int finish(c2_status* st, cudaStream_t s, fr_t* a, const fr_t* b, const fr_t* c, const c2_ntt_consts* kc) {
+    // a, b natural coset values -> a = bit-reversed n*(coefficients of the
+    // coset interpolant of a*b before the shift by g^-i); b is unchanged
+    int product(c2_status* st, cudaStream_t s, fr_t* a, const fr_t* b) {
+        return run_ntt(st, s, a, k, false, wi.t, false, gs.t, b);
+    }
+    // c natural values -> bit-reversed n*coefficients of C (clobbered); a (as
+    // product leaves it) -> h's coefficients in natural order
+    int finish(c2_status* st, cudaStream_t s, fr_t* a, fr_t* c) {
         int rc;
+        if ((rc = run_ntt(st, s, c, k, false, wi.t, false, gs.t))) return rc;
         uint64_t n = 1ull << k;
-        k_h_combine<<<blocks_for(n, 256), 256, 0, s>>>(a, b, c, n, load_fr(kc->z_inv));
-        C2_CHECK_LAUNCH(k_h_combine);
-        if ((rc = run_ntt(st, s, a, k, false, wi.t, false, gs.t))) return rc;
-        return bitrev_scale(st, s, a, k, 2, fr_t::one(), gi.t, false);
+        k_h_final<<<blocks_for(n, 256), 256, 0, s>>>(a, c, k, gz.t, nz);
+        C2_CHECK_LAUNCH(k_h_final);
+        return C2_OK;
     }
 };
 
@@ -412,11 +474,11 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
     size_t bytes = sizeof(fr_t) << log_n;
     scratch buf;
     fr_t *da = (fr_t*)a, *db = (fr_t*)b, *dc = (fr_t*)c;
-    cudaEvent_t ev[2] = {nullptr, nullptr};
+    cudaEvent_t ev[3] = {nullptr, nullptr, nullptr};
     struct ev_guard {
         cudaEvent_t* e;
         ~ev_guard() {
-            for (int i = 0; i < 2; i++)
+            for (int i = 0; i < 3; i++)
                 if (e[i]) cudaEventDestroy(e[i]);
         }
     } guard{ev};
@@ -427,26 +489,30 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
         da = buf.as<fr_t>();
         db = da + ((size_t)1 << log_n);
         dc = db + ((size_t)1 << log_n);
-        C2_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
-        C2_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+        for (int i = 0; i < 3; i++) C2_CHECK(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming));
         C2_CHECK(cudaEventRecord(ev[0], sc->s));  // the buffer exists from here on
         C2_CHECK(cudaMemcpyAsync(da, a, bytes, cudaMemcpyHostToDevice, sc->s));
     }
-    // a's transforms are queued before b and c are uploaded (a pageable copy
-    // blocks the host), so the uploads overlap them.
+    // Each upload is queued after the work that does not need it (a pageable
+    // copy blocks the host), so b's upload overlaps a's transforms and c's
+    // overlaps b's and a*b's. b and c go on the copy stream (a pageable upload
+    // on s would first wait for the work queued there); s waits for each
+    // before using it.
     if (rc == C2_OK) rc = hp.to_coset(st, sc->s, da);
     if (rc == C2_OK && !on_device) {
-        // b and c go on the copy stream (a pageable upload on s would first
-        // wait for a's transforms); s waits for them before using them.
         C2_CHECK(cudaStreamWaitEvent(sc->copy, ev[0], 0));
         C2_CHECK(cudaMemcpyAsync(db, b, bytes, cudaMemcpyHostToDevice, sc->copy));
-        C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
         C2_CHECK(cudaEventRecord(ev[1], sc->copy));
         C2_CHECK(cudaStreamWaitEvent(sc->s, ev[1], 0));
     }
     if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db);
-    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, dc);
-    if (rc == C2_OK) rc = hp.finish(st, sc->s, da, db, dc, kc);
+    if (rc == C2_OK) rc = hp.product(st, sc->s, da, db);
+    if (rc == C2_OK && !on_device) {
+        C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
+        C2_CHECK(cudaEventRecord(ev[2], sc->copy));
+        C2_CHECK(cudaStreamWaitEvent(sc->s, ev[2], 0));
+    }
+    if (rc == C2_OK) rc = hp.finish(st, sc->s, da, dc);
     if (rc) {
         cudaStreamSynchronize(sc->s);
         return rc;

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -151,26 +152,71 @@ func TestNTTRoundTripResident(t *testing.T) {
 	}
 }
 
+// hInputs returns random a, b and c of length n: unrelated, or with c = a·b
+// (every constraint satisfied, as for a real witness).
+func hInputs(rng *rand.Rand, n int, satisfied bool) (a, b, c []fr.Element) {
+	a, b = randFr(rng, n), randFr(rng, n)
+	if !satisfied {
+		return a, b, randFr(rng, n)
+	}
+	c = make([]fr.Element, n)
+	for i := range c {
+		c[i].Mul(&a[i], &b[i])
+	}
+	return a, b, c
+}
+
+func cloneFr(v []fr.Element) []fr.Element { return append([]fr.Element(nil), v...) }
+
+// TestComputeH checks both entry points, ComputeH (host vectors) and
+// ComputeHResident (device buffers), on unsatisfied and satisfied inputs at
+// every size up to 2^22, against the literal bellperson quotient and, up to
+// 2^16, the CPU prover's own H (package ntt). At n = 1 ComputeH returns h
+// empty (a[0] = 0) as package ntt does, while the library computes the coset
+// formula, (a·b − c)/(g − 1).
 func TestComputeH(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)
-	for logN := 1; logN <= 22; logN++ {
+	for logN := 0; logN <= 22; logN++ {
 		n := 1 << logN
-		a, b, c := randFr(rng, n), randFr(rng, n), randFr(rng, n)
-		want := refHLiteral(append([]fr.Element(nil), a...), append([]fr.Element(nil), b...),
-			append([]fr.Element(nil), c...))
-		var lead []fr.Element
-		if logN <= 16 {
-			// also against the CPU prover's own H (package ntt)
-			lead = append([]fr.Element(nil), a...)
-			dom, err := ntt.NewDomain(n)
-			require.NoError(t, err)
-			require.NoError(t, dom.ComputeH(lead, append([]fr.Element(nil), b...), append([]fr.Element(nil), c...)))
-		}
-		require.NoError(t, d.ComputeH(a, b, c))
-		requireFrEqual(t, want, a, fmt.Sprintf("H 2^%d", logN))
-		if lead != nil {
-			requireFrEqual(t, lead, a, fmt.Sprintf("H 2^%d vs package ntt", logN))
+		for _, satisfied := range []bool{false, true} {
+			what := fmt.Sprintf("H 2^%d satisfied=%v", logN, satisfied)
+			a, b, c := hInputs(rng, n, satisfied)
+			want := refHLiteral(cloneFr(a), cloneFr(b), cloneFr(c))
+			if satisfied && logN > 0 {
+				require.True(t, want[n-1].IsZero(), "%s: reference h[n-1] = %s", what, want[n-1].String())
+			}
+
+			host, hb, hc := cloneFr(a), cloneFr(b), cloneFr(c)
+			require.NoError(t, d.ComputeH(host, hb, hc))
+			requireFrEqual(t, b, hb, what+": b after ComputeH")
+			requireFrEqual(t, c, hc, what+": c after ComputeH")
+			if logN == 0 {
+				require.True(t, host[0].IsZero(), "%s: h = %s", what, host[0].String())
+			} else {
+				requireFrEqual(t, want, host, what)
+			}
+			if logN <= 16 {
+				lead := cloneFr(a)
+				dom, err := ntt.NewDomain(n)
+				require.NoError(t, err)
+				require.NoError(t, dom.ComputeH(lead, cloneFr(b), cloneFr(c)))
+				requireFrEqual(t, lead, host, what+" vs package ntt")
+			}
+
+			bufs := make([]*Buffer, 3)
+			for i, v := range [][]fr.Element{a, b, c} {
+				var err error
+				bufs[i], err = d.UploadFr(v)
+				require.NoError(t, err)
+			}
+			require.NoError(t, d.ComputeHResident(bufs[0], bufs[1], bufs[2], logN))
+			got := make([]fr.Element, n)
+			require.NoError(t, d.DownloadFr(got, bufs[0]))
+			requireFrEqual(t, want, got, what+" resident")
+			for _, x := range bufs {
+				require.NoError(t, x.Free())
+			}
 		}
 	}
 }
@@ -181,11 +227,11 @@ func TestComputeHSatisfiedSystem(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)
 	n := 1 << 12
-	a, b := randFr(rng, n), randFr(rng, n)
-	c := make([]fr.Element, n)
-	for i := range c {
-		c[i].Mul(&a[i], &b[i])
-	}
+	a, b, c := hInputs(rng, n, true)
+	lead := cloneFr(a)
+	dom, err := ntt.NewDomain(n)
+	require.NoError(t, err)
+	require.NoError(t, dom.ComputeH(lead, cloneFr(b), cloneFr(c)))
 	require.NoError(t, d.ComputeH(a, b, c))
 	require.True(t, a[n-1].IsZero(), "h[n-1] = %s", a[n-1].String())
 	nonzero := 0
@@ -195,4 +241,5 @@ func TestComputeHSatisfiedSystem(t *testing.T) {
 		}
 	}
 	require.Greater(t, nonzero, n/2)
+	requireFrEqual(t, lead, a, "satisfied H vs package ntt")
 }

@@ -114,10 +114,12 @@ func (d *Device) NTTResident(buf *Buffer, logN int, kind NTTKind) error {
 // ComputeH computes the Groth16 quotient the way bellperson does, in place:
 // with n = len(a) (a power of two, a, b, c the natural-order evaluations of
 // A·w, B·w, C·w zero-padded to n), it writes into a the coefficients, in
-// natural order, of h = (A·B − C)/Z evaluated through the coset g·<w>:
-// a, b, c are interpolated (iNTT), moved to the coset (coefficient i times
-// g^i, NTT), combined as (a·b − c)·(g^n − 1)^-1, and brought back (iNTT,
-// coefficient i times g^-i). b and c are left unchanged.
+// natural order, of h = (A·B − C)/Z evaluated through the coset g·<w>: a
+// and b are interpolated (iNTT) and moved to the coset (coefficient i times
+// g^i, NTT), their product is brought back (iNTT, coefficient i times g^-i),
+// and C's coefficients (one iNTT of c) are subtracted, all divided by the
+// coset's Z = g^n − 1: six transforms, the result of bellperson's seven.
+// b and c are left unchanged.
 func (d *Device) ComputeH(a, b, c []fr.Element) error {
 	logN, ok := log2Exact(len(a))
 	if !ok || len(b) != len(a) || len(c) != len(a) || logN > MaxLogN {
