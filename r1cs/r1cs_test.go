@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -207,4 +208,20 @@ func TestUnassigned(t *testing.T) {
 	require.NoError(t, w.IsSatisfied())
 	require.NoError(t, w.Evaluate(a, b, c))
 	require.False(t, u.Assigned(), "WithAssignment leaves the unassigned system as it was")
+}
+
+// Finalize leaves the matrices without the spare capacity appending left.
+func TestFinalizeTrims(t *testing.T) {
+	s := NewSystem()
+	for i := int64(0); i < 5000; i++ {
+		square(s, i+2, i&1)
+	}
+	require.Greater(t, cap(s.A().Vars)-len(s.A().Vars), len(s.A().Vars)/64, "appending left spare capacity")
+	s.Finalize()
+	for _, m := range []*Matrix{s.A(), s.B(), s.C()} {
+		assert.LessOrEqual(t, cap(m.Vars)-len(m.Vars), len(m.Vars)/64)
+		assert.LessOrEqual(t, cap(m.CoeffIdx)-len(m.CoeffIdx), len(m.CoeffIdx)/64)
+		assert.LessOrEqual(t, cap(m.RowStart)-len(m.RowStart), len(m.RowStart)/64)
+	}
+	require.NoError(t, s.IsSatisfied())
 }

@@ -89,6 +89,7 @@ func runBench(args []string) error {
 	sectorSize := fs.String("sector-size", "", "prove synthetic C1 outputs of this sector size (2KiB … 64GiB; see c2 c1gen) with -params")
 	v11 := fs.Bool("v1_1", false, "with -sector-size: StackedDrg*V1_1 proofs")
 	proofs := fs.Int("proofs", 1, "with -sector-size: C2 proofs timed back to back, after a warm-up proof")
+	memLimit := fs.Float64("memlimit", 0, "with -sector-size: soft limit of the Go runtime's memory during the timed proofs, GiB (runtime/debug.SetMemoryLimit; 0: GOMEMLIMIT or none)")
 	slotList := fs.String("slots", "", `CUDA: partitions a device runs at once (default 3); a list such as "2,3" measures each`)
 	setupOn := fs.String("setup", "cpu", `synthetic partitions: where the development key is made: "cpu" (in host memory, then loaded on the devices) or "gpu" (in the first CUDA device's memory, once per measurement; the host never holds it)`)
 	if err := parseFlags(fs, args); err != nil {
@@ -145,7 +146,10 @@ func runBench(args []string) error {
 			return errors.New("-proofs must be at least 1")
 		}
 		cfg.VRAMBudget = budgets[0]
-		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *asJSON, *setupOn == "gpu")
+		if *memLimit < 0 {
+			return errors.New("-memlimit must not be negative")
+		}
+		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *asJSON, *setupOn == "gpu", int64(*memLimit*(1<<30)))
 	}
 	if *c1 != "" {
 		data, err := porep.ReadC1(*c1) // regular files only, size-capped
@@ -379,13 +383,17 @@ type sectorResult struct {
 	C1Seconds    float64       `json:"c1gen_s"`
 	WarmSeconds  float64       `json:"first_proof_s"` // parameters, R1CS recording, key upload, one proof
 	ProofSeconds []float64     `json:"proof_s"`       // each timed proof, verified
-	// Timed proofs' own stages, summed over them (Prove's ProveTimes):
-	// witness synthesis, ProvePartitions, the final verification.
+	// Timed proofs' own stages, summed over them (ProveTimed's
+	// ProveTimes): witness synthesis and verification happen inside the
+	// proving span.
 	SynthesisSeconds float64            `json:"synthesis_s"`
 	ProvingSeconds   float64            `json:"proving_s"`
 	VerifySeconds    float64            `json:"verify_s"`
 	StagesMS         map[string]float64 `json:"stages_ms"` // timed proofs, summed over partitions
 	PeakRSS          int64              `json:"peak_rss_bytes"`
+	// MemoryLimit is the Go runtime's soft memory limit during the timed
+	// proofs (-memlimit).
+	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
 	// DeviceSetupSeconds is the R1CS recording and the key made on the
 	// device (-setup gpu).
 	DeviceSetupSeconds float64 `json:"device_setup_s,omitempty"`
@@ -396,7 +404,7 @@ type sectorResult struct {
 // parameters in params (default $FIL_PROOFS_PARAMETER_CACHE, else
 // /var/tmp/filecoin-proof-parameters): one warm-up proof, then n timed ones
 // of other sectors.
-func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint64, n int, asJSON, devSetup bool) error {
+func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint64, n int, asJSON, devSetup bool, memLimit int64) error {
 	proof, err := c1genProof("", size, v11)
 	if err != nil {
 		return err
@@ -458,6 +466,10 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	res.WarmSeconds = time.Since(t0).Seconds()
 	fmt.Fprintf(log, "warm-up proof (parameters, R1CS recording, key upload) %.1f s on %s\n", res.WarmSeconds, strings.Join(prover.Devices(), ","))
 
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit)
+		res.MemoryLimit = memLimit
+	}
 	debug.FreeOSMemory()
 	_ = pool.ResetPeakRSS()
 	before := prover.Stats()

@@ -18,6 +18,7 @@ func TestBenchSectorNeedsParams(t *testing.T) {
 	require.ErrorContains(t, err, "c2 setup --sector-size 2KiB")
 	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-c1", "x.json"}))
 	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-proofs", "0"}))
+	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-memlimit", "-1"}))
 	require.Error(t, runBench([]string{"-sector-size", "3KiB", "-params", empty}))
 	require.Error(t, runBench([]string{"-sector-size", "2KiB", "stray"}))
 }
