@@ -129,10 +129,7 @@ func checkLayout(sys *r1cs.System) error {
 // layout. sys must pass checkLayout.
 func convertMatrix(sys *r1cs.System, k int) (rows, cols []uint32, coef []uint16) {
 	m := []*r1cs.Matrix{sys.A(), sys.B(), sys.C()}[k]
-	rows = make([]uint32, len(m.RowStart))
-	for j, x := range m.RowStart {
-		rows[j] = uint32(x)
-	}
+	rows = m.RowStart
 	nin := uint32(sys.NumInputs())
 	cols = make([]uint32, len(m.Vars))
 	coef = make([]uint16, len(m.Vars))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -224,7 +225,7 @@ func ReadCompact(r io.Reader) (*System, error) {
 	for k := range s.m {
 		field := [3]string{"A", "B", "C"}[k]
 		m := &s.m[k]
-		m.RowStart = make([]int, 1, min(nc+1, 1<<16))
+		m.RowStart = make([]uint32, 1, min(nc+1, 1<<16))
 		var prevFirst uint64
 		for j := 0; j < nc; j++ {
 			cnt, err := binary.ReadUvarint(cr)
@@ -274,7 +275,10 @@ func ReadCompact(r io.Reader) (*System, error) {
 				m.Vars = append(m.Vars, v)
 				m.CoeffIdx = append(m.CoeffIdx, uint32(ci))
 			}
-			m.RowStart = append(m.RowStart, len(m.Vars))
+			if uint64(len(m.Vars)) > math.MaxUint32 {
+				return nil, fail(field, fmt.Errorf("row %d: more than 2^32-1 terms in the matrix", j))
+			}
+			m.RowStart = append(m.RowStart, uint32(len(m.Vars)))
 		}
 	}
 	want := h.Sum(nil)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -60,11 +61,11 @@ func NewDensity(n int, set func(i int) bool) Density {
 }
 
 // Matrix is one of A, B, C in compressed sparse rows. Row j's terms are
-// Vars[RowStart[j]:RowStart[j+1]] with coefficients Coeffs[CoeffIdx[...]].
-// Within a row, variables are distinct, sorted inputs first then aux, each by
+// Vars[RowStart[j]:RowStart[j+1]] with coefficients Coeffs[CoeffIdx[...]]
+// (at most 2^32−1 terms per matrix: 4 bytes per row start). Within a row, variables are distinct, sorted inputs first then aux, each by
 // index, and no coefficient is zero.
 type Matrix struct {
-	RowStart []int
+	RowStart []uint32
 	Vars     []Variable
 	CoeffIdx []uint32
 }
@@ -94,7 +95,7 @@ type System struct {
 func NewSystem() *System {
 	s := &System{coeffIndex: make(map[fr.Element]uint32)}
 	for k := range s.m {
-		s.m[k].RowStart = []int{0}
+		s.m[k].RowStart = []uint32{0}
 	}
 	s.AllocInput(oneElement)
 	return s
@@ -154,7 +155,10 @@ func (s *System) enforce(a, b, c LC) {
 				s.bInputs.set(t.Var.Index())
 			}
 		}
-		m.RowStart = append(m.RowStart, len(m.Vars))
+		if uint64(len(m.Vars)) > math.MaxUint32 {
+			panic("r1cs: a matrix has more than 2^32-1 terms") // a circuit bug, not an input error
+		}
+		m.RowStart = append(m.RowStart, uint32(len(m.Vars)))
 	}
 }
 
