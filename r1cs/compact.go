@@ -145,13 +145,13 @@ func (c *countingReader) Read(p []byte) (int, error) {
 const unusedAuxSlack = 1 << 16
 
 // ReadCompact reads a system written by WriteCompact. The result is
-// finalized and its assignment is all zero (inputs[0] = 1); set one with
-// SetAssignment. A corrupt stream fails with a *CompactError naming the
-// field and byte offset.
+// finalized and has no assignment (see Unassigned): pair it with a witness
+// by WithAssignment or SetAssignment. A corrupt stream fails with a
+// *CompactError naming the field and byte offset.
 //
 // Memory follows the data, not the header's counts: matrices and the
-// coefficient table grow as their bytes arrive; the densities and the
-// assignment are allocated only after the checksum matched, and only if
+// coefficient table grow as their bytes arrive; the densities are
+// allocated only after the checksum matched, and only if
 // the aux count is at most the number of terms read plus 2^16 (an aux
 // variable appears in some constraint, but for a few). When r reports how
 // many bytes remain (a Len method, as bytes.Reader has), counts that need
@@ -296,8 +296,7 @@ func ReadCompact(r io.Reader) (*System, error) {
 	if na > terms+unusedAuxSlack {
 		return nil, &CompactError{Offset: hdrOff[1], Field: "aux", Err: fmt.Errorf("%d aux variables for %d terms", na, terms)}
 	}
-	// Allocate the densities and the assignment only once the stream is
-	// known to be intact.
+	// Allocate the densities only once the stream is known to be intact.
 	s.aAux = Density{bits: make([]uint64, (na+63)/64), n: na}
 	s.bAux = Density{bits: make([]uint64, (na+63)/64), n: na}
 	s.bInputs = Density{bits: make([]uint64, (ni+63)/64), n: ni}
@@ -313,9 +312,7 @@ func ReadCompact(r io.Reader) (*System, error) {
 			s.bInputs.set(v.Index())
 		}
 	}
-	s.inputs = make([]fr.Element, ni)
-	s.aux = make([]fr.Element, na)
-	s.inputs[0] = oneElement
+	s.unassigned, s.nInputs, s.nAux = true, ni, na
 	return s, nil
 }
 

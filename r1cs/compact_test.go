@@ -38,8 +38,11 @@ func TestCompactRoundTrip(t *testing.T) {
 	nnz := len(s.A().Vars) + len(s.B().Vars) + len(s.C().Vars)
 	require.Less(t, buf.Len()-8-32-32*len(s.Coeffs()), 4*nnz, "a few bytes per non-zero")
 
-	// A witness plugged into the read system satisfies it.
+	// It has no values of its own; a witness plugged into it satisfies it.
+	require.False(t, back.Assigned())
+	require.Error(t, back.IsSatisfied())
 	require.NoError(t, back.SetAssignment(s.Inputs(), s.Aux()))
+	require.True(t, back.Assigned())
 	require.NoError(t, back.IsSatisfied())
 	bad := append(s.Aux()[:0:0], s.Aux()...)
 	bad[0].SetUint64(5) // x = 5 but y = 4
