@@ -135,16 +135,13 @@ func assignedSystem(rec *r1cs.System, w *r1cs.Witness, want []fr.Element, k int,
 	return sys, nil
 }
 
-// proveShape is the flow shared by the circuits proved from vanilla
-// proofs: the shape's key (the file find resolves, checked for numInputs
-// public inputs) and R1CS (recorded by record) from cache c, then for each
-// partition k its witness, checked against want[k] — mismatch builds the
-// error for a differing public input i — proved in groups, verified and
-// serialized. label names the shape in logs and errors.
-func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
-	record func(*r1cs.System) error, witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error),
-	want [][]fr.Element, mismatch func(k, i int) error) ([]byte, error) {
-	pk, rec, err := p.keyAndSystem(ctx, c, find,
+// loadCircuit returns the key and recorded R1CS of a circuit proved from
+// vanilla proofs, from its cache c (see keyAndSystem): the key from the
+// file find resolves, checked for numInputs public inputs, the R1CS
+// recorded by record. label names the circuit in logs and errors.
+func (p *Prover) loadCircuit(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
+	record func(*r1cs.System) error) (*groth16.ProvingKey, *r1cs.System, error) {
+	return p.keyAndSystem(ctx, c, find,
 		func(ctx context.Context) (*groth16.ProvingKey, error) { return p.readKey(ctx, label, numInputs, find) },
 		func(ctx context.Context) (*r1cs.System, error) {
 			return p.recordSystem(label, func(sys *r1cs.System) error {
@@ -154,11 +151,25 @@ func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, nu
 				return record(sys)
 			})
 		})
+}
+
+// proveShape is the flow shared by the circuits proved from vanilla
+// proofs: the shape's key and R1CS from cache c (see loadCircuit), then
+// for each partition k its witness, checked against want[k] — mismatch
+// builds the error for a differing public input i — proved in groups,
+// verified and serialized. label names the shape in logs and errors. tm
+// receives the wait for the key and R1CS (ParamsLoad) and proveStream's
+// times, on error those of the stages that ran.
+func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
+	record func(*r1cs.System) error, witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error),
+	want [][]fr.Element, mismatch func(k, i int) error, tm *ProveTimes) ([]byte, error) {
+	t0 := time.Now()
+	pk, rec, err := p.loadCircuit(ctx, c, label, numInputs, find, record)
+	tm.ParamsLoad = time.Since(t0)
 	if err != nil {
 		return nil, err
 	}
-	var tm ProveTimes
-	out, err := p.proveStream(ctx, nil, pk, rec, want, &tm, func(ctx context.Context, k int, _ []fr.Element) (*r1cs.System, error) {
+	out, err := p.proveStream(ctx, nil, pk, rec, want, tm, func(ctx context.Context, k int, _ []fr.Element) (*r1cs.System, error) {
 		w, err := witness(ctx, k, 0)
 		if err != nil {
 			if ctx.Err() != nil {

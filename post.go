@@ -12,10 +12,34 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// postShape returns the cache of PoSt shape s: the proving key and R1CS of
-// its circuit (its parameter name, which V1 and V1_2 Window proofs share),
-// kept beside the PoRep shapes and dropped with them by Close.
-func (p *Prover) postShape(s post.Shape) *shapeCache { return p.cache("post/" + s.ParamsName()) }
+// postCircuit describes the circuit of PoSt shape s. Its cache, named by
+// the parameter file (which V1 and V1_2 Window proofs share), keeps the
+// proving key and R1CS beside the PoRep shapes; Close drops them all.
+func (p *Prover) postCircuit(s post.Shape) vanillaCircuit {
+	return vanillaCircuit{
+		cache:     "post/" + s.ParamsName(),
+		label:     s.Name,
+		numInputs: s.NumInputs(),
+		find:      func() (string, bool, error) { return p.postParamsPath(s) },
+		record: func(sys *r1cs.System) error {
+			blank, err := post.BlankPartition(s) // the R1CS depends only on the shape
+			if err != nil {
+				return err
+			}
+			return post.Synthesize(sys, s, blank)
+		},
+	}
+}
+
+// postShapeByName returns the PoSt shape of the registered proof named
+// name, or a *post.InputError.
+func postShapeByName(name string) (post.Shape, error) {
+	s, ok := post.ShapeByName(name)
+	if !ok {
+		return post.Shape{}, &post.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered PoSt proof", name)}
+	}
+	return s, nil
+}
 
 // FindPoStParams resolves where the parameters of PoSt shape s are, as
 // FindParams does for PoRep: path itself when it is a file, else in the
@@ -52,7 +76,8 @@ func (p *Prover) postParamsPath(s post.Shape) (string, bool, error) {
 // parameters are looked for.
 // Parameters are read from Config.Params once per PoSt circuit (the
 // official file named by post.Shape.ParamsName, else the dev-insecure-
-// one) and kept with the circuit's R1CS, recorded once; partitions are
+// one) and kept with the circuit's R1CS, recorded once, until EvictPoSt or
+// Close (PreloadPoSt does both ahead of the first call); partitions are
 // synthesized in witness-only mode. ctx stops the call as it stops Prove.
 //
 // Errors: *post.VanillaError for a vanilla proof that cannot be decoded or
@@ -63,7 +88,60 @@ func (p *Prover) postParamsPath(s post.Shape) (string, bool, error) {
 // *groth16.FormatError for parameters, *PartitionError for a partition
 // that could not be proved, ErrClosed after Close, ctx's error.
 func (p *Prover) ProveWindowPoSt(ctx context.Context, proof string, randomness [32]byte, vanilla [][]byte) ([]byte, error) {
-	return p.provePoSt(ctx, post.Window, proof, randomness, vanilla)
+	out, _, err := p.ProveWindowPoStTimed(ctx, proof, randomness, vanilla)
+	return out, err
+}
+
+// ProveWindowPoStTimed is ProveWindowPoSt, and also returns the wall times
+// of the call's own stages, as ProveTimed does for PoRep: ParamsLoad the
+// wait for the circuit's key and recorded R1CS, Synthesis and Verify
+// summed over the partitions inside the span of Prove. On error the times
+// of the stages that ran are returned with it.
+func (p *Prover) ProveWindowPoStTimed(ctx context.Context, proof string, randomness [32]byte, vanilla [][]byte) ([]byte, ProveTimes, error) {
+	return p.provePoSt(ctx, post.Window, proof, randomness, vanilla, -1)
+}
+
+// MaxPoStOffset bounds the sectors that precede the partition a
+// ProveWindowPoStPartition call proves (partition × post.Shape.Sectors):
+// 65536, 27 partitions of 32 GiB sectors (2 EiB, more than any miner's
+// deadline holds), 32768 of 2 KiB ones. The call keeps 40 bytes for each.
+const MaxPoStOffset = 1 << 16
+
+// ProveWindowPoStPartition computes the Groth16 proof of one partition of
+// a Window PoSt, as filecoin-ffi's generate_single_window_post_with_vanilla
+// does (Curio's WINDOW_POST_PARTITION): vanilla holds the vanilla proofs of
+// that partition's sectors only, in order (at most post.Shape.Sectors; a
+// short partition is padded with its last sector), partition is its index
+// in the whole proof, and the result is its one 192-byte proof, verified
+// against the public inputs of that partition of the whole PoSt, those
+// the chain checks it against.
+//
+// The index matters for V1 (StackedDrgWindow…V1, API 1.0.0), which derives
+// the challenges of a sector from its position over all partitions
+// (partition × post.Shape.Sectors + its place in the partition), as
+// generate_fallback_sector_challenges does for the vanilla proofs of the
+// whole deadline: the same vanilla proofs proved by ProveWindowPoSt, as
+// partition 0, fail its native check. V1_2 derives them from the sector
+// alone: any index gives the proof ProveWindowPoSt gives. Errors name the
+// partition by its index in the whole proof. Native checks, parameters,
+// caching and cancellation are as for ProveWindowPoSt.
+//
+// Errors: those of ProveWindowPoSt; *post.InputError also for a negative
+// partition, more sectors than a partition holds, or more than
+// MaxPoStOffset sectors before the partition.
+func (p *Prover) ProveWindowPoStPartition(ctx context.Context, proof string, randomness [32]byte, partition int, vanilla [][]byte) ([]byte, error) {
+	out, _, err := p.ProveWindowPoStPartitionTimed(ctx, proof, randomness, partition, vanilla)
+	return out, err
+}
+
+// ProveWindowPoStPartitionTimed is ProveWindowPoStPartition, and also
+// returns the wall times of the call's own stages, as ProveWindowPoStTimed
+// does.
+func (p *Prover) ProveWindowPoStPartitionTimed(ctx context.Context, proof string, randomness [32]byte, partition int, vanilla [][]byte) ([]byte, ProveTimes, error) {
+	if partition < 0 {
+		return nil, ProveTimes{}, &post.InputError{Field: "partition", Msg: fmt.Sprintf("%d is negative", partition)}
+	}
+	return p.provePoSt(ctx, post.Window, proof, randomness, vanilla, partition)
 }
 
 // ProveWinningPoSt computes the Winning PoSt SNARK of the registered PoSt
@@ -75,62 +153,74 @@ func (p *Prover) ProveWindowPoSt(ctx context.Context, proof string, randomness [
 // native checks first, parameters, caching, cancellation, errors — is as
 // for ProveWindowPoSt.
 func (p *Prover) ProveWinningPoSt(ctx context.Context, proof string, randomness [32]byte, vanilla [][]byte) ([]byte, error) {
-	return p.provePoSt(ctx, post.Winning, proof, randomness, vanilla)
+	out, _, err := p.ProveWinningPoStTimed(ctx, proof, randomness, vanilla)
+	return out, err
 }
 
-// provePoSt is ProveWindowPoSt and ProveWinningPoSt, kind telling which.
-func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, randomness [32]byte, vanilla [][]byte) ([]byte, error) {
+// ProveWinningPoStTimed is ProveWinningPoSt, and also returns the wall
+// times of the call's own stages, as ProveWindowPoStTimed does.
+func (p *Prover) ProveWinningPoStTimed(ctx context.Context, proof string, randomness [32]byte, vanilla [][]byte) ([]byte, ProveTimes, error) {
+	return p.provePoSt(ctx, post.Winning, proof, randomness, vanilla, -1)
+}
+
+// provePoSt is ProveWindowPoStTimed and ProveWinningPoStTimed, kind
+// telling which, and with partition ≥ 0 ProveWindowPoStPartitionTimed.
+func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, randomness [32]byte, vanilla [][]byte, partition int) ([]byte, ProveTimes, error) {
+	var tm ProveTimes
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, tm, err
 	}
-	shape, ok := post.ShapeByName(name)
-	switch {
-	case !ok:
-		return nil, &post.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered PoSt proof", name)}
-	case shape.Kind != kind:
-		return nil, &post.InputError{Field: "proof", Msg: fmt.Sprintf("%s is a %s PoSt proof, not %s", name, shape.Kind, kind)}
+	shape, err := postShapeByName(name)
+	if err != nil {
+		return nil, tm, err
+	}
+	if shape.Kind != kind {
+		return nil, tm, &post.InputError{Field: "proof", Msg: fmt.Sprintf("%s is a %s PoSt proof, not %s", name, shape.Kind, kind)}
 	}
 	proofs, err := DecodeVanillaPoSt(vanilla)
 	if err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	parts, pub, err := post.Partitions(shape, proofs)
 	if err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	if err := post.CheckRoots(proofs); err != nil {
-		return nil, err
+		return nil, tm, err
+	}
+	// first is the index of parts[0] in the whole proof.
+	first := 0
+	if partition >= 0 {
+		if pub, err = partitionSectors(shape, pub, partition); err != nil {
+			return nil, tm, err
+		}
+		first = partition
 	}
 	// Check every partition natively first: a bad vanilla proof fails in
 	// milliseconds, named, before parameters are read or anything is proved.
 	want := make([][]fr.Element, len(parts))
 	for k, part := range parts {
-		if err := shape.Verify(randomness, pub, part, k); err != nil {
-			return nil, err
+		if err := shape.Verify(randomness, pub, part, first+k); err != nil {
+			return nil, tm, err
 		}
-		if want[k], err = post.PublicInputs(shape, randomness, pub, k); err != nil {
-			return nil, err
+		if want[k], err = post.PublicInputs(shape, randomness, pub, first+k); err != nil {
+			return nil, tm, err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, tm, err
 	}
+	c := p.postCircuit(shape)
+	cache, done := p.useCache(c.cache)
+	defer done()
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
-		return nil, ErrClosed
+		return nil, tm, ErrClosed
 	}
 
-	return p.proveShape(ctx, p.postShape(shape), shape.Name, shape.NumInputs(),
-		func() (string, bool, error) { return p.postParamsPath(shape) },
-		func(sys *r1cs.System) error {
-			blank, err := post.BlankPartition(shape) // the R1CS depends only on the shape
-			if err != nil {
-				return err
-			}
-			return post.Synthesize(sys, shape, blank)
-		},
+	out, err := p.proveShape(ctx, cache, c.label, c.numInputs, c.find, c.record,
 		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
 			return post.WitnessContext(ctx, shape, parts[k], workers)
 		},
@@ -138,7 +228,24 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 		func(k, i int) error {
 			return &post.InputError{Field: fmt.Sprintf("partition %d: public input %d", k, i),
 				Msg: "the witness's differs from the one derived from the randomness and sectors"}
-		})
+		}, &tm)
+	return out, tm, err
+}
+
+// partitionSectors places the public sectors of one Window partition at
+// index partition of a whole proof's sectors, as post.PublicInputs and
+// post.Shape.Verify take them: after partition × shape.Sectors placeholder
+// sectors (their challenges are not derived; V1 counts their positions).
+func partitionSectors(shape post.Shape, pub []post.PublicSector, partition int) ([]post.PublicSector, error) {
+	switch {
+	case len(pub) > shape.Sectors:
+		return nil, &post.InputError{Field: "vanilla", Msg: fmt.Sprintf("%d sectors; a partition of %s holds at most %d", len(pub), shape.Name, shape.Sectors)}
+	case partition > MaxPoStOffset/shape.Sectors:
+		return nil, &post.InputError{Field: "partition", Msg: fmt.Sprintf("%d: more than %d sectors of %s before it", partition, MaxPoStOffset, shape.Name)}
+	}
+	all := make([]post.PublicSector, partition*shape.Sectors+len(pub))
+	copy(all[partition*shape.Sectors:], pub)
+	return all, nil
 }
 
 // DecodeVanillaPoSt decodes per-sector PoSt vanilla proofs: each one the

@@ -110,11 +110,37 @@ func (c postCase) prove(ctx context.Context, p *c2.Prover, rnd [32]byte, vanilla
 	return p.ProveWindowPoSt(ctx, c.proof, rnd, vanilla)
 }
 
+// proveTimed is prove through the Timed variants; wall is the call's.
+func (c postCase) proveTimed(ctx context.Context, p *c2.Prover, vanilla [][]byte) (proof []byte, tm c2.ProveTimes, wall time.Duration, err error) {
+	s, _ := post.ShapeByName(c.proof)
+	prove := p.ProveWindowPoStTimed
+	if s.Kind == post.Winning {
+		prove = p.ProveWinningPoStTimed
+	}
+	t0 := time.Now()
+	proof, tm, err = prove(ctx, c.proof, c.randomness, vanilla)
+	return proof, tm, time.Since(t0), err
+}
+
+// requireTimes checks a successful timed call's stages: each positive
+// (ParamsLoad, near zero once the circuit is cached, is not checked),
+// parameters and proving within the call's wall time, synthesis and
+// verification within the proving span.
+func requireTimes(t *testing.T, tm c2.ProveTimes, wall time.Duration) {
+	t.Helper()
+	require.Positive(t, tm.Synthesis)
+	require.Positive(t, tm.Prove)
+	require.Positive(t, tm.Verify)
+	require.LessOrEqual(t, tm.ParamsLoad+tm.Prove, wall)
+	require.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove, "synthesis and verification happen inside the proving span")
+}
+
 // TestProvePoSt2KiB proves the 2 KiB Window (V1_2, V1) and Winning PoSt
 // vanilla proofs rust-fil-proofs made (refgen post-2k) under development
 // parameters generated here, and checks each partition's proof against
-// the public inputs refgen recorded from Rust. V1_2's proof also fails
-// under V1's inputs (other challenges).
+// the public inputs refgen recorded from Rust, and each call's stage times
+// (the Timed variants). V1_2's proof also fails under V1's inputs (other
+// challenges).
 func TestProvePoSt2KiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dev setup of the 2 KiB Winning circuit and four proofs: ~20 CPU-seconds")
@@ -134,10 +160,10 @@ func TestProvePoSt2KiB(t *testing.T) {
 		if name == "window-2k-v1" {
 			vanilla = c.json // the JSON form filecoin-ffi's callers may hold
 		}
-		t0 := time.Now()
-		proof, err := c.prove(context.Background(), p, c.randomness, vanilla)
+		proof, tm, wall, err := c.proveTimed(context.Background(), p, vanilla)
 		require.NoError(t, err, name)
-		t.Logf("%s: %d partition(s) proved in %v", name, len(c.inputs), time.Since(t0).Round(time.Millisecond))
+		t.Logf("%s: %d partition(s) proved in %v: %+v", name, len(c.inputs), wall.Round(time.Millisecond), tm)
+		requireTimes(t, tm, wall)
 		require.Len(t, proof, groth16.ProofSize*len(c.inputs))
 		proofs[name] = proof
 
@@ -165,6 +191,100 @@ func TestProvePoSt2KiB(t *testing.T) {
 	_, err = v1.prove(ctx, p, v1.randomness, v1.bincode)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	t.Logf("cancelled call returned after %v", time.Since(t0).Round(time.Millisecond))
+}
+
+// TestPreloadEvictPoStTimed: PreloadPoSt reads the 2 KiB Window circuit's
+// key and records its R1CS, for V1 and V1_2 alike: the proof after it
+// needs no parameter file (removed here) and waits for nothing. EvictPoSt
+// drops them: a proof then fails for want of the file, and once the file
+// is back it reads it again (ParamsLoad no longer near zero). Each timed
+// call's stages fit in its wall time.
+func TestPreloadEvictPoStTimed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev setup of the 2 KiB Window circuit and two proofs")
+	}
+	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	src := t.TempDir()
+	writePoStDevParams(t, src, win)
+	params := t.TempDir()
+	name := c2.DevParamsPrefix + win.ParamsName() + ".params"
+	file := filepath.Join(params, name)
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	c := loadPoStCase(t, "window-2k-v1_2")
+
+	require.NoError(t, os.Symlink(filepath.Join(src, name), file))
+	t0 := time.Now()
+	require.NoError(t, p.PreloadPoSt(ctx, "StackedDrgWindow2KiBV1")) // V1 and V1_2 share the circuit
+	preload := time.Since(t0)
+	require.NoError(t, os.Remove(file))
+
+	proof, tm, wall, err := c.proveTimed(ctx, p, c.bincode)
+	require.NoError(t, err, "the preloaded key is used; the file is gone")
+	require.Len(t, proof, groth16.ProofSize*len(c.inputs))
+	t.Logf("preload %v; prove %v: %+v", preload, wall, tm)
+	requireTimes(t, tm, wall)
+	require.Less(t, tm.ParamsLoad, preload/10, "nothing left to load after PreloadPoSt")
+
+	require.NoError(t, p.EvictPoSt(c.proof))
+	_, _, _, err = c.proveTimed(ctx, p, c.bincode)
+	require.ErrorIs(t, err, c2.ErrNoParams, "the key was dropped")
+
+	require.NoError(t, os.Symlink(filepath.Join(src, name), file))
+	_, again, wall, err := c.proveTimed(ctx, p, c.bincode)
+	require.NoError(t, err)
+	t.Logf("prove after EvictPoSt %v: %+v", wall, again)
+	requireTimes(t, again, wall)
+	require.Greater(t, again.ParamsLoad, 5*tm.ParamsLoad, "parameters read and R1CS recorded again")
+}
+
+// TestProveWindowPoStPartition proves partition 1 of refgen's 2 KiB
+// Window PoSt (sector 5003 alone), as Curio asks for one partition, for V1
+// and V1_2: each proof verifies under the inputs rust-fil-proofs computed
+// for partition 1 of the whole PoSt. V1's challenges depend on the
+// sector's position: its vanilla proof fails the native check as
+// partition 0 (what ProveWindowPoSt makes of it).
+func TestProveWindowPoStPartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev setup of the 2 KiB Window circuit and two proofs")
+	}
+	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	dir := t.TempDir()
+	writePoStDevParams(t, dir, win)
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	vk, err := groth16.ReadVerifyingKey(filepath.Join(dir, c2.DevParamsPrefix+win.ParamsName()+".vk"))
+	require.NoError(t, err)
+
+	for _, name := range []string{"window-2k-v1", "window-2k-v1_2"} {
+		c := loadPoStCase(t, name)
+		last := c.bincode[2:] // sector 5003, partition 1
+		t0 := time.Now()
+		proof, tm, err := p.ProveWindowPoStPartitionTimed(ctx, c.proof, c.randomness, 1, last)
+		wall := time.Since(t0)
+		require.NoError(t, err, name)
+		t.Logf("%s partition 1: %v: %+v", name, wall.Round(time.Millisecond), tm)
+		requireTimes(t, tm, wall)
+		ps, err := groth16.ReadProofs(proof)
+		require.NoError(t, err)
+		require.Len(t, ps, 1)
+		require.NoError(t, groth16.Verify(vk, &ps[0], c.inputs[1]), "%s partition 1 under Rust's inputs", name)
+	}
+
+	v1 := loadPoStCase(t, "window-2k-v1")
+	var ie *post.InputError
+	_, err = p.ProveWindowPoSt(ctx, v1.proof, v1.randomness, v1.bincode[2:])
+	require.ErrorAs(t, err, &ie, "V1: sector 5003's challenges as partition 0 are others")
+	_, err = p.ProveWindowPoStPartition(ctx, v1.proof, v1.randomness, 0, v1.bincode[2:])
+	require.ErrorAs(t, err, &ie)
+	require.Regexp(t, `^partition 0: sectors\[0\]\.paths\[`, ie.Field)
+	_, err = p.ProveWindowPoStPartition(ctx, v1.proof, v1.randomness, 2, v1.bincode[2:])
+	require.ErrorAs(t, err, &ie)
+	require.Regexp(t, `^partition 2: sectors\[0\]\.paths\[`, ie.Field)
 }
 
 // TestProvePoStRefusesBadInput: bad names, bad vanilla proofs and another
@@ -234,10 +354,28 @@ func TestProvePoStRefusesBadInput(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	require.Regexp(t, `^\[0\]`, ve.Field)
 
-	// Good vanilla proofs reach the parameter lookup.
+	// One partition: a negative index, more sectors than a partition
+	// holds, too many sectors before it, a Winning proof name.
+	_, err = p.ProveWindowPoStPartition(ctx, window.proof, window.randomness, -1, window.bincode[:1])
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "partition", ie.Field)
+	_, err = p.ProveWindowPoStPartition(ctx, window.proof, window.randomness, 0, window.bincode)
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "vanilla", ie.Field)
+	_, err = p.ProveWindowPoStPartition(ctx, window.proof, window.randomness, c2.MaxPoStOffset/2+1, window.bincode[:2])
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "partition", ie.Field)
+	_, err = p.ProveWindowPoStPartition(ctx, winning.proof, winning.randomness, 0, winning.bincode)
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "proof", ie.Field)
+
+	// Good vanilla proofs reach the parameter lookup, also as one
+	// partition (the last one, at MaxPoStOffset).
 	_, err = window.prove(ctx, p, window.randomness, window.bincode)
 	require.ErrorIs(t, err, c2.ErrNoParams)
 	require.ErrorContains(t, err, win2KiBParams())
+	_, err = p.ProveWindowPoStPartition(ctx, window.proof, window.randomness, c2.MaxPoStOffset/2, window.bincode[:2])
+	require.ErrorIs(t, err, c2.ErrNoParams)
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
+	"github.com/sealc2/c2/r1cs"
 )
 
-// ErrShapeInUse is returned (wrapped) by Evict while calls use the shape.
+// ErrShapeInUse is returned (wrapped) by Evict, EvictPoSt and EvictUpdate
+// while calls use the shape.
 var ErrShapeInUse = errors.New("c2: sector shape in use")
 
 // proofShape returns the circuit shape of the registered PoRep proof named
@@ -81,6 +84,136 @@ func (p *Prover) Evict(proof string) error {
 	if err != nil {
 		return err
 	}
+	return p.evictCache(s.Name, s.Name)
+}
+
+// PreloadPoSt readies the circuit of the registered PoSt proof named proof
+// (e.g. "StackedDrgWindow32GiBV1_2" or "StackedDrgWinning32GiBV1"; V1 and
+// V1_2 Window proofs of one sector size share a circuit) as Preload does
+// for a PoRep shape: the proving key read from Config.Params and the R1CS
+// recorded, side by side, into the cache ProveWindowPoSt and
+// ProveWinningPoSt use, so that the next proof of the circuit goes
+// straight to witness synthesis (ProveTimes.ParamsLoad near zero). Joining
+// a load in progress, cancellation and what stays cached until
+// EvictPoSt or Close are as for Preload.
+//
+// Errors: *post.InputError for a name that is no registered PoSt proof,
+// ErrNoParams (wrapped) or *groth16.FormatError for parameters, ErrClosed
+// after Close, ctx's error.
+func (p *Prover) PreloadPoSt(ctx context.Context, proof string) error {
+	s, err := postShapeByName(proof)
+	if err != nil {
+		return err
+	}
+	return p.preloadCircuit(ctx, p.postCircuit(s))
+}
+
+// EvictPoSt drops the cached proving key and R1CS of the circuit of the
+// registered PoSt proof named proof (both Window versions of a sector
+// size: they share it), and releases the device keys loaded from that key,
+// as Evict does for a PoRep shape; a ProveWindowPoSt,
+// ProveWindowPoStPartition, ProveWinningPoSt or PreloadPoSt call of the
+// circuit (or their Timed variants) uses it as a Prove call uses its
+// shape.
+//
+// Errors: *post.InputError for a name that is no registered PoSt proof,
+// ErrShapeInUse (wrapped), ErrClosed after Close.
+func (p *Prover) EvictPoSt(proof string) error {
+	s, err := postShapeByName(proof)
+	if err != nil {
+		return err
+	}
+	c := p.postCircuit(s)
+	return p.evictCache(c.cache, c.label)
+}
+
+// PreloadUpdate readies the circuit of the registered SnapDeals update
+// proof named proof (e.g. "StackedDrg32GiBV1", a RegisteredUpdateProof
+// name: a separate method from Preload, since the PoRep proof
+// StackedDrg32GiBV1 has the same name) as Preload does for a PoRep shape,
+// into the cache ProveUpdate uses; it stays cached until EvictUpdate or
+// Close.
+//
+// Errors: *update.InputError for a name that is no registered update
+// proof, ErrNoParams (wrapped) or *groth16.FormatError for parameters,
+// ErrClosed after Close, ctx's error.
+func (p *Prover) PreloadUpdate(ctx context.Context, proof string) error {
+	s, err := updateShapeByName(proof)
+	if err != nil {
+		return err
+	}
+	return p.preloadCircuit(ctx, p.updateCircuit(s))
+}
+
+// EvictUpdate drops the cached proving key and R1CS of the circuit of the
+// registered update proof named proof, and releases the device keys loaded
+// from that key, as Evict does for a PoRep shape; a ProveUpdate(Timed) or
+// PreloadUpdate call of the circuit uses it as a Prove call uses its
+// shape.
+//
+// Errors: *update.InputError for a name that is no registered update
+// proof, ErrShapeInUse (wrapped), ErrClosed after Close.
+func (p *Prover) EvictUpdate(proof string) error {
+	s, err := updateShapeByName(proof)
+	if err != nil {
+		return err
+	}
+	c := p.updateCircuit(s)
+	return p.evictCache(c.cache, c.label)
+}
+
+// vanillaCircuit describes a circuit proved from vanilla proofs (PoSt,
+// SnapDeals) as its Prove calls, PreloadPoSt and PreloadUpdate load it.
+type vanillaCircuit struct {
+	// cache names the circuit's shapeCache, shared by the registered
+	// proofs that share its parameters (V1 and V1_2 Window PoSt).
+	cache string
+	// label names the circuit in logs and errors: the registered proof.
+	label     string
+	numInputs int
+	// find resolves the parameter file under Config.Params.
+	find func() (string, bool, error)
+	// record synthesizes the circuit's R1CS, which depends on the shape
+	// only, from a blank partition.
+	record func(*r1cs.System) error
+}
+
+// useCache returns the cache named name (as cache does) counted as used
+// until done is called, as useShape does for a PoRep shape; done may be
+// called more than once.
+func (p *Prover) useCache(name string) (c *shapeCache, done func()) {
+	p.shapesMu.Lock()
+	c = p.cacheLocked(name)
+	c.users++
+	p.shapesMu.Unlock()
+	var once sync.Once
+	return c, func() {
+		once.Do(func() {
+			p.shapesMu.Lock()
+			c.users--
+			p.shapesMu.Unlock()
+		})
+	}
+}
+
+// preloadCircuit is PreloadPoSt and PreloadUpdate: c's key and R1CS loaded
+// into the cache its Prove calls use, holding the cache meanwhile.
+func (p *Prover) preloadCircuit(ctx context.Context, c vanillaCircuit) error {
+	cache, done := p.useCache(c.cache)
+	defer done()
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	_, _, err := p.loadCircuit(ctx, cache, c.label, c.numInputs, c.find, c.record)
+	return err
+}
+
+// evictCache is Evict for the cache named name, of a PoRep shape or a
+// circuit; label names it in the error and the log.
+func (p *Prover) evictCache(name, label string) error {
 	p.shapesMu.Lock()
 	p.mu.Lock()
 	closed := p.closed
@@ -89,13 +222,13 @@ func (p *Prover) Evict(proof string) error {
 		p.shapesMu.Unlock()
 		return ErrClosed
 	}
-	c, ok := p.shapes[s.Name]
+	c, ok := p.shapes[name]
 	if ok && c.users > 0 {
 		n := c.users
 		p.shapesMu.Unlock()
-		return fmt.Errorf("%w: %d calls are proving or loading %s", ErrShapeInUse, n, s.Name)
+		return fmt.Errorf("%w: %d calls are proving or loading %s", ErrShapeInUse, n, label)
 	}
-	delete(p.shapes, s.Name)
+	delete(p.shapes, name)
 	p.shapesMu.Unlock()
 	if !ok {
 		return nil
@@ -103,7 +236,7 @@ func (p *Prover) Evict(proof string) error {
 	if pk, ok := c.pk.peek(); ok {
 		p.releaseKeys(pk)
 	}
-	p.log.Debug("c2: shape evicted", "shape", s.Name)
+	p.log.Debug("c2: shape evicted", "shape", label)
 	return nil
 }
 

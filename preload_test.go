@@ -16,7 +16,9 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
+	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
+	"github.com/sealc2/c2/update"
 )
 
 // Evict refuses while a call uses the shape; afterwards it drops the key
@@ -102,4 +104,113 @@ func TestPreloadErrors(t *testing.T) {
 	require.False(t, ok)
 	require.Zero(t, c.users)
 	require.NoError(t, p.Evict("StackedDrg2KiBV1_1"))
+}
+
+// EvictPoSt and EvictUpdate drop the cache their circuit's Prove calls
+// use (V1 and V1_2 Window proofs share one), refuse while a call holds it,
+// release its device keys and leave the other caches; unknown names are
+// refused with the kind's InputError. No proving: the caches are filled by
+// hand.
+func TestEvictPoStUpdate(t *testing.T) {
+	fake := gputest.NewFake(gputest.FakeOptions{})
+	p, err := newProver(Config{}, []gpu.Device{fake})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+
+	window, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	winning, _ := post.ShapeByName("StackedDrgWinning2KiBV1")
+	snap, _ := update.ShapeByName("StackedDrg2KiBV1")
+	fill := func(c vanillaCircuit) (*groth16.ProvingKey, func()) {
+		cache, done := p.useCache(c.cache)
+		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)}
+		sys := r1cs.NewSystem()
+		_, err := cache.pk.getCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
+		require.NoError(t, err)
+		_, err = cache.sys.getCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
+		require.NoError(t, err)
+		_, err = p.key(ctx, p.devs[0], pk, sys)
+		require.NoError(t, err)
+		return pk, done
+	}
+	wpk, doneWindow := fill(p.postCircuit(window))
+	_, doneWinning := fill(p.postCircuit(winning))
+	_, doneSnap := fill(p.updateCircuit(snap))
+	doneWinning()
+	_, keys := fake.Live()
+	require.Equal(t, 3, keys)
+
+	err = p.EvictPoSt("StackedDrgWindow2KiBV1") // V1 shares V1_2's circuit
+	require.ErrorIs(t, err, ErrShapeInUse)
+	require.ErrorContains(t, err, "StackedDrgWindow2KiBV1")
+	require.ErrorIs(t, p.EvictUpdate("StackedDrg2KiBV1"), ErrShapeInUse)
+	doneWindow()
+	doneSnap()
+	doneSnap() // idempotent
+
+	require.NoError(t, p.EvictPoSt("StackedDrgWindow2KiBV1"))
+	require.NotContains(t, p.shapes, p.postCircuit(window).cache)
+	require.Contains(t, p.shapes, p.postCircuit(winning).cache, "Winning's circuit stays")
+	_, keys = fake.Live()
+	require.Equal(t, 2, keys, "the evicted circuit's device key is released")
+	require.NoError(t, p.EvictPoSt("StackedDrgWindow2KiBV1_2"), "a circuit not cached")
+	require.NoError(t, p.EvictUpdate("StackedDrg2KiBV1"))
+	require.NotContains(t, p.shapes, p.updateCircuit(snap).cache)
+	_, keys = fake.Live()
+	require.Equal(t, 1, keys)
+	runtime.KeepAlive(wpk)
+
+	var pie *post.InputError
+	var uie *update.InputError
+	require.ErrorAs(t, p.EvictPoSt("StackedDrg2KiBV1"), &pie, "an update (and PoRep) name")
+	require.ErrorAs(t, p.EvictUpdate("StackedDrgWindow2KiBV1"), &uie)
+	require.ErrorAs(t, p.PreloadPoSt(ctx, "StackedDrgWindow3KiBV1"), &pie)
+	require.ErrorAs(t, p.PreloadUpdate(ctx, "StackedDrg2KiBV1_1"), &uie)
+
+	require.NoError(t, p.Close())
+	require.ErrorIs(t, p.EvictPoSt("StackedDrgWinning2KiBV1"), ErrClosed)
+	require.ErrorIs(t, p.EvictUpdate("StackedDrg2KiBV1"), ErrClosed)
+	require.ErrorIs(t, p.PreloadPoSt(ctx, "StackedDrgWinning2KiBV1"), ErrClosed)
+	require.ErrorIs(t, p.PreloadUpdate(ctx, "StackedDrg2KiBV1"), ErrClosed)
+}
+
+// PreloadPoSt and PreloadUpdate fail without parameters, naming the
+// official file; a cancelled one caches nothing and leaves the circuit
+// unused.
+func TestPreloadPoStUpdateErrors(t *testing.T) {
+	dir := t.TempDir()
+	p, err := New(Config{Backend: BackendCPU, Params: dir})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	window, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	snap, _ := update.ShapeByName("StackedDrg2KiBV1")
+
+	err = p.PreloadPoSt(ctx, "StackedDrgWindow2KiBV1")
+	require.ErrorIs(t, err, ErrNoParams)
+	require.ErrorContains(t, err, window.ParamsName())
+	err = p.PreloadUpdate(ctx, "StackedDrg2KiBV1")
+	require.ErrorIs(t, err, ErrNoParams)
+	require.ErrorContains(t, err, snap.ParamsName())
+
+	for _, c := range []struct {
+		file    string
+		preload func(context.Context) error
+		cache   string
+	}{
+		{window.ParamsName(), func(ctx context.Context) error { return p.PreloadPoSt(ctx, window.Name) }, p.postCircuit(window).cache},
+		{snap.ParamsName(), func(ctx context.Context) error { return p.PreloadUpdate(ctx, snap.Name) }, p.updateCircuit(snap).cache},
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, c.file+".params"), nil, 0o644))
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		require.ErrorIs(t, c.preload(cctx), context.Canceled)
+		cache := p.shapes[c.cache]
+		require.NotNil(t, cache)
+		_, ok := cache.pk.peek()
+		require.False(t, ok)
+		require.Zero(t, cache.users)
+	}
+	require.NoError(t, p.EvictPoSt(window.Name))
+	require.NoError(t, p.EvictUpdate(snap.Name))
 }

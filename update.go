@@ -11,10 +11,39 @@ import (
 	"github.com/sealc2/c2/update"
 )
 
-// updateShape returns the cache of update shape s: the proving key and
-// R1CS of its circuit, kept beside the PoRep and PoSt shapes and dropped
-// with them by Close.
-func (p *Prover) updateShape(s update.Shape) *shapeCache { return p.cache("update/" + s.ParamsName()) }
+// updateCircuit describes the circuit of update shape s. Its cache keeps
+// the proving key and R1CS beside the PoRep and PoSt shapes; Close drops
+// them all.
+func (p *Prover) updateCircuit(s update.Shape) vanillaCircuit {
+	return vanillaCircuit{
+		cache:     "update/" + s.ParamsName(),
+		label:     s.Name,
+		numInputs: s.NumInputs(),
+		find: func() (string, bool, error) {
+			if p.cfg.Params == "" {
+				return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
+			}
+			return FindUpdateParams(p.cfg.Params, s, ".params")
+		},
+		record: func(sys *r1cs.System) error {
+			blank, err := update.BlankPartition(s) // the R1CS depends only on the shape
+			if err != nil {
+				return err
+			}
+			return update.Synthesize(sys, s, update.BlankInputs(s), blank, 0)
+		},
+	}
+}
+
+// updateShapeByName returns the update shape of the registered proof named
+// name, or a *update.InputError.
+func updateShapeByName(name string) (update.Shape, error) {
+	s, ok := update.ShapeByName(name)
+	if !ok {
+		return update.Shape{}, &update.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered update proof", name)}
+	}
+	return s, nil
+}
 
 // FindUpdateParams resolves where the parameters of SnapDeals shape s are,
 // as FindParams does for PoRep: path itself when it is a file, else in the
@@ -68,9 +97,10 @@ func (c UpdateCommitments) publicInputs(s update.Shape) (update.PublicInputs, er
 // encoding of the new replica, the apex tree against comm_d_new) before
 // parameters are looked for. Parameters are read from Config.Params once
 // per shape (the official file named by update.Shape.ParamsName, else the
-// dev-insecure- one) and kept with the circuit's R1CS, recorded once;
-// partitions are synthesized in witness-only mode. ctx stops the call as
-// it stops Prove.
+// dev-insecure- one) and kept with the circuit's R1CS, recorded once,
+// until EvictUpdate or Close (PreloadUpdate does both ahead of the first
+// call); partitions are synthesized in witness-only mode. ctx stops the
+// call as it stops Prove.
 //
 // Errors: *update.VanillaError for a vanilla proof that cannot be decoded
 // or does not fit the shape or the commitments (its Field names the
@@ -80,23 +110,34 @@ func (c UpdateCommitments) publicInputs(s update.Shape) (update.PublicInputs, er
 // *groth16.FormatError for parameters, *PartitionError for a partition
 // that could not be proved, ErrClosed after Close, ctx's error.
 func (p *Prover) ProveUpdate(ctx context.Context, proof string, comms UpdateCommitments, vanilla [][]byte) ([]byte, error) {
+	out, _, err := p.ProveUpdateTimed(ctx, proof, comms, vanilla)
+	return out, err
+}
+
+// ProveUpdateTimed is ProveUpdate, and also returns the wall times of the
+// call's own stages, as ProveTimed does for PoRep: ParamsLoad the wait for
+// the circuit's key and recorded R1CS, Synthesis and Verify summed over
+// the partitions inside the span of Prove. On error the times of the
+// stages that ran are returned with it.
+func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms UpdateCommitments, vanilla [][]byte) ([]byte, ProveTimes, error) {
+	var tm ProveTimes
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, tm, err
 	}
-	shape, ok := update.ShapeByName(proof)
-	if !ok {
-		return nil, &update.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered update proof", proof)}
+	shape, err := updateShapeByName(proof)
+	if err != nil {
+		return nil, tm, err
 	}
 	pub, err := comms.publicInputs(shape)
 	if err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	proofs, err := DecodeVanillaUpdate(vanilla)
 	if err != nil {
-		return nil, err
+		return nil, tm, err
 	}
 	if len(proofs) != shape.Partitions {
-		return nil, &update.VanillaError{Err: fmt.Errorf("%d partition proofs, %s has %d partitions", len(proofs), shape.Name, shape.Partitions)}
+		return nil, tm, &update.VanillaError{Err: fmt.Errorf("%d partition proofs, %s has %d partitions", len(proofs), shape.Name, shape.Partitions)}
 	}
 	// Check every partition natively first: a bad vanilla proof fails in
 	// milliseconds, named, before parameters are read or anything is proved.
@@ -105,39 +146,29 @@ func (p *Prover) ProveUpdate(ctx context.Context, proof string, comms UpdateComm
 	for k := range proofs {
 		at := fmt.Sprintf("[%d]", k)
 		if err := shape.Verify(pub, &proofs[k], k, at); err != nil {
-			return nil, err
+			return nil, tm, err
 		}
 		if parts[k], err = shape.FromVanilla(&proofs[k], at); err != nil {
-			return nil, err
+			return nil, tm, err
 		}
 		if want[k], err = shape.Inputs(pub, k); err != nil {
-			return nil, err
+			return nil, tm, err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, tm, err
 	}
+	c := p.updateCircuit(shape)
+	cache, done := p.useCache(c.cache)
+	defer done()
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
-		return nil, ErrClosed
+		return nil, tm, ErrClosed
 	}
 
-	find := func() (string, bool, error) {
-		if p.cfg.Params == "" {
-			return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
-		}
-		return FindUpdateParams(p.cfg.Params, shape, ".params")
-	}
-	return p.proveShape(ctx, p.updateShape(shape), shape.Name, shape.NumInputs(), find,
-		func(sys *r1cs.System) error {
-			blank, err := update.BlankPartition(shape) // the R1CS depends only on the shape
-			if err != nil {
-				return err
-			}
-			return update.Synthesize(sys, shape, update.BlankInputs(shape), blank, 0)
-		},
+	out, err := p.proveShape(ctx, cache, c.label, c.numInputs, c.find, c.record,
 		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
 			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers)
 		},
@@ -145,7 +176,8 @@ func (p *Prover) ProveUpdate(ctx context.Context, proof string, comms UpdateComm
 		func(k, i int) error {
 			return &update.InputError{Field: fmt.Sprintf("partition %d: public input %d", k, i),
 				Msg: "the witness's differs from the one derived from the commitments"}
-		})
+		}, &tm)
+	return out, tm, err
 }
 
 // DecodeVanillaUpdate decodes the vanilla partition proofs of a SnapDeals

@@ -120,6 +120,60 @@ func TestProveUpdate2KiB(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
+// TestPreloadEvictUpdateTimed: PreloadUpdate reads the 2 KiB SnapDeals
+// key (the shared development parameters) and records the R1CS: the
+// ProveUpdateTimed after it needs no parameter file (a link, removed here)
+// and waits for nothing, and its stages fit in its wall time. EvictUpdate
+// drops them: a proof then fails for want of the file. Skipped under
+// -short unless C2_UPDATE_E2E is set.
+func TestPreloadEvictUpdateTimed(t *testing.T) {
+	if testing.Short() && os.Getenv("C2_UPDATE_E2E") == "" {
+		t.Skip("2 KiB SnapDeals: dev parameters (cached after the first run) and a 1.7 M-constraint proof")
+	}
+	dir, err := devparams.UpdateDir()
+	require.NoError(t, err)
+	src, vkPath := devparams.UpdatePaths(dir)
+	src, err = filepath.Abs(src)
+	require.NoError(t, err)
+	params := t.TempDir()
+	file := filepath.Join(params, filepath.Base(src))
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	c := loadUpdateCase(t)
+
+	require.NoError(t, os.Symlink(src, file))
+	t0 := time.Now()
+	require.NoError(t, p.PreloadUpdate(ctx, c.proof))
+	preload := time.Since(t0)
+	require.NoError(t, os.Remove(file))
+
+	t0 = time.Now()
+	proof, tm, err := p.ProveUpdateTimed(ctx, c.proof, c.comms, c.bincode)
+	wall := time.Since(t0)
+	require.NoError(t, err, "the preloaded key is used; the file is gone")
+	t.Logf("preload %v; prove %v: %+v", preload, wall, tm)
+	vk, err := groth16.ReadVerifyingKey(vkPath)
+	require.NoError(t, err)
+	ps, err := groth16.ReadProofs(proof)
+	require.NoError(t, err)
+	require.Len(t, ps, len(c.inputs))
+	for k := range ps {
+		require.NoError(t, groth16.Verify(vk, &ps[k], c.inputs[k]), "partition %d under Rust's inputs", k)
+	}
+	require.Positive(t, tm.Synthesis)
+	require.Positive(t, tm.Prove)
+	require.Positive(t, tm.Verify)
+	require.Less(t, tm.ParamsLoad, preload/10, "nothing left to load after PreloadUpdate")
+	require.LessOrEqual(t, tm.ParamsLoad+tm.Prove, wall)
+	require.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove, "synthesis and verification happen inside the proving span")
+
+	require.NoError(t, p.EvictUpdate(c.proof))
+	_, _, err = p.ProveUpdateTimed(ctx, c.proof, c.comms, c.bincode)
+	require.ErrorIs(t, err, c2.ErrNoParams, "the key was dropped")
+}
+
 // TestProveUpdateRefusesBadInput: bad names, commitments and vanilla
 // proofs are refused natively with typed errors, before parameters are
 // looked for (the Prover has none).

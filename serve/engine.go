@@ -22,26 +22,27 @@
 // in Prometheus format by Handler and GetMetrics.
 //
 // Timing fields of AwaitProofResponse: queue_wait_ms and total_ms are
-// measured by the engine. With a Prover that times its calls (ProveTimed,
-// as *c2.Prover has) the others are the job's own Prove call's:
-// srs_load_ms its wait for the circuit's proving key and recorded R1CS
-// (their read and recording on the circuit's first job, near zero once
-// loaded), synthesis_ms its witness synthesis, gpu_compute_ms the rest of
-// the wall time of its partitions' proving (preparation, device stages, the
-// key's upload to a device on first use, verification: the synthesis of
-// partition k+1 overlaps the proving of k, and counts once, as synthesis);
-// they are filled for failed and
-// cancelled jobs too, as far as the job got. With another Prover
-// srs_load_ms and synthesis_ms are 0 and gpu_compute_ms is the Prover's
-// device stages summed over the job's partitions when the job ran alone
-// (its counters are process-wide), else 0. SnapDeals and PoSt jobs are
-// timed as with another Prover (c2 times PoRep calls only).
+// measured by the engine. With a Prover that times its calls of the job's
+// kind (ProveTimed, ProveUpdateTimed, ProveWindowPoStPartitionTimed,
+// ProveWinningPoStTimed, as *c2.Prover has) the others are the job's own
+// call's (c2.ProveTimes): srs_load_ms its wait for the circuit's proving
+// key and recorded R1CS (their read and recording on the circuit's first
+// job, near zero once loaded), synthesis_ms its witness synthesis,
+// gpu_compute_ms the rest of the wall time of its partitions' proving
+// (Prove − Synthesis: preparation, device stages, the key's upload to a
+// device on first use, verification; the synthesis of partition k+1
+// overlaps the proving of k, and counts once, as synthesis); they are
+// filled for failed and cancelled jobs too, as far as the job got. With
+// another Prover srs_load_ms and synthesis_ms are 0 and gpu_compute_ms is
+// the Prover's device stages summed over the job's partitions when the job
+// ran alone (its counters are process-wide), else 0.
 //
-// PreloadSRS and EvictSRS act on one PoRep circuit through a Prover that
-// loads and drops circuits (Preload and Evict, as *c2.Prover has); see
-// Engine.Preload and Engine.Evict for other Provers and for the PoSt and
-// SnapDeals circuits ("wpost-32g", "winning-32g", "snap-32g", as cuzk names
-// them), which a job marks HOT once it has proved on them.
+// PreloadSRS and EvictSRS act on one circuit ("porep-32g", "snap-32g",
+// "wpost-32g", "winning-32g", as cuzk names them) through a Prover that
+// loads and drops the circuits of its kind (Preload and Evict for PoRep,
+// PreloadUpdate and EvictUpdate, PreloadPoSt and EvictPoSt, as *c2.Prover
+// has); see Engine.Preload and Engine.Evict for other Provers, whose
+// circuits a job marks HOT once it has proved on them.
 package serve
 
 import (
@@ -64,9 +65,14 @@ import (
 // them, the methods of *c2.Prover of the same signatures: ProveUpdate
 // (SNAP_DEALS_UPDATE), ProveWindowPoSt and ProveWinningPoSt
 // (WINDOW_POST_PARTITION, WINNING_POST; without them those kinds are
-// refused with Unimplemented), Stats (GetStatus, metrics), ProveTimed (a
-// job's timings) and Preload and Evict (PreloadSRS, EvictSRS); test doubles
-// may leave them out.
+// refused with Unimplemented), ProveWindowPoStPartition (a Window PoSt
+// partition at its partition_index, used instead of ProveWindowPoSt),
+// Stats (GetStatus, metrics), ProveTimed, ProveUpdateTimed,
+// ProveWindowPoStPartitionTimed, ProveWindowPoStTimed and
+// ProveWinningPoStTimed (a job's timings, used instead of the untimed
+// method), and
+// Preload and Evict, PreloadUpdate and EvictUpdate, PreloadPoSt and
+// EvictPoSt (PreloadSRS, EvictSRS); test doubles may leave them out.
 type Prover interface {
 	Prove(ctx context.Context, c1 []byte) ([]byte, error)
 }
@@ -85,11 +91,26 @@ type timedProver interface {
 }
 
 // shapeProver is implemented by provers that load and drop the parameters
-// of one circuit, named by a registered proof such as "StackedDrg32GiBV1_1",
-// as *c2.Prover does; PreloadSRS and EvictSRS then use them.
+// of one PoRep circuit, named by a registered proof such as
+// "StackedDrg32GiBV1_1", as *c2.Prover does; PreloadSRS and EvictSRS then
+// use them.
 type shapeProver interface {
 	Preload(ctx context.Context, proof string) error
 	Evict(proof string) error
+}
+
+// updateShapeProver is shapeProver for SnapDeals circuits, named by a
+// registered update proof such as "StackedDrg32GiBV1".
+type updateShapeProver interface {
+	PreloadUpdate(ctx context.Context, proof string) error
+	EvictUpdate(proof string) error
+}
+
+// postShapeProver is shapeProver for PoSt circuits, named by a registered
+// PoSt proof such as "StackedDrgWindow32GiBV1_2".
+type postShapeProver interface {
+	PreloadPoSt(ctx context.Context, proof string) error
+	EvictPoSt(proof string) error
 }
 
 // Errors of Submit, mapped to gRPC codes by the service.
@@ -442,9 +463,7 @@ func (e *Engine) finish(j *job, proof []byte, err error, times *c2.ProveTimes, s
 	if times != nil {
 		r.SrsLoadMs = ms(times.ParamsLoad)
 		r.SynthesisMs = ms(times.Synthesis)
-		// Synthesis runs inside the proving span (partition k+1 is
-		// synthesized while k is proved): the rest of the span is proving.
-		r.GpuComputeMs = ms(max(0, times.Prove-times.Synthesis))
+		r.GpuComputeMs = ms(gpuCompute(times))
 	}
 	if j.timer != nil {
 		j.timer.Stop()
@@ -492,6 +511,10 @@ func (e *Engine) srsEntry(circuit string) *srsEntry {
 	}
 	return s
 }
+
+// gpuCompute is a timed call's gpu_compute: its proving span less the
+// synthesis inside it (partition k+1 is synthesized while k is proved).
+func gpuCompute(tm *c2.ProveTimes) time.Duration { return max(0, tm.Prove-tm.Synthesis) }
 
 func stageDelta(a, b c2.StageTimes) c2.StageTimes {
 	return c2.StageTimes{

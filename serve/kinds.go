@@ -32,11 +32,13 @@ import (
 //     V1_2); vanilla_proofs holds the vanilla proofs of the partition's
 //     sectors, in order, each as GenerateSingleVanillaProof returns it
 //     (bincode FallbackPoStSectorProof, or its serde JSON);
-//     partition_index is the partition's place in the deadline's proof;
-//     randomness is the 32-byte challenge seed (Curio clears its top two
-//     bits, so that it is a canonical scalar). The answer is the one
-//     partition's 192-byte proof, as
-//     generate_single_window_post_with_vanilla returns it.
+//     partition_index is the partition's place in the deadline's proof
+//     (V1 derives the sectors' challenges from it; a Prover without
+//     ProveWindowPoStPartition proves V1 partition 0 only); randomness is
+//     the 32-byte challenge seed (Curio clears its top two bits, so that
+//     it is a canonical scalar). The answer is the one partition's
+//     192-byte proof, as generate_single_window_post_with_vanilla returns
+//     it.
 //   - WINNING_POST: registered_proof is a Winning PoSt proof (0-4);
 //     vanilla_proofs holds the one challenged sector's vanilla proof;
 //     randomness as for Window PoSt.
@@ -56,6 +58,33 @@ type postProver interface {
 // *c2.Prover is.
 type updateProver interface {
 	ProveUpdate(ctx context.Context, proof string, comms c2.UpdateCommitments, vanilla [][]byte) ([]byte, error)
+}
+
+// timedPoStProver is implemented by PoSt provers that time one call's
+// stages, as *c2.Prover does; the engine then proves PoSt jobs with these
+// and fills their timings as for PoRep.
+type timedPoStProver interface {
+	ProveWindowPoStTimed(ctx context.Context, proof string, randomness [32]byte, vanilla [][]byte) ([]byte, c2.ProveTimes, error)
+	ProveWinningPoStTimed(ctx context.Context, proof string, randomness [32]byte, vanilla [][]byte) ([]byte, c2.ProveTimes, error)
+}
+
+// partitionProver is implemented by provers of one Window PoSt partition
+// at its place in the whole proof, as *c2.Prover is; the engine then
+// proves WINDOW_POST_PARTITION jobs with it (with the timed variant when
+// the prover has it), V1 past partition 0 included.
+type partitionProver interface {
+	ProveWindowPoStPartition(ctx context.Context, proof string, randomness [32]byte, partition int, vanilla [][]byte) ([]byte, error)
+}
+
+// timedPartitionProver is partitionProver with the call's stage times.
+type timedPartitionProver interface {
+	ProveWindowPoStPartitionTimed(ctx context.Context, proof string, randomness [32]byte, partition int, vanilla [][]byte) ([]byte, c2.ProveTimes, error)
+}
+
+// timedUpdateProver is implemented by SnapDeals provers that time one
+// call's stages, as *c2.Prover does.
+type timedUpdateProver interface {
+	ProveUpdateTimed(ctx context.Context, proof string, comms c2.UpdateCommitments, vanilla [][]byte) ([]byte, c2.ProveTimes, error)
 }
 
 // allKinds are the proof kinds of the protocol, in enum order.
@@ -178,6 +207,7 @@ type task struct {
 	c1 []byte // POREP_SEAL_COMMIT
 
 	proof      string // the registered proof's name (PoSt, SnapDeals)
+	partition  int    // WINDOW_POST_PARTITION: partition_index
 	randomness [32]byte
 	comms      c2.UpdateCommitments
 	vanilla    [][]byte
@@ -212,7 +242,7 @@ func parse(req *pb.SubmitProofRequest, p Prover) (*task, error) {
 	case pb.ProofKind_SNAP_DEALS_UPDATE:
 		return t, t.parseUpdate(req)
 	}
-	return t, t.parsePoSt(req)
+	return t, t.parsePoSt(req, p)
 }
 
 // checkSize refuses a sector_size that is not the registered proof's.
@@ -249,7 +279,7 @@ func checkVanillaSizes(vanilla [][]byte, limit int) error {
 	return nil
 }
 
-func (t *task) parsePoSt(req *pb.SubmitProofRequest) error {
+func (t *task) parsePoSt(req *pb.SubmitProofRequest, p Prover) error {
 	rp := req.GetRegisteredProof()
 	shape, ok := postShapeOf(rp)
 	if !ok {
@@ -280,11 +310,19 @@ func (t *task) parsePoSt(req *pb.SubmitProofRequest) error {
 	case t.kind == pb.ProofKind_WINDOW_POST_PARTITION && n > shape.Sectors:
 		return fieldErr("vanilla_proofs", "%d sectors; a partition of %s holds at most %d", n, shape.Name, shape.Sectors)
 	}
-	if t.kind == pb.ProofKind_WINDOW_POST_PARTITION && shape.Version == post.V1_0_0 && req.GetPartitionIndex() > 0 {
-		// V1 derives a sector's challenges from its place in the whole
-		// proof, which ProveWindowPoSt counts from partition 0.
-		return fmt.Errorf("%w: %s partition %d (V1 Window PoSt is proved from partition 0 only; networks since v19 use V1_1, registered_proof 10-14)",
-			ErrUnsupportedKind, shape.Name, req.GetPartitionIndex())
+	if t.kind == pb.ProofKind_WINDOW_POST_PARTITION {
+		pi := req.GetPartitionIndex()
+		_, byIndex := p.(partitionProver)
+		switch {
+		case byIndex && uint64(pi)*uint64(shape.Sectors) > c2.MaxPoStOffset:
+			return fieldErr("partition_index", "%d: more than %d sectors of %s before it", pi, c2.MaxPoStOffset, shape.Name)
+		case !byIndex && shape.Version == post.V1_0_0 && pi > 0:
+			// V1 derives a sector's challenges from its place in the whole
+			// proof, which ProveWindowPoSt counts from partition 0.
+			return fmt.Errorf("%w: %s partition %d (this prover proves V1 Window PoSt from partition 0 only; networks since v19 use V1_1, registered_proof 10-14)",
+				ErrUnsupportedKind, shape.Name, pi)
+		}
+		t.partition = int(pi)
 	}
 	if err := checkVanillaSizes(t.vanilla, post.MaxSectorProofSize); err != nil {
 		return err
@@ -361,27 +399,47 @@ func vanillaFieldErr(err error) error {
 }
 
 // prove runs t on p. times are the call's own stage times when the prover
-// reports them (PoRep C2 through ProveTimed), else nil.
+// reports them (ProveTimed, ProveUpdateTimed,
+// ProveWindowPoStPartitionTimed or ProveWindowPoStTimed,
+// ProveWinningPoStTimed), else nil.
 func (t *task) prove(ctx context.Context, p Prover) ([]byte, *c2.ProveTimes, error) {
+	timed := func(proof []byte, tm c2.ProveTimes, err error) ([]byte, *c2.ProveTimes, error) {
+		return proof, &tm, err
+	}
 	switch t.kind {
 	case pb.ProofKind_POREP_SEAL_COMMIT:
 		if tp, ok := p.(timedProver); ok {
-			proof, tm, err := tp.ProveTimed(ctx, t.c1)
-			return proof, &tm, err
+			return timed(tp.ProveTimed(ctx, t.c1))
 		}
 		proof, err := p.Prove(ctx, t.c1)
 		return proof, nil, err
 	case pb.ProofKind_SNAP_DEALS_UPDATE:
+		if tp, ok := p.(timedUpdateProver); ok {
+			return timed(tp.ProveUpdateTimed(ctx, t.proof, t.comms, t.vanilla))
+		}
 		if up, ok := p.(updateProver); ok {
 			proof, err := up.ProveUpdate(ctx, t.proof, t.comms, t.vanilla)
 			return proof, nil, err
 		}
 	case pb.ProofKind_WINDOW_POST_PARTITION:
+		if tp, ok := p.(timedPartitionProver); ok {
+			return timed(tp.ProveWindowPoStPartitionTimed(ctx, t.proof, t.randomness, t.partition, t.vanilla))
+		}
+		if pp, ok := p.(partitionProver); ok {
+			proof, err := pp.ProveWindowPoStPartition(ctx, t.proof, t.randomness, t.partition, t.vanilla)
+			return proof, nil, err
+		}
+		if tp, ok := p.(timedPoStProver); ok {
+			return timed(tp.ProveWindowPoStTimed(ctx, t.proof, t.randomness, t.vanilla))
+		}
 		if pp, ok := p.(postProver); ok {
 			proof, err := pp.ProveWindowPoSt(ctx, t.proof, t.randomness, t.vanilla)
 			return proof, nil, err
 		}
 	case pb.ProofKind_WINNING_POST:
+		if tp, ok := p.(timedPoStProver); ok {
+			return timed(tp.ProveWinningPoStTimed(ctx, t.proof, t.randomness, t.vanilla))
+		}
 		if pp, ok := p.(postProver); ok {
 			proof, err := pp.ProveWinningPoSt(ctx, t.proof, t.randomness, t.vanilla)
 			return proof, nil, err

@@ -141,6 +141,7 @@ func snapReq(id string, v vector, vanilla [][]byte) *pb.SubmitProofRequest {
 type kindCall struct {
 	method     string
 	proof      string
+	partition  int
 	randomness [32]byte
 	comms      c2.UpdateCommitments
 	vanilla    [][]byte
@@ -250,8 +251,9 @@ func TestKindRequests(t *testing.T) {
 
 // TestKindRefusals: a request that cannot be proved as given is refused
 // at submission with InvalidArgument naming its field; kinds the prover
-// has no method for, and V1 Window PoSt past partition 0, with
-// Unimplemented. Nothing reaches the prover.
+// has no method for, and V1 Window PoSt past partition 0 by a prover
+// without ProveWindowPoStPartition, with Unimplemented. Nothing reaches
+// the prover.
 func TestKindRefusals(t *testing.T) {
 	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
 	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
@@ -435,10 +437,13 @@ func postVK(t *testing.T, dir, name string) string {
 
 // TestRealPoSt proves, through the daemon, both partitions of refgen's
 // 2 KiB Window PoSt (V1_1 in Curio's numbering: partition 0 over sectors
-// 5001 and 5002, partition 1 over 5003 alone, as Curio sends them) and its
+// 5001 and 5002, partition 1 over 5003 alone, as Curio sends them), V1's
+// partition 1 (its challenges depend on the partition's place) and the
 // Winning PoSt, on a CPU Prover; each proof verifies under the public
-// inputs rust-fil-proofs computed for the whole PoSt. A vanilla proof for
-// another randomness fails the job with the place named.
+// inputs rust-fil-proofs computed for the whole PoSt. PreloadSRS loads the
+// Window circuit into the prover ahead (its jobs wait for no parameters),
+// each job reports its call's times, and EvictSRS drops the circuit. A
+// vanilla proof for another randomness fails the job with the place named.
 func TestRealPoSt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dev setup of the 2 KiB Window and Winning circuits and three proofs")
@@ -447,15 +452,21 @@ func TestRealPoSt(t *testing.T) {
 	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
 	ts, dir := provePoStDaemon(t)
 	ctx := context.Background()
+	pre, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "wpost-2k"})
+	require.NoError(t, err)
+	assert.False(t, pre.AlreadyLoaded)
+	t.Logf("wpost-2k preloaded in %d ms", pre.LoadTimeMs)
 
 	type job struct {
 		req    *pb.SubmitProofRequest
 		vk     string
 		inputs []fr.Element
 	}
+	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
 	jobs := []job{
 		{windowReq("wdpost-1000-0", win, 10, 0, win.files("vanilla-5001.bin", "vanilla-5002.bin")), postVK(t, dir, win.proof), win.inputs[0]},
 		{windowReq("wdpost-1000-1", win, 10, 1, win.files("vanilla-5003.bin")), postVK(t, dir, win.proof), win.inputs[1]},
+		{windowReq("wdpost-v1-1000-1", winV1, 5, 1, winV1.files("vanilla-5003.bin")), postVK(t, dir, win.proof), winV1.inputs[1]},
 		{winningReq("winpost-1000", winning, winning.files("vanilla-5002.bin")), postVK(t, dir, winning.proof), winning.inputs[0]},
 	}
 	for _, j := range jobs {
@@ -468,7 +479,13 @@ func TestRealPoSt(t *testing.T) {
 		require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status, "%s: %s", j.req.RequestId, r.ErrorMessage)
 		require.Len(t, r.Proof, groth16.ProofSize)
 		verifyPartitions(t, j.vk, r.Proof, j.inputs)
-		t.Logf("%s: %d ms (queue %d ms)", j.req.RequestId, r.TotalMs, r.QueueWaitMs)
+		t.Logf("%s: %d ms (queue %d ms, srs_load %d ms, synthesis %d ms, gpu_compute %d ms)",
+			j.req.RequestId, r.TotalMs, r.QueueWaitMs, r.SrsLoadMs, r.SynthesisMs, r.GpuComputeMs)
+		assert.Positive(t, r.GpuComputeMs, "the job's own call is timed")
+		assert.GreaterOrEqual(t, r.TotalMs, r.QueueWaitMs+r.SrsLoadMs+r.SynthesisMs+r.GpuComputeMs)
+		if j.req.ProofKind == pb.ProofKind_WINDOW_POST_PARTITION {
+			assert.Less(t, r.SrsLoadMs, pre.LoadTimeMs/2+1, "the preloaded circuit is used")
+		}
 	}
 
 	// Another randomness: the vanilla proof's leaves are not the challenged ones.
@@ -492,14 +509,23 @@ func TestRealPoSt(t *testing.T) {
 	for _, s := range st.LoadedSrs {
 		assert.Positive(t, s.SizeBytes, s.CircuitId)
 	}
-	assert.EqualValues(t, 3, st.TotalProofsCompleted)
+	assert.EqualValues(t, 4, st.TotalProofsCompleted)
 	assert.EqualValues(t, 1, st.TotalProofsFailed)
+
+	e, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-2k"})
+	require.NoError(t, err)
+	assert.True(t, e.WasLoaded)
+	assert.Positive(t, e.FreedBytes)
+	st, err = ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.LoadedSrs, 1)
+	assert.Equal(t, "winning-2k", st.LoadedSrs[0].CircuitId)
 }
 
 // TestRealSnap proves refgen's 2 KiB SnapDeals update through the daemon
 // on a CPU Prover over the shared development parameters, with the request
 // as Curio's ProveUpdateCuzk fills it; the proof verifies under the public
-// inputs rust-fil-proofs computed. Skipped under -short (a 1.7 M-constraint
+// inputs rust-fil-proofs computed, and the job reports its call's times. Skipped under -short (a 1.7 M-constraint
 // proof) unless C2_UPDATE_E2E is set.
 func TestRealSnap(t *testing.T) {
 	if testing.Short() && os.Getenv("C2_UPDATE_E2E") == "" {
@@ -518,7 +544,12 @@ func TestRealSnap(t *testing.T) {
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status, r.Result.ErrorMessage)
 	_, vk := devparams.UpdatePaths(p)
 	verifyPartitions(t, vk, r.Result.Proof, snap.inputs...)
-	t.Logf("snap: %d ms", r.Result.TotalMs)
+	res := r.Result
+	t.Logf("snap: %d ms (srs_load %d ms, synthesis %d ms, gpu_compute %d ms)", res.TotalMs, res.SrsLoadMs, res.SynthesisMs, res.GpuComputeMs)
+	assert.Positive(t, res.SrsLoadMs, "the first job reads the key and records the R1CS")
+	assert.Positive(t, res.SynthesisMs)
+	assert.Positive(t, res.GpuComputeMs)
+	assert.GreaterOrEqual(t, res.TotalMs, res.QueueWaitMs+res.SrsLoadMs+res.SynthesisMs+res.GpuComputeMs)
 
 	st, err := ts.client.GetStatus(context.Background(), &pb.GetStatusRequest{})
 	require.NoError(t, err)
@@ -528,8 +559,9 @@ func TestRealSnap(t *testing.T) {
 	assert.True(t, strings.Contains(fmt.Sprint(st.Queues), "SNAP_DEALS_UPDATE"))
 }
 
-// shapeKindFake proves every kind and loads and drops PoRep circuits, as
-// *c2.Prover does; it records the Preload and Evict calls.
+// shapeKindFake proves every kind and loads and drops PoRep circuits only
+// (as a Prover other than *c2.Prover may); it records the Preload and
+// Evict calls.
 type shapeKindFake struct {
 	*kindFake
 	mu    sync.Mutex
@@ -550,10 +582,10 @@ func (f *shapeKindFake) Evict(proof string) error {
 	return nil
 }
 
-// TestPreloadEvictPoSt: PreloadSRS of a PoSt circuit reads its parameter
-// file into the page cache (WARM; the prover's Preload takes PoRep proofs
-// only); a proof makes it HOT; EvictSRS cannot free it without a reopen
-// (FailedPrecondition). PoRep circuits still go through the prover.
+// TestPreloadEvictPoSt: with a prover that loads PoRep circuits only,
+// PreloadSRS of a PoSt circuit reads its parameter file into the page
+// cache (WARM); a proof makes it HOT; EvictSRS cannot free it without a
+// reopen (FailedPrecondition). PoRep circuits still go through the prover.
 func TestPreloadEvictPoSt(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
@@ -591,4 +623,160 @@ func TestPreloadEvictPoSt(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Equal(t, []string{"preload StackedDrg2KiBV1_1", "evict StackedDrg2KiBV1_1"}, f.names)
+}
+
+// loaderFake proves every kind, times its calls (times, for every kind)
+// and loads and drops the circuits of every kind, as *c2.Prover does; it
+// records the loader calls.
+type loaderFake struct {
+	*shapeKindFake
+	times c2.ProveTimes
+}
+
+func (f *loaderFake) note(s string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.names = append(f.names, s)
+	return nil
+}
+
+func (f *loaderFake) PreloadUpdate(_ context.Context, proof string) error {
+	return f.note("preload-update " + proof)
+}
+func (f *loaderFake) EvictUpdate(proof string) error { return f.note("evict-update " + proof) }
+func (f *loaderFake) PreloadPoSt(_ context.Context, proof string) error {
+	return f.note("preload-post " + proof)
+}
+func (f *loaderFake) EvictPoSt(proof string) error { return f.note("evict-post " + proof) }
+
+func (f *loaderFake) ProveWindowPoStPartitionTimed(ctx context.Context, proof string, rnd [32]byte, partition int, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
+	out, err := f.record(ctx, kindCall{method: "partition-timed", proof: proof, partition: partition, randomness: rnd, vanilla: vanilla})
+	return out, f.times, err
+}
+
+// ProveWindowPoStPartition makes loaderFake a partitionProver (the engine
+// prefers the timed variant).
+func (f *loaderFake) ProveWindowPoStPartition(ctx context.Context, proof string, rnd [32]byte, partition int, vanilla [][]byte) ([]byte, error) {
+	return f.record(ctx, kindCall{method: "partition", proof: proof, partition: partition, randomness: rnd, vanilla: vanilla})
+}
+
+func (f *loaderFake) ProveWindowPoStTimed(ctx context.Context, proof string, rnd [32]byte, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
+	out, err := f.record(ctx, kindCall{method: "window-timed", proof: proof, randomness: rnd, vanilla: vanilla})
+	return out, f.times, err
+}
+
+func (f *loaderFake) ProveWinningPoStTimed(ctx context.Context, proof string, rnd [32]byte, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
+	out, err := f.record(ctx, kindCall{method: "winning-timed", proof: proof, randomness: rnd, vanilla: vanilla})
+	return out, f.times, err
+}
+
+func (f *loaderFake) ProveUpdateTimed(ctx context.Context, proof string, comms c2.UpdateCommitments, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
+	out, err := f.record(ctx, kindCall{method: "update-timed", proof: proof, comms: comms, vanilla: vanilla})
+	return out, f.times, err
+}
+
+// TestPreloadEvictCircuits: with a prover that loads and drops the
+// circuits of every kind, PreloadSRS of a SnapDeals or PoSt circuit loads
+// it into the prover (HOT; Window through its V1_2 name, the circuit V1
+// shares), once; jobs prove through the Timed methods (a Window partition
+// at its partition_index, V1 past partition 0 included) and report their
+// times as PoRep jobs do; EvictSRS drops one circuit through the prover,
+// not while a job of it runs, and keeps the prover.
+func TestPreloadEvictCircuits(t *testing.T) {
+	dir := t.TempDir()
+	sizes := map[string]int{"snap-2k": 1 << 20, "wpost-2k": 2 << 20, "winning-2k": 3 << 20}
+	for _, w := range []struct {
+		circuit, name string
+	}{
+		{"snap-2k", func() string { s, _ := updateShapeOf(0); return s.ParamsName() }()},
+		{"wpost-2k", func() string { s, _ := postShapeOf(10); return s.ParamsName() }()},
+		{"winning-2k", func() string { s, _ := postShapeOf(0); return s.ParamsName() }()},
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, c2.DevParamsPrefix+w.name+".params"), make([]byte, sizes[w.circuit]), 0o644))
+	}
+	f := &loaderFake{shapeKindFake: &shapeKindFake{kindFake: newKindFake()}, times: c2.ProveTimes{
+		ParamsLoad: 1200 * time.Millisecond, Synthesis: 300 * time.Millisecond, Prove: 2300 * time.Millisecond, Verify: 5 * time.Millisecond}}
+	f.block = make(chan struct{})
+	ts := startServer(t, "unix", f, Options{Params: dir})
+	ctx := context.Background()
+	tiers := func() map[string]pb.SRSStatus_Tier {
+		st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+		require.NoError(t, err)
+		m := map[string]pb.SRSStatus_Tier{}
+		for _, s := range st.LoadedSrs {
+			m[s.CircuitId] = s.Tier
+			assert.EqualValues(t, sizes[s.CircuitId], s.SizeBytes, s.CircuitId)
+		}
+		return m
+	}
+
+	for _, c := range []string{"snap-2k", "wpost-2k", "winning-2k", "wpost-2k"} {
+		_, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: c})
+		require.NoError(t, err, c)
+	}
+	assert.Equal(t, map[string]pb.SRSStatus_Tier{"snap-2k": pb.SRSStatus_HOT, "wpost-2k": pb.SRSStatus_HOT, "winning-2k": pb.SRSStatus_HOT}, tiers())
+	f.mu.Lock()
+	assert.Equal(t, []string{"preload-update StackedDrg2KiBV1", "preload-post StackedDrgWindow2KiBV1_2", "preload-post StackedDrgWinning2KiBV1"},
+		f.names, "each circuit loaded once")
+	f.names = nil
+	f.mu.Unlock()
+
+	// A V1 Window job of partition 1 (proved at its place in the whole
+	// proof) runs on wpost-2k: EvictSRS waits for it.
+	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
+	_, err := ts.client.SubmitProof(ctx, windowReq("w", winV1, 5, 1, winV1.files("vanilla-5003.bin")))
+	require.NoError(t, err)
+	f.waitStart(t, "partition-timed")
+	_, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-2k"})
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	close(f.block)
+	r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "w"})
+	require.NoError(t, err)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status, r.ErrorMessage)
+	assert.EqualValues(t, 1200, r.SrsLoadMs)
+	assert.EqualValues(t, 300, r.SynthesisMs)
+	assert.EqualValues(t, 2000, r.GpuComputeMs, "Prove − Synthesis")
+
+	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
+	snap := loadVector(t, updateVectors)
+	for _, req := range []*pb.SubmitProofRequest{winningReq("n", winning, winning.files("vanilla-5002.bin")), snapReq("s", snap, snap.files("vanilla-p0.bin"))} {
+		p, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: req})
+		require.NoError(t, err)
+		require.Equal(t, pb.AwaitProofResponse_COMPLETED, p.Result.Status, p.Result.ErrorMessage)
+		assert.EqualValues(t, 1200, p.Result.SrsLoadMs, req.ProofKind)
+		assert.EqualValues(t, 300, p.Result.SynthesisMs, req.ProofKind)
+		assert.EqualValues(t, 2000, p.Result.GpuComputeMs, req.ProofKind)
+	}
+	calls := f.calls()
+	var methods []string
+	for _, c := range calls {
+		methods = append(methods, c.method)
+	}
+	assert.Equal(t, []string{"partition-timed", "winning-timed", "update-timed"}, methods, "the Timed methods only")
+	assert.Equal(t, "StackedDrgWindow2KiBV1", calls[0].proof)
+	assert.Equal(t, 1, calls[0].partition)
+	// More sectors before the partition than c2 proves.
+	_, err = ts.client.SubmitProof(ctx, windowReq("far", winV1, 5, c2.MaxPoStOffset/2+1, winV1.files("vanilla-5003.bin")))
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
+	assert.Contains(t, status.Convert(err).Message(), "partition_index")
+
+	e, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-2k"})
+	require.NoError(t, err)
+	assert.True(t, e.WasLoaded)
+	assert.EqualValues(t, sizes["wpost-2k"], e.FreedBytes)
+	e, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "snap-2k"})
+	require.NoError(t, err)
+	assert.True(t, e.WasLoaded)
+	assert.Equal(t, map[string]pb.SRSStatus_Tier{"winning-2k": pb.SRSStatus_HOT}, tiers())
+	f.mu.Lock()
+	assert.Equal(t, []string{"evict-post StackedDrgWindow2KiBV1_2", "evict-update StackedDrg2KiBV1"}, f.names)
+	f.mu.Unlock()
+	assert.False(t, f.closed, "the prover stays")
+
+	text, err := ts.srv.Engine.MetricsText()
+	require.NoError(t, err)
+	for _, k := range []string{"WINDOW_POST_PARTITION", "WINNING_POST", "SNAP_DEALS_UPDATE"} {
+		assert.Contains(t, text, `c2_serve_stage_seconds_count{kind="`+k+`",stage="srs_load"} 1`)
+		assert.Contains(t, text, `c2_serve_stage_seconds_sum{kind="`+k+`",stage="gpu_compute"} 2`)
+	}
 }

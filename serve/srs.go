@@ -47,14 +47,36 @@ func circuitID(sectorSize uint64) string {
 
 // circuitInfo describes a circuit the daemon serves.
 type circuitInfo struct {
-	id string
-	// porep is the registered PoRep proof a shapeProver's Preload and
-	// Evict take, "" for PoSt and SnapDeals circuits (which the engine
-	// preloads into the page cache only).
-	porep string
+	id   string
+	kind pb.ProofKind
+	// proof is the registered proof whose circuit this is, as the
+	// Prover's Preload and Evict of the kind take it: a PoRep proof
+	// ("StackedDrg32GiBV1_1"), an update proof ("StackedDrg32GiBV1") or a
+	// PoSt proof ("StackedDrgWindow32GiBV1_2", the circuit V1 shares).
+	proof string
 	// find returns the circuit's .params file under a parameter directory
 	// (official name, else the development one).
 	find func(dir string) (string, error)
+}
+
+// loader returns p's Preload and Evict of c's circuit, ok false when p
+// does not load and drop the circuits of c's kind.
+func (c circuitInfo) loader(p Prover) (preload func(context.Context) error, evict func() error, ok bool) {
+	switch c.kind {
+	case pb.ProofKind_POREP_SEAL_COMMIT:
+		if sp, ok := p.(shapeProver); ok {
+			return func(ctx context.Context) error { return sp.Preload(ctx, c.proof) }, func() error { return sp.Evict(c.proof) }, true
+		}
+	case pb.ProofKind_SNAP_DEALS_UPDATE:
+		if sp, ok := p.(updateShapeProver); ok {
+			return func(ctx context.Context) error { return sp.PreloadUpdate(ctx, c.proof) }, func() error { return sp.EvictUpdate(c.proof) }, true
+		}
+	case pb.ProofKind_WINDOW_POST_PARTITION, pb.ProofKind_WINNING_POST:
+		if sp, ok := p.(postShapeProver); ok {
+			return func(ctx context.Context) error { return sp.PreloadPoSt(ctx, c.proof) }, func() error { return sp.EvictPoSt(c.proof) }, true
+		}
+	}
+	return nil, nil, false
 }
 
 // lookupCircuit returns the circuit a cuzk circuit id names: "porep-32g",
@@ -67,7 +89,7 @@ func lookupCircuit(id string) (circuitInfo, error) {
 			if !ok {
 				break
 			}
-			return circuitInfo{id: id, porep: c.proof.String(), find: func(dir string) (string, error) {
+			return circuitInfo{id: id, kind: pb.ProofKind_POREP_SEAL_COMMIT, proof: c.proof.String(), find: func(dir string) (string, error) {
 				f, _, err := c2.FindParams(dir, s, ".params")
 				return f, err
 			}}, nil
@@ -77,18 +99,18 @@ func lookupCircuit(id string) (circuitInfo, error) {
 		switch id {
 		case "snap-" + sz.id:
 			if s, ok := update.ShapeByName("StackedDrg" + sz.name + "V1"); ok {
-				return circuitInfo{id: id, find: func(dir string) (string, error) {
+				return circuitInfo{id: id, kind: pb.ProofKind_SNAP_DEALS_UPDATE, proof: s.Name, find: func(dir string) (string, error) {
 					f, _, err := c2.FindUpdateParams(dir, s, ".params")
 					return f, err
 				}}, nil
 			}
 		case "wpost-" + sz.id, "winning-" + sz.id:
-			name := "StackedDrgWindow" + sz.name + "V1_2"
+			name, kind := "StackedDrgWindow"+sz.name+"V1_2", pb.ProofKind_WINDOW_POST_PARTITION
 			if id == "winning-"+sz.id {
-				name = "StackedDrgWinning" + sz.name + "V1"
+				name, kind = "StackedDrgWinning"+sz.name+"V1", pb.ProofKind_WINNING_POST
 			}
 			if s, ok := post.ShapeByName(name); ok {
-				return circuitInfo{id: id, find: func(dir string) (string, error) {
+				return circuitInfo{id: id, kind: kind, proof: s.Name, find: func(dir string) (string, error) {
 					f, _, err := c2.FindPoStParams(dir, s, ".params")
 					return f, err
 				}}, nil
@@ -123,26 +145,25 @@ func (e *Engine) paramsSize(circuit string) uint64 {
 	return uint64(st.Size())
 }
 
-// Preload readies a circuit's parameters. For a PoRep circuit and a prover
-// that loads shapes (shapeProver, as *c2.Prover is) it reads the proving
-// key and records the circuit's R1CS into the prover, as the circuit's
-// first proof would (tier HOT): the next proof starts at once. Otherwise
-// (and for PoSt and SnapDeals circuits, which c2 loads on their first
-// proof) it reads the whole
-// parameter file once, so that the first proof decodes it from the page
-// cache instead of the disk (tier WARM), and the first proof makes it HOT.
-// already reports a circuit that was HOT (or, without a shapeProver, WARM
-// or HOT) before the call; took is the time the call spent loading.
+// Preload readies a circuit's parameters. With a prover that loads and
+// drops the circuits of its kind (Preload, PreloadUpdate, PreloadPoSt, as
+// *c2.Prover has) it reads the proving key and records the circuit's R1CS
+// into the prover, as the circuit's first proof would (tier HOT): the next
+// proof starts at once. Otherwise it reads the whole parameter file once,
+// so that the first proof decodes it from the page cache instead of the
+// disk (tier WARM), and the first proof makes it HOT. already reports a
+// circuit that was HOT (or, without a loader, WARM or HOT) before the
+// call; took is the time the call spent loading.
 func (e *Engine) Preload(ctx context.Context, circuit string) (already bool, took time.Duration, err error) {
 	c, err := lookupCircuit(circuit)
 	if err != nil {
 		return false, 0, err
 	}
 	e.mu.Lock()
-	sp, ok := e.prover.(shapeProver)
+	preload, _, ok := c.loader(e.prover)
 	e.mu.Unlock()
-	if ok && c.porep != "" {
-		return e.preloadShape(ctx, sp, circuit, c.porep)
+	if ok {
+		return e.preloadShape(ctx, circuit, preload)
 	}
 	f, err := e.paramsFile(circuit)
 	if err != nil {
@@ -168,8 +189,8 @@ func (e *Engine) Preload(ctx context.Context, circuit string) (already bool, too
 	return false, took, nil
 }
 
-// preloadShape is Preload through the prover's own Preload.
-func (e *Engine) preloadShape(ctx context.Context, sp shapeProver, circuit, proof string) (already bool, took time.Duration, err error) {
+// preloadShape is Preload through the prover's own loader.
+func (e *Engine) preloadShape(ctx context.Context, circuit string, preload func(context.Context) error) (already bool, took time.Duration, err error) {
 	e.mu.Lock()
 	s := e.srsEntry(circuit)
 	already, gen := s.tier == pb.SRSStatus_HOT, s.gen
@@ -178,7 +199,7 @@ func (e *Engine) preloadShape(ctx context.Context, sp shapeProver, circuit, proo
 		return true, 0, nil
 	}
 	t0 := time.Now()
-	if err := sp.Preload(ctx, proof); err != nil {
+	if err := preload(ctx); err != nil {
 		return false, 0, err
 	}
 	took = time.Since(t0)
@@ -212,24 +233,24 @@ func readThrough(ctx context.Context, path string) error {
 	}
 }
 
-// Evict frees a circuit's parameters. For a PoRep circuit and a prover
-// that loads shapes (shapeProver) it drops that circuit's key and R1CS from
-// the prover, and refuses while a job of the circuit runs (the prover
-// refuses too while any call uses them). Otherwise (and for PoSt and
-// SnapDeals circuits) the prover keeps the keys of every circuit it
-// proved until it is closed, so evicting one circuit frees all: with
-// Options.Reopen set and no job running, the prover is closed and
-// replaced, and every circuit returns to COLD. wasLoaded and freed (the
-// parameter file's size) describe the circuit asked for.
+// Evict frees a circuit's parameters. With a prover that loads and drops
+// the circuits of its kind (Evict, EvictUpdate, EvictPoSt) it drops that
+// circuit's key and R1CS from the prover, and refuses while a job of the
+// circuit runs (the prover refuses too while any call uses them).
+// Otherwise the prover keeps the keys of every circuit it proved until it
+// is closed, so evicting one circuit frees all: with Options.Reopen set
+// and no job running, the prover is closed and replaced, and every circuit
+// returns to COLD. wasLoaded and freed (the parameter file's size)
+// describe the circuit asked for.
 func (e *Engine) Evict(circuit string) (wasLoaded bool, freed uint64, err error) {
 	c, err := lookupCircuit(circuit)
 	if err != nil {
 		return false, 0, err
 	}
 	e.mu.Lock()
-	if sp, ok := e.prover.(shapeProver); ok && c.porep != "" {
+	if _, evict, ok := c.loader(e.prover); ok {
 		defer e.mu.Unlock()
-		return e.evictShape(sp, circuit, c.porep)
+		return e.evictShape(circuit, evict)
 	}
 	s, ok := e.srs[circuit]
 	loaded := ok && s.tier == pb.SRSStatus_HOT
@@ -249,16 +270,16 @@ func (e *Engine) Evict(circuit string) (wasLoaded bool, freed uint64, err error)
 	return true, all[circuit].size, nil
 }
 
-// evictShape is Evict through the prover's own Evict. e.mu is held, so
+// evictShape is Evict through the prover's own evict. e.mu is held, so
 // that no job of the circuit starts or ends meanwhile: a job ending marks
 // its circuit HOT under e.mu, after its Prove returned.
-func (e *Engine) evictShape(sp shapeProver, circuit, proof string) (wasLoaded bool, freed uint64, err error) {
+func (e *Engine) evictShape(circuit string, evict func() error) (wasLoaded bool, freed uint64, err error) {
 	for j := range e.running {
 		if j.circuit == circuit {
 			return false, 0, fmt.Errorf("serve: job %s is proving on %s; evict when it has ended", j.id, circuit)
 		}
 	}
-	if err := sp.Evict(proof); err != nil {
+	if err := evict(); err != nil {
 		return false, 0, err
 	}
 	s, ok := e.srs[circuit]

@@ -93,21 +93,31 @@ func runPoStProve(args []string) error {
 		return err
 	}
 	defer prover.Close()
-	prove := prover.ProveWindowPoSt
+	prove := prover.ProveWindowPoStTimed
 	if shape.Kind == post.Winning {
-		prove = prover.ProveWinningPoSt
+		prove = prover.ProveWinningPoStTimed
 	}
 	t0 := time.Now()
-	proof, err := prove(context.Background(), shape.Name, randomness, proofs)
+	proof, tm, err := prove(context.Background(), shape.Name, randomness, proofs)
 	if err != nil {
 		return err
 	}
-	stage("prove", time.Since(t0), fmt.Sprintf("%d partition(s)", len(proof)/192))
+	stageTimes(time.Since(t0), tm, len(proof)/192)
 	if err := o.commit(bytesWriter(proof)); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s (%d bytes), verified against public inputs derived from the randomness and sectors\n", *out, len(proof))
 	return nil
+}
+
+// stageTimes prints the wall time of a timed call that proved n
+// partitions and its stages.
+func stageTimes(wall time.Duration, tm c2.ProveTimes, n int) {
+	stage("prove", wall, fmt.Sprintf("%d partition(s)", n))
+	stage("  params (key read, R1CS)", tm.ParamsLoad, "")
+	stage("  partitions (proving span)", tm.Prove, "")
+	stage("    witness synthesis", tm.Synthesis, "")
+	stage("    verification", tm.Verify, "")
 }
 
 // openProver warns when the parameters found are development ones (dev)

@@ -100,11 +100,11 @@ func runUpdateProve(args []string) error {
 	}
 	defer prover.Close()
 	t0 := time.Now()
-	proof, err := prover.ProveUpdate(context.Background(), shape.Name, comms, proofs)
+	proof, tm, err := prover.ProveUpdateTimed(context.Background(), shape.Name, comms, proofs)
 	if err != nil {
 		return err
 	}
-	stage("prove", time.Since(t0), fmt.Sprintf("%d partition(s)", len(proof)/192))
+	stageTimes(time.Since(t0), tm, len(proof)/192)
 	if err := o.commit(bytesWriter(proof)); err != nil {
 		return err
 	}
