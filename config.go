@@ -47,8 +47,11 @@ type Config struct {
 	// debug level, a device taken out of rotation and proving on the CPU
 	// fallback at warn. nil: nothing is logged.
 	Logger *slog.Logger
-	// HostMemory bounds the host buffers of partitions in flight (a, b, c
-	// and the classified witness); 0 means half of physical memory.
+	// HostMemory bounds the host buffers of partitions in flight: their
+	// witnesses (32 bytes per aux variable: 4.2 GB for a 32 GiB partition;
+	// a Prove call keeps at most two, one when HostMemory holds only one),
+	// a, b, c when the host evaluates them, and the classified witness; 0
+	// means half of physical memory.
 	HostMemory int64
 	// Threads bounds the goroutines of one CPU MSM; 0 means GOMAXPROCS.
 	Threads int

@@ -85,6 +85,7 @@ func runBench(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the synthetic circuit")
 	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions (needs -params)")
 	params := fs.String("params", "", "with -c1: directory (or file) of the sector size's parameters")
+	hostMem := fs.Float64("host-memory", 0, "Config.HostMemory in GiB: the host buffers of partitions in flight, witnesses included (0: half of physical memory)")
 	vram := fs.String("vram", "", `cap each GPU's memory budget at this many GiB; a list such as "0,24,8" measures each on the same key (0: the whole card)`)
 	sectorSize := fs.String("sector-size", "", "prove synthetic C1 outputs of this sector size (2KiB … 64GiB; see c2 c1gen) with -params")
 	v11 := fs.Bool("v1_1", false, "with -sector-size: StackedDrg*V1_1 proofs")
@@ -120,7 +121,10 @@ func runBench(args []string) error {
 			slots = append(slots, n)
 		}
 	}
-	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep, SlotsPerDevice: slots[0]}
+	if *hostMem < 0 {
+		return errors.New("-host-memory must not be negative")
+	}
+	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep, SlotsPerDevice: slots[0], HostMemory: int64(*hostMem * (1 << 30))}
 	switch *devices {
 	case "":
 	case "cpu":

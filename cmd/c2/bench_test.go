@@ -19,6 +19,7 @@ func TestBenchSectorNeedsParams(t *testing.T) {
 	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-c1", "x.json"}))
 	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-proofs", "0"}))
 	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-memlimit", "-1"}))
+	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-host-memory", "-1"}))
 	require.Error(t, runBench([]string{"-sector-size", "3KiB", "-params", empty}))
 	require.Error(t, runBench([]string{"-sector-size", "2KiB", "stray"}))
 }
