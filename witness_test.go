@@ -225,6 +225,11 @@ func TestProveStreamLendsWitnesses(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	require.Equal(t, 2, p.inflight(f.pk, f.parts[0]))
+	other := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	one, err := newProver(Config{Threads: 2, HostMemory: 48 * int64(f.parts[0].NumAux())}, []gpu.Device{other})
+	require.NoError(t, err)
+	require.Equal(t, 1, one.inflight(f.pk, f.parts[0]), "HostMemory holds one witness")
+	require.NoError(t, one.Close())
 	var builds, allocs atomic.Int32
 	build := streamBuild(t, f, &builds, &allocs, func(n int32) {
 		if n == 4 {
