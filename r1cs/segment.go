@@ -1,0 +1,305 @@
+package r1cs
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Segmented records a System as a sequence of segments, so that segments
+// can be recorded concurrently and joined into exactly the System that
+// recording them one after the other would give: the same constraints in
+// the same order, the same variables, coefficient table (first use first),
+// densities and assignment.
+//
+// A segment is a run of consecutive constraints that allocates a run of
+// consecutive inputs and aux variables whose counts are known before it
+// starts (they are claimed with [Segmented.Segment], in recording order).
+// Its constraints may use its own variables and any variable of an earlier
+// segment; a segment that uses another's variables must start after that
+// one has allocated them (the caller orders them). The assignment is one
+// array per sequence, shared: each segment writes its own values in place.
+type Segmented struct {
+	inputs, aux []fr.Element
+	segs        []*Segment
+	nIn, nAux   int // claimed so far; inputs include ONE
+	joined      bool
+}
+
+// NewSegmented returns a segmented recording of nInputs inputs (including
+// ONE, which it allocates) and nAux aux variables.
+func NewSegmented(nInputs, nAux int) *Segmented {
+	if nInputs < 1 || nInputs > MaxVariables || nAux < 0 || nAux > MaxVariables {
+		panic(fmt.Sprintf("r1cs: NewSegmented(%d, %d): counts out of range", nInputs, nAux))
+	}
+	r := &Segmented{inputs: make([]fr.Element, nInputs), aux: make([]fr.Element, nAux), nIn: 1}
+	r.inputs[0] = oneElement
+	return r
+}
+
+// Segment claims the next segment in recording order: it allocates the
+// next nInputs inputs and nAux aux variables.
+func (r *Segmented) Segment(nInputs, nAux int) *Segment {
+	if r.joined {
+		panic("r1cs: Segment after System")
+	}
+	if nInputs < 0 || nAux < 0 || nInputs > len(r.inputs)-r.nIn || nAux > len(r.aux)-r.nAux {
+		panic(fmt.Sprintf("r1cs: segment of %d inputs and %d aux exceeds the recording's %d and %d",
+			nInputs, nAux, len(r.inputs), len(r.aux)))
+	}
+	g := &Segment{
+		r:       r,
+		index:   len(r.segs),
+		inBase:  r.nIn,
+		inEnd:   r.nIn,
+		inLimit: r.nIn + nInputs,
+		auxBase: r.nAux, auxEnd: r.nAux, auxLimit: r.nAux + nAux,
+		coeffIndex: make(map[fr.Element]uint32),
+		bInputs:    make([]uint64, (len(r.inputs)+63)/64),
+	}
+	w0, w1 := g.auxBase>>6, (g.auxLimit+63)>>6
+	g.aAux = make([]uint64, w1-w0)
+	g.bAux = make([]uint64, w1-w0)
+	for k := range g.m {
+		g.m[k].RowStart = []uint32{0}
+	}
+	r.nIn += nInputs
+	r.nAux += nAux
+	r.segs = append(r.segs, g)
+	return g
+}
+
+// Segment records one segment of a [Segmented] recording; it implements
+// [Builder]. A Segment is not safe for concurrent use; distinct segments
+// are.
+type Segment struct {
+	r                         *Segmented
+	index                     int
+	inBase, inEnd, inLimit    int
+	auxBase, auxEnd, auxLimit int
+	m                         [3]Matrix // CoeffIdx into coeffs; RowStart from 0
+	coeffs                    []fr.Element
+	coeffIndex                map[fr.Element]uint32
+	// aAux and bAux: the densities of the segment's own aux variables,
+	// word w covering global aux variables 64·(auxBase/64 + w) onwards;
+	// aExt and bExt: earlier aux variables dense in A, B (repeats allowed).
+	aAux, bAux []uint64
+	aExt, bExt []uint32
+	bInputs    []uint64 // every input, by global index
+	scratch    LC
+}
+
+// Alloc implements [Builder].
+func (g *Segment) Alloc(value fr.Element) Variable {
+	if g.auxEnd >= g.auxLimit {
+		panic(fmt.Sprintf("r1cs: segment %d allocates more than its %d aux variables", g.index, g.auxLimit-g.auxBase)) // a circuit bug
+	}
+	g.r.aux[g.auxEnd] = value
+	g.auxEnd++
+	return AuxVariable(g.auxEnd - 1)
+}
+
+// AllocInput implements [Builder].
+func (g *Segment) AllocInput(value fr.Element) Variable {
+	if g.inEnd >= g.inLimit {
+		panic(fmt.Sprintf("r1cs: segment %d allocates more than its %d inputs", g.index, g.inLimit-g.inBase)) // a circuit bug
+	}
+	g.r.inputs[g.inEnd] = value
+	g.inEnd++
+	return InputVariable(g.inEnd - 1)
+}
+
+// Value implements [Builder]. It reads the shared assignment: v must be
+// the segment's own or one of an earlier segment that has allocated it.
+func (g *Segment) Value(v Variable) fr.Element {
+	if v.IsAux() {
+		return g.r.aux[v.Index()]
+	}
+	return g.r.inputs[v.Index()]
+}
+
+// Enforce implements [Builder]: it records a·b = c as [System] does.
+func (g *Segment) Enforce(a, b, c LC) {
+	for k, lc := range [3]LC{a, b, c} {
+		g.scratch = mergeTerms(append(g.scratch[:0], lc...))
+		m := &g.m[k]
+		for _, t := range g.scratch {
+			g.checkVar(t.Var)
+			m.Vars = append(m.Vars, t.Var)
+			m.CoeffIdx = append(m.CoeffIdx, g.coeffID(&t.Coeff))
+			i := t.Var.Index()
+			switch {
+			case k == 0 && t.Var.IsAux():
+				g.aAux, g.aExt = g.setAux(g.aAux, g.aExt, i)
+			case k == 1 && t.Var.IsAux():
+				g.bAux, g.bExt = g.setAux(g.bAux, g.bExt, i)
+			case k == 1:
+				g.bInputs[i>>6] |= 1 << (uint(i) & 63)
+			}
+		}
+		if uint64(len(m.Vars)) > math.MaxUint32 {
+			panic("r1cs: a segment matrix has more than 2^32-1 terms") // a circuit bug
+		}
+		m.RowStart = append(m.RowStart, uint32(len(m.Vars)))
+	}
+}
+
+func (g *Segment) setAux(local []uint64, ext []uint32, i int) ([]uint64, []uint32) {
+	if i >= g.auxBase {
+		j := i - g.auxBase&^63
+		local[j>>6] |= 1 << (uint(j) & 63)
+	} else if n := len(ext); n == 0 || ext[n-1] != uint32(i) {
+		ext = append(ext, uint32(i))
+	}
+	return local, ext
+}
+
+func (g *Segment) checkVar(v Variable) {
+	if (v.IsAux() && v.Index() >= g.auxEnd) || (!v.IsAux() && v.Index() >= g.inEnd) {
+		panic(fmt.Sprintf("r1cs: segment %d constraint %d uses unallocated %v", g.index, g.NumConstraints(), v))
+	}
+}
+
+func (g *Segment) coeffID(c *fr.Element) uint32 {
+	if id, ok := g.coeffIndex[*c]; ok {
+		return id
+	}
+	id := uint32(len(g.coeffs))
+	g.coeffs = append(g.coeffs, *c)
+	g.coeffIndex[*c] = id
+	return id
+}
+
+// NumConstraints returns the number of constraints the segment recorded.
+func (g *Segment) NumConstraints() int { return len(g.m[0].RowStart) - 1 }
+
+// System joins the segments, in the order they were claimed, into a
+// finalized System (with bellperson's per-input constraints appended, as
+// [System.Finalize] does), copying on up to workers goroutines. Every
+// variable must have been claimed and every segment must have allocated
+// all of its variables. The segments are released; the Segmented can be
+// used no more.
+func (r *Segmented) System(workers int) (*System, error) {
+	if r.joined {
+		return nil, fmt.Errorf("r1cs: Segmented.System called twice")
+	}
+	if r.nIn != len(r.inputs) || r.nAux != len(r.aux) {
+		return nil, fmt.Errorf("r1cs: segments claim %d inputs and %d aux of %d and %d", r.nIn, r.nAux, len(r.inputs), len(r.aux))
+	}
+	for _, g := range r.segs {
+		if g.inEnd != g.inLimit || g.auxEnd != g.auxLimit {
+			return nil, fmt.Errorf("r1cs: segment %d allocated %d inputs and %d aux of %d and %d",
+				g.index, g.inEnd-g.inBase, g.auxEnd-g.auxBase, g.inLimit-g.inBase, g.auxLimit-g.auxBase)
+		}
+	}
+	r.joined = true
+	nIn, nAux := len(r.inputs), len(r.aux)
+
+	// Row and term offsets of each segment, and its coefficients in the
+	// joined table, where they come in order of first use as in a System.
+	s := &System{inputs: r.inputs, aux: r.aux, coeffIndex: make(map[fr.Element]uint32)}
+	rows := make([]int, len(r.segs)+1)
+	terms := make([][3]uint64, len(r.segs)+1)
+	remap := make([][]uint32, len(r.segs))
+	for i, g := range r.segs {
+		rows[i+1] = rows[i] + g.NumConstraints()
+		for k := range g.m {
+			terms[i+1][k] = terms[i][k] + uint64(len(g.m[k].Vars))
+		}
+		remap[i] = make([]uint32, len(g.coeffs))
+		for j := range g.coeffs {
+			remap[i][j] = s.coeffID(&g.coeffs[j])
+		}
+	}
+	nc := rows[len(r.segs)]
+	total := terms[len(r.segs)]
+	if total[0]+uint64(nIn) > math.MaxUint32 || total[1] > math.MaxUint32 || total[2] > math.MaxUint32 {
+		return nil, fmt.Errorf("r1cs: a matrix has more than 2^32-1 terms")
+	}
+	for k := range s.m {
+		n := int(total[k])
+		if k == 0 {
+			n += nIn
+		}
+		s.m[k] = Matrix{RowStart: make([]uint32, nc+nIn+1), Vars: make([]Variable, n), CoeffIdx: make([]uint32, n)}
+	}
+
+	// Copy the segments' rows in place, releasing each once copied.
+	workers = max(1, min(workers, len(r.segs)))
+	var wg sync.WaitGroup
+	var next sync.Mutex
+	ni := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				i := ni
+				ni++
+				next.Unlock()
+				if i >= len(r.segs) {
+					return
+				}
+				g := r.segs[i]
+				for k := range g.m {
+					src, dst := &g.m[k], &s.m[k]
+					t0 := uint32(terms[i][k])
+					for j, v := range src.RowStart[1:] {
+						dst.RowStart[rows[i]+1+j] = t0 + v
+					}
+					copy(dst.Vars[t0:], src.Vars)
+					ci := dst.CoeffIdx[t0 : int(t0)+len(src.CoeffIdx)]
+					for j, c := range src.CoeffIdx {
+						ci[j] = remap[i][c]
+					}
+					*src = Matrix{}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	// Finalize's per-input constraints input_i · 0 = 0.
+	one := s.coeffID(&oneElement)
+	a := &s.m[0]
+	for i := 0; i < nIn; i++ {
+		t := int(total[0]) + i
+		a.Vars[t], a.CoeffIdx[t] = InputVariable(i), one
+		a.RowStart[nc+1+i] = uint32(t + 1)
+	}
+	for k := 1; k < 3; k++ {
+		for i := 0; i < nIn; i++ {
+			s.m[k].RowStart[nc+1+i] = uint32(total[k])
+		}
+	}
+
+	// Densities.
+	s.aAux = Density{bits: make([]uint64, (nAux+63)/64), n: nAux}
+	s.bAux = Density{bits: make([]uint64, (nAux+63)/64), n: nAux}
+	s.bInputs = Density{bits: make([]uint64, (nIn+63)/64), n: nIn}
+	for _, g := range r.segs {
+		w0 := g.auxBase >> 6
+		for j, w := range g.aAux {
+			s.aAux.bits[w0+j] |= w
+		}
+		for j, w := range g.bAux {
+			s.bAux.bits[w0+j] |= w
+		}
+		for _, i := range g.aExt {
+			s.aAux.set(int(i))
+		}
+		for _, i := range g.bExt {
+			s.bAux.set(int(i))
+		}
+		for j, w := range g.bInputs {
+			s.bInputs.bits[j] |= w
+		}
+	}
+	s.synthesized = nc
+	s.finalized = true
+	r.segs = nil
+	return s, nil
+}

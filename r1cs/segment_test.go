@@ -1,0 +1,157 @@
+package r1cs
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+)
+
+// segCircuit is a toy circuit cut into segments: segment k allocates
+// ins[k] inputs and aux[k] aux variables and enforces constraints over its
+// own variables and random earlier ones (repeated terms, zero sums,
+// coefficients new to the segment), so that density bits cross segment
+// words and the coefficient table grows in every segment.
+type segCircuit struct {
+	ins, aux []int
+	seed     uint64
+}
+
+// run synthesizes segment k into b; first are the variables of the earlier
+// segments (and the global ones), which b must already hold.
+func (c *segCircuit) run(b Builder, k int, firstIn, firstAux int) {
+	r := rand.New(rand.NewPCG(c.seed, uint64(k)))
+	elem := func(v uint64) (e fr.Element) { e.SetUint64(v); return }
+	var own []Variable
+	for i := 0; i < c.aux[k]; i++ {
+		own = append(own, b.Alloc(elem(r.Uint64N(100))))
+		if r.IntN(4) == 0 && len(own) > 0 || i == c.aux[k]-1 {
+			pick := func() Variable {
+				switch r.IntN(4) {
+				case 0:
+					return InputVariable(r.IntN(firstIn))
+				case 1:
+					if firstAux > 0 {
+						return AuxVariable(r.IntN(firstAux))
+					}
+				}
+				return own[r.IntN(len(own))]
+			}
+			lc := func() LC {
+				var l LC
+				for range r.IntN(5) {
+					v := pick()
+					l = l.Add(v, elem(uint64(1+r.IntN(3+k))))
+					if r.IntN(5) == 0 { // a zero sum, dropped
+						var neg fr.Element
+						neg.Neg(&l[len(l)-1].Coeff)
+						l = l.Add(v, neg)
+					}
+				}
+				return l
+			}
+			b.Enforce(lc(), lc(), lc())
+		}
+		if i < c.ins[k] {
+			in := b.AllocInput(elem(r.Uint64N(100)))
+			firstIn++
+			b.Enforce(LC{}.AddVar(in), LC{}.AddVar(One), LC{}.AddVar(own[len(own)-1]))
+		}
+	}
+	for i := c.aux[k]; i < c.ins[k]; i++ {
+		b.AllocInput(elem(7))
+	}
+}
+
+func TestSegmentedEqualsSystem(t *testing.T) {
+	c := &segCircuit{seed: 5}
+	for k := range 40 {
+		c.ins = append(c.ins, []int{0, 1, 2}[k%3])
+		c.aux = append(c.aux, []int{0, 1, 63, 64, 65, 200, 3}[k%7])
+	}
+	want := NewSystem()
+	in, aux := 1, 0
+	starts := make([][2]int, len(c.ins))
+	for k := range c.ins {
+		starts[k] = [2]int{in, aux}
+		c.run(want, k, in, aux)
+		in += c.ins[k]
+		aux += c.aux[k]
+	}
+	want.Finalize()
+	var wantCompact bytes.Buffer
+	require.NoError(t, want.WriteCompact(&wantCompact))
+	wantDigest, err := want.CanonicalDigest()
+	require.NoError(t, err)
+
+	for _, workers := range []int{1, 3} {
+		rec := NewSegmented(in, aux)
+		segs := make([]*Segment, len(c.ins))
+		for k := range segs {
+			segs[k] = rec.Segment(c.ins[k], c.aux[k])
+		}
+		// Record in reverse order, concurrently: the toy circuit reads no
+		// values, so order does not matter.
+		var wg sync.WaitGroup
+		for k := len(segs) - 1; k >= 0; k-- {
+			wg.Go(func() { c.run(segs[k], k, starts[k][0], starts[k][1]) })
+		}
+		wg.Wait()
+		got, err := rec.System(workers)
+		require.NoError(t, err)
+		require.True(t, got.Finalized())
+		require.Equal(t, want.Counts(), got.Counts())
+		require.Equal(t, want.Coeffs(), got.Coeffs())
+		require.Equal(t, want.Inputs(), got.Inputs())
+		require.Equal(t, want.Aux(), got.Aux())
+		for k, m := range []*Matrix{want.A(), want.B(), want.C()} {
+			g := []*Matrix{got.A(), got.B(), got.C()}[k]
+			require.Equal(t, m.RowStart, g.RowStart, "matrix %d", k)
+			require.Equal(t, m.Vars, g.Vars, "matrix %d", k)
+			require.Equal(t, m.CoeffIdx, g.CoeffIdx, "matrix %d", k)
+		}
+		require.Equal(t, want.ADensity(), got.ADensity())
+		require.Equal(t, want.BAuxDensity(), got.BAuxDensity())
+		require.Equal(t, want.BInputDensity(), got.BInputDensity())
+		d, err := got.CanonicalDigest()
+		require.NoError(t, err)
+		require.Equal(t, wantDigest, d)
+		var gotCompact bytes.Buffer
+		require.NoError(t, got.WriteCompact(&gotCompact))
+		require.Equal(t, wantCompact.Bytes(), gotCompact.Bytes())
+		require.Equal(t, want.IsSatisfied() == nil, got.IsSatisfied() == nil)
+		_, err = rec.System(workers)
+		require.Error(t, err, "joined twice")
+	}
+}
+
+func TestSegmentedErrors(t *testing.T) {
+	// Unclaimed variables.
+	rec := NewSegmented(2, 3)
+	rec.Segment(1, 2)
+	_, err := rec.System(1)
+	require.Error(t, err)
+
+	// A segment that allocated fewer than it claimed.
+	rec = NewSegmented(1, 3)
+	g := rec.Segment(0, 3)
+	g.Alloc(fr.One())
+	_, err = rec.System(1)
+	require.Error(t, err)
+
+	// Over-allocation and unallocated variables are circuit bugs.
+	rec = NewSegmented(1, 2)
+	a, b := rec.Segment(0, 1), rec.Segment(0, 1)
+	a.Alloc(fr.One())
+	require.Panics(t, func() { a.Alloc(fr.One()) })
+	require.Panics(t, func() { a.Enforce(LC{}.AddVar(AuxVariable(1)), nil, nil) }, "b's variable, not yet allocated")
+	b.Alloc(fr.One())
+	b.Enforce(LC{}.AddVar(AuxVariable(0)), LC{}.AddVar(AuxVariable(1)), nil)
+	require.Panics(t, func() { rec.Segment(0, 1) })
+	s, err := rec.System(2)
+	require.NoError(t, err)
+	require.Equal(t, Counts{Constraints: 2, Inputs: 1, Aux: 2, AAux: 1, BInputs: 0, BAux: 1}, s.Counts())
+}
