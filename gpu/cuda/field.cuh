@@ -51,13 +51,11 @@ struct FrParams {
     }
 };
 
-// Carry-chain primitives for the opt-in field variants: C2_FIELD_PTX
-// (mul_chain; on the H200 it moved carry work from IMAD.X to IADD3 and ran
-// 13-30% slower than the portable product) and C2_FIELD_EO (mul_eo, sqr_eo,
-// add/sub/neg_eo; host-checked, not yet run on a GPU). On the device they
-// are single PTX instructions whose carry flag flows from one statement to
-// the next; on the host they are emulated with cf so that the same code can
-// be checked against the portable product (hosttest/).
+// Carry-chain primitives of the even/odd field arithmetic (C2_FIELD_EO:
+// mul_eo, sqr_eo, add/sub/neg_eo). On the device they are single PTX
+// instructions whose carry flag flows from one statement to the next; on the
+// host they are emulated with cf so that the same code can be checked against
+// the portable product (hosttest/).
 struct carry_t {
     uint32_t cf = 0;
 };
@@ -145,61 +143,6 @@ inline void subc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
 }
 inline void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) { d = a - b - f.cf; }
 #endif
-
-// t[1..N+1] += u[0..N-1] (u shifted up one limb), carry into t[N+1].
-template <int N>
-C2_HD void add_shifted(uint32_t* t, const uint32_t* u, carry_t& f) {
-    add_cc(t[1], t[1], u[0], f);
-#pragma unroll
-    for (int k = 2; k <= N; k++) addc_cc(t[k], t[k], u[k - 1], f);
-    addc(t[N + 1], t[N + 1], 0, f);
-}
-
-// t[0..N+1] += x * y: the 64-bit products of the even limbs of x are disjoint
-// words of one N-limb number, those of the odd limbs of another one limb up;
-// both are added with carry chains.
-template <int N, class X>
-C2_HD void mac_row_wide(uint32_t* t, X x, uint32_t y, carry_t& f) {
-    uint32_t ue[N], uo[N];
-#pragma unroll
-    for (int j = 0; j < N; j += 2) {
-        uint64_t pe = (uint64_t)x(j) * y;
-        uint64_t po = (uint64_t)x(j + 1) * y;
-        ue[j] = (uint32_t)pe;
-        ue[j + 1] = (uint32_t)(pe >> 32);
-        uo[j] = (uint32_t)po;
-        uo[j + 1] = (uint32_t)(po >> 32);
-    }
-    add_cc(t[0], t[0], ue[0], f);
-#pragma unroll
-    for (int k = 1; k < N; k++) addc_cc(t[k], t[k], ue[k], f);
-    addc_cc(t[N], t[N], 0, f);
-    addc(t[N + 1], t[N + 1], 0, f);
-    add_shifted<N>(t, uo, f);
-}
-
-// t[0..N+1] += x * y: even limbs of x through one mad chain into t, odd limbs
-// as disjoint 64-bit products in u, added shifted by one limb.
-template <int N, class X>
-C2_HD void mac_row(uint32_t* t, X x, uint32_t y, carry_t& f) {
-    uint32_t u[N];
-    mad_lo_cc(t[0], x(0), y, t[0], f);
-    madc_hi_cc(t[1], x(0), y, t[1], f);
-#pragma unroll
-    for (int j = 2; j < N; j += 2) {
-        madc_lo_cc(t[j], x(j), y, t[j], f);
-        madc_hi_cc(t[j + 1], x(j), y, t[j + 1], f);
-    }
-    addc_cc(t[N], t[N], 0, f);
-    addc(t[N + 1], t[N + 1], 0, f);
-#pragma unroll
-    for (int j = 1; j < N; j += 2) {
-        uint64_t p = (uint64_t)x(j) * y;
-        u[j - 1] = (uint32_t)p;
-        u[j] = (uint32_t)(p >> 32);
-    }
-    add_shifted<N>(t, u, f);
-}
 
 // Field element with N 32-bit limbs in Montgomery form.
 template <class P>
@@ -362,38 +305,11 @@ struct Fe {
 
     // Montgomery product a*b/R mod p.
     C2_HD friend Fe operator*(const Fe& a, const Fe& b) {
-#if defined(C2_FIELD_EO)
+#ifdef C2_FIELD_EO
         return mul_eo(a, b);
-#elif defined(C2_FIELD_PTX)
-        return mul_chain(a, b);
 #else
         return mul_portable(a, b);
 #endif
-    }
-
-    // CIOS on 32-bit limbs with PTX carry chains (see mac_row).
-    C2_HD static Fe mul_chain(const Fe& a, const Fe& b) {
-        uint32_t t[N + 2];
-#pragma unroll
-        for (int i = 0; i < N + 2; i++) t[i] = 0;
-        carry_t f;
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-#ifdef C2_FIELD_WIDE
-            mac_row_wide<N>(t, [&](int j) { return a.v[j]; }, b.v[i], f);
-            const uint32_t m = t[0] * P::INV;
-            mac_row_wide<N>(t, [](int j) { return P::mod(j); }, m, f);
-#else
-            mac_row<N>(t, [&](int j) { return a.v[j]; }, b.v[i], f);
-            const uint32_t m = t[0] * P::INV;
-            mac_row<N>(t, [](int j) { return P::mod(j); }, m, f);
-#endif
-            // t[0] is now zero: divide by 2^32
-#pragma unroll
-            for (int k = 0; k <= N; k++) t[k] = t[k + 1];
-            t[N + 1] = 0;
-        }
-        return reduce_once(t, t[N]);
     }
 
     // CIOS on 32-bit limbs, portable C++ (64-bit accumulators).
@@ -648,7 +564,7 @@ struct Fe {
     }
 
     C2_HD Fe sqr() const {
-#if defined(C2_FIELD_EO) && !defined(C2_FIELD_EO_NOSQR)
+#ifdef C2_FIELD_EO
         return sqr_eo(*this);
 #else
         return *this * *this;

@@ -1,5 +1,5 @@
-// GPU check of the field products (needs a CUDA device): every variant in
-// field.cuh (portable, mul_chain, mul_eo, sqr_eo, add/sub/neg_eo) runs on the device over
+// GPU check of the field products (needs a CUDA device): every function in
+// field.cuh (portable, mul_eo, sqr_eo, add/sub/neg_eo) runs on the device over
 // edge pairs and random operands, and each result is compared with the
 // portable product computed on the host (the one the Go tests tie to
 // gnark-crypto). This checks what the host tests cannot: the inline-PTX
@@ -14,8 +14,8 @@
 
 using namespace c2;
 
-enum { V_PORTABLE, V_CHAIN, V_EO, V_SQR_EO, V_ADD_EO, V_SUB_EO, V_NEG_EO, V_COUNT };
-static const char* vname[V_COUNT] = {"portable", "mul_chain", "mul_eo", "sqr_eo", "add_eo", "sub_eo", "neg_eo"};
+enum { V_PORTABLE, V_EO, V_SQR_EO, V_ADD_EO, V_SUB_EO, V_NEG_EO, V_COUNT };
+static const char* vname[V_COUNT] = {"portable", "mul_eo", "sqr_eo", "add_eo", "sub_eo", "neg_eo"};
 
 template <class F>
 __global__ void k_products(const F* a, const F* b, F* out, size_t n) {
@@ -23,7 +23,6 @@ __global__ void k_products(const F* a, const F* b, F* out, size_t n) {
     if (i >= n) return;
     const F x = a[i], y = b[i];
     out[V_PORTABLE * n + i] = F::mul_portable(x, y);
-    out[V_CHAIN * n + i] = F::mul_chain(x, y);
     out[V_EO * n + i] = F::mul_eo(x, y);
     out[V_SQR_EO * n + i] = F::sqr_eo(x);
     out[V_ADD_EO * n + i] = F::add_eo(x, y);
