@@ -215,7 +215,7 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		}
 		pr.buf, pr.a, pr.b, pr.c = buf, v[:n:n], v[n:2*n:2*n], v[2*n:]
 		m := sys.NumConstraints()
-		if err := sys.EvaluateChecked(pr.a, pr.b, pr.c, p.cfg.Threads); err != nil {
+		if err := sys.EvaluateCheckedContext(ctx, pr.a, pr.b, pr.c, p.cfg.Threads); err != nil {
 			return fail(err) // names the failing constraint
 		}
 		for _, x := range [][]fr.Element{pr.a, pr.b, pr.c} {
@@ -238,7 +238,7 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				*x.dst, errs[i] = classify(x.segs)
+				*x.dst, errs[i] = classifyContext(ctx, x.segs)
 				if i == 0 {
 					pr.lErr = errs[0]
 					close(pr.lDone)
@@ -263,22 +263,35 @@ func (p *Prover) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 // of the bases would go to the tail (SupraSeal's rule: splitting then saves
 // less than the gathering costs).
 func classify(segs []msm.Segment) (*split, error) {
-	sp, err := msm.NewSplit(segs...)
+	return classifyContext(context.Background(), segs)
+}
+
+// classifyContext is classify returning ctx's error within about a
+// millisecond of ctx's end.
+func classifyContext(ctx context.Context, segs []msm.Segment) (*split, error) {
+	sp, err := msm.NewSplitContext(ctx, segs...)
 	if err != nil {
 		return nil, err
 	}
 	if 2*len(sp.Tail) <= sp.N {
 		return &split{Split: sp}, nil
 	}
+	const piece = 1 << 16 // scalars gathered between checks of ctx
 	full := make([]fr.Element, 0, sp.N)
 	for _, s := range segs {
-		if s.Density == nil {
-			full = append(full, s.Scalars...)
-			continue
-		}
-		for i := range s.Scalars {
-			if s.Density.Get(i) {
-				full = append(full, s.Scalars[i])
+		for lo := 0; lo < len(s.Scalars); lo += piece {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			hi := min(len(s.Scalars), lo+piece)
+			if s.Density == nil {
+				full = append(full, s.Scalars[lo:hi]...)
+				continue
+			}
+			for i := lo; i < hi; i++ {
+				if s.Density.Get(i) {
+					full = append(full, s.Scalars[i])
+				}
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -89,9 +88,9 @@ func (d *CPU) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) 
 	return &cpuKey{pk: pk, dom: dom}, nil
 }
 
-// SlotBytes implements [Device]: the scratch of the largest MSM (gathered
-// tail bases, 96 bytes each, and signed digits, about 52 bytes per scalar)
-// for a domain of n, and at least Memory/Slots.
+// SlotBytes implements [Device]: a bound on the scratch of the largest MSM
+// for a domain of n (its signed digits take 34 bytes per scalar, its
+// buckets a few MiB per goroutine), and at least Memory/Slots.
 func (d *CPU) SlotBytes(key Key) int64 {
 	return max(int64(key.ProvingKey().DomainSize())*(96+52), d.budget.Total()/int64(d.slots))
 }
@@ -152,7 +151,7 @@ func (s *cpuSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac
 		return res, err
 	}
 	n := s.k.dom.Size()
-	res, err := tailCPU[bls.G1Affine, bls.G1Jac](ctx, s.k.pk.H, nil, a[:n-1], s.d.threads, msmChunkG1)
+	res, err := tailCPU(ctx, s.k.pk.H, nil, a[:n-1], s.d.threads, msm.MultiExpG1)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, err
@@ -179,11 +178,11 @@ func (s *cpuSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars
 	if err != nil {
 		return bls.G1Jac{}, s.d.err(StageTail, sec, err)
 	}
-	return tail[bls.G1Affine, bls.G1Jac](ctx, s, sec, bases, idx, scalars, msmChunkG1)
+	return tail(ctx, s, sec, bases, idx, scalars, msm.MultiExpG1)
 }
 
 func (s *cpuSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
-	return tail[bls.G2Affine, bls.G2Jac](ctx, s, SectionBG2, s.k.pk.BG2, idx, scalars, msmChunkG2)
+	return tail(ctx, s, SectionBG2, s.k.pk.BG2, idx, scalars, msm.MultiExpG2)
 }
 
 // batchAdd is BatchAddG1 and BatchAddG2 over sec's bases, sum being
@@ -198,25 +197,31 @@ func batchAdd[A, J any, PJ point[J]](ctx context.Context, s *cpuSlot, sec Sectio
 	})
 }
 
-// tail is TailG1 and TailG2 over sec's bases, in chunks of chunk points.
-func tail[A, J any, PJ jacobian[A, J]](ctx context.Context, s *cpuSlot, sec Section, bases []A, idx []uint32, scalars []fr.Element, chunk int) (J, error) {
+// tail is TailG1 and TailG2 over sec's bases, multiExp being
+// msm.MultiExpG1 or msm.MultiExpG2.
+func tail[A, J any, PJ point[J]](ctx context.Context, s *cpuSlot, sec Section, bases []A, idx []uint32, scalars []fr.Element, multiExp msmFunc[A, J]) (J, error) {
 	if err := checkMSM(len(bases), idx, scalars); err != nil {
 		var zero J
 		return zero, s.d.err(StageTail, sec, err)
 	}
-	return tailCPU[A, J, PJ](ctx, bases, idx, scalars, s.d.threads, chunk)
+	return tailCPU[A, J, PJ](ctx, bases, idx, scalars, s.d.threads, multiExp)
 }
 
-// The CPU device's MSMs and batch additions run as a sequence of calls over
-// chunks and check the context before each one, so that a cancelled
-// partition stops within one chunk's time. ComputeH checks it between its six
-// transforms (ntt.Domain.ComputeHContext). Chunks are large enough that
-// Pippenger's per-call cost (each window's bucket reduction) stays a few per
-// cent of a call (BENCHMARKS.md).
+// msmFunc is msm.MultiExpG1 or msm.MultiExpG2.
+type msmFunc[A, J any] func(ctx context.Context, bases []A, idx []uint32, scalars []fr.Element, tasks int) (J, error)
+
+// The CPU device's MSMs (package msm's MultiExp) check the context between
+// pieces of a few milliseconds' work, the NTTs of ComputeH between pieces
+// and sub-transforms of similar size (ntt.Domain.ComputeHContext), and its
+// batch additions run as calls over chunks of sumChunk bases with a check
+// before each: a cancelled partition stops within tens of milliseconds
+// (BENCHMARKS.md).
 var (
-	msmChunkG1 = 1 << 20 // G1 MSM points per call
-	msmChunkG2 = 1 << 18 // G2 MSM points per call (a G2 point costs ~3x a G1 point)
-	sumChunk   = 1 << 22 // bases per batch-addition call (one addition per set bit); a multiple of 64
+	sumChunk = 1 << 16 // bases per batch-addition call (~20 ms of G1 work on 2 cores); a multiple of 64
+	// msmChunk bounds the scalars of one MSM call, and so its signed digits
+	// (34 bytes per scalar): 136 MiB. A larger MSM pays one more bucket
+	// reduction per call, about 3 % of a call's work at this size.
+	msmChunk = 1 << 22
 )
 
 // chunks calls f on consecutive ranges [lo, hi) of [0, n) of at most size
@@ -240,12 +245,6 @@ type point[P any] interface {
 	AddAssign(*P) *P
 }
 
-// jacobian is *bls.G1Jac or *bls.G2Jac (J), A its affine form.
-type jacobian[A, J any] interface {
-	point[J]
-	MultiExp([]A, []fr.Element, ecc.MultiExpConfig) (*J, error)
-}
-
 // sumChunks adds sum(lo, hi, ones[lo/64:hi/64]) over chunks of sumChunk of
 // the n bases (a multiple of 64 but the last), checking ctx between them.
 func sumChunks[P any, PP point[P]](ctx context.Context, n int, ones []uint64, sum func(lo, hi int, ones []uint64) P) (P, error) {
@@ -259,31 +258,33 @@ func sumChunks[P any, PP point[P]](ctx context.Context, n int, ones []uint64, su
 }
 
 // TailG2CPU returns Σ scalars[j]·bases[idx[j]] (Σ scalars[i]·bases[i] when
-// idx is nil) with gnark-crypto's MSM on up to threads goroutines, in
-// chunks of scalars between which it returns ctx's error once ctx is done.
-// It is the CPU device's B_G2 tail, which the pipeline also runs beside a
-// device that leaves G2 to the host.
+// idx is nil) on up to threads goroutines, returning ctx's error within
+// milliseconds once ctx is done. It is the CPU device's B_G2 tail, which the
+// pipeline also runs beside a device that leaves G2 to the host.
 func TailG2CPU(ctx context.Context, bases []bls.G2Affine, idx []uint32, scalars []fr.Element, threads int) (bls.G2Jac, error) {
-	return tailCPU[bls.G2Affine, bls.G2Jac](ctx, bases, idx, scalars, threads, msmChunkG2)
+	return tailCPU(ctx, bases, idx, scalars, threads, msm.MultiExpG2)
 }
 
 // tailCPU is the CPU device's tail MSM over G1 or G2 (see TailG2CPU), in
-// chunks of chunk scalars.
-func tailCPU[A, J any, PJ jacobian[A, J]](ctx context.Context, bases []A, idx []uint32, scalars []fr.Element, threads, chunk int) (J, error) {
-	var res J
+// calls of at most msmChunk scalars.
+func tailCPU[A, J any, PJ point[J]](ctx context.Context, bases []A, idx []uint32, scalars []fr.Element, threads int, multiExp msmFunc[A, J]) (J, error) {
 	if err := checkMSM(len(bases), idx, scalars); err != nil {
-		return res, err
+		var zero J
+		return zero, err
 	}
-	err := chunks(ctx, len(scalars), chunk, func(lo, hi int) error {
-		sel := bases[lo:hi]
-		if idx != nil {
-			sel = msm.Gather(bases, idx[lo:hi])
-		}
-		if len(sel) == 0 {
-			return nil
-		}
+	var res J
+	err := chunks(ctx, len(scalars), msmChunk, func(lo, hi int) error {
 		var part J
-		if _, err := PJ(&part).MultiExp(sel, scalars[lo:hi], ecc.MultiExpConfig{NbTasks: threads}); err != nil {
+		var err error
+		if idx == nil {
+			part, err = multiExp(ctx, bases[lo:hi], nil, scalars[lo:hi], threads)
+		} else {
+			part, err = multiExp(ctx, bases, idx[lo:hi], scalars[lo:hi], threads)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("gpu: MSM: %w", err)
 		}
 		PJ(&res).AddAssign(&part)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
 )
 
@@ -343,7 +344,7 @@ func BenchmarkCUDATail(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("cpu-gathered-2^%d", logn), func(b *testing.B) {
 			for b.Loop() {
-				_, err := tailCPU[bls.G1Affine, bls.G1Jac](ctx, pk.L, idx, sc, 0, msmChunkG1)
+				_, err := tailCPU(ctx, pk.L, idx, sc, 0, msm.MultiExpG1)
 				require.NoError(b, err)
 			}
 		})

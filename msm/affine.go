@@ -12,6 +12,8 @@ type coord[F any] interface {
 	Mul(x, y *F) *F
 	Square(x *F) *F
 	Inverse(x *F) *F
+	Neg(x *F) *F
+	Equal(x *F) bool
 	IsZero() bool
 }
 

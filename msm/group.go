@@ -20,6 +20,7 @@ type jacobianPoint[A, J any] interface {
 	FromAffine(*A) *J
 	AddMixed(*A) *J
 	AddAssign(*J) *J
+	DoubleAssign() *J
 	MultiExp([]A, []fr.Element, ecc.MultiExpConfig) (*J, error)
 }
 

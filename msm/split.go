@@ -9,6 +9,7 @@
 package msm
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -49,6 +50,16 @@ const splitPiece = 1 << 16
 // density's length differs from its segment's, or when the query would have
 // 2^32 bases or more.
 func NewSplit(segs ...Segment) (*Split, error) {
+	return NewSplitContext(context.Background(), segs...)
+}
+
+// NewSplitContext is NewSplit that checks ctx before each piece of
+// splitPiece scalars (about a millisecond's work) and returns ctx's error,
+// once every goroutine it started has returned, when ctx ends.
+func NewSplitContext(ctx context.Context, segs ...Segment) (*Split, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	n := 0
 	for i, s := range segs {
 		switch {
@@ -147,12 +158,15 @@ func NewSplit(segs ...Segment) (*Split, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := int(next.Add(1)) - 1; k < len(pieces); k = int(next.Add(1)) - 1 {
+			for k := int(next.Add(1)) - 1; k < len(pieces) && ctx.Err() == nil; k = int(next.Add(1)) - 1 {
 				classify(pieces[k])
 			}
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	nt := 0
 	for _, pc := range pieces {
 		sp.NumOnes += pc.ones

@@ -1,8 +1,10 @@
 package msm
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
@@ -54,4 +56,30 @@ func TestSplitPieces(t *testing.T) {
 		}
 	}
 	require.Equal(t, want, sp)
+}
+
+// NewSplitContext stops with ctx's error: at once when ctx has ended, and
+// part-way through when it ends during the classification.
+func TestSplitContext(t *testing.T) {
+	v := make([]fr.Element, 64*splitPiece)
+	for i := range v {
+		v[i].SetUint64(uint64(i % 3))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := NewSplitContext(ctx, Segment{Scalars: v})
+	require.ErrorIs(t, err, context.Canceled)
+
+	t0 := time.Now()
+	_, err = NewSplitContext(context.Background(), Segment{Scalars: v})
+	require.NoError(t, err)
+	whole := time.Since(t0)
+	ctx, cancel = context.WithTimeout(context.Background(), whole/4)
+	defer cancel()
+	t0 = time.Now()
+	_, err = NewSplitContext(ctx, Segment{Scalars: v})
+	if err != nil { // else it finished first
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		t.Logf("whole %v, deadline %v: returned after %v", whole, whole/4, time.Since(t0))
+	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/consensys/gnark-crypto/utils"
 	"github.com/stretchr/testify/require"
 )
 
@@ -230,5 +233,73 @@ func TestComputeHContext(t *testing.T) {
 	defer cancel()
 	if err := large.ComputeHContext(ctx, x, y, z); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("deadline mid-way: got %v", err)
+	}
+}
+
+// computeHGnark is ComputeH as gnark-crypto's whole-vector transforms
+// compute it: the reference for the split transforms.
+func computeHGnark(n int, a, b, c []fr.Element) {
+	d := fft.NewDomain(uint64(n))
+	var z, one fr.Element
+	z.Exp(d.FrMultiplicativeGen, big.NewInt(int64(n)))
+	one.SetOne()
+	z.Sub(&z, &one)
+	z.Inverse(&z)
+	d.FFTInverse(a, fft.DIF)
+	d.FFT(a, fft.DIT, fft.OnCoset())
+	d.FFTInverse(b, fft.DIF)
+	d.FFT(b, fft.DIT, fft.OnCoset())
+	d.FFTInverse(c, fft.DIF)
+	va := fr.Vector(a)
+	va.Mul(va, b)
+	d.FFTInverse(a, fft.DIF, fft.OnCoset())
+	va.Sub(va, c)
+	va.ScalarMul(va, &z)
+	utils.BitReverse(a)
+}
+
+// TestComputeHSplit: with the top layers run here (sub-blocks of every
+// size from 1 to the whole domain), h equals gnark-crypto's whole-vector
+// transforms, element for element.
+func TestComputeHSplit(t *testing.T) {
+	old := subFFT
+	defer func() { subFFT = old }()
+	for _, logn := range []int{1, 2, 3, 5, 8, 13} {
+		n := 1 << logn
+		a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+		for j := range n {
+			a[j].MustSetRandom()
+			b[j].MustSetRandom()
+			c[j].MustSetRandom()
+		}
+		want := slices.Clone(a)
+		computeHGnark(n, want, slices.Clone(b), slices.Clone(c))
+		for sub := 1; sub <= n; sub *= 2 {
+			subFFT = sub
+			d, err := NewDomain(n)
+			require.NoError(t, err)
+			got := slices.Clone(a)
+			require.NoError(t, d.ComputeH(got, slices.Clone(b), slices.Clone(c)))
+			require.Equal(t, want, got, "n=2^%d, sub-blocks of %d", logn, sub)
+		}
+	}
+}
+
+func TestBitReverse(t *testing.T) {
+	for logn := range 16 {
+		n := 1 << logn
+		want := make([]int, n)
+		for i := range want {
+			want[i] = i
+		}
+		utils.BitReverse(want)
+		v := make([]fr.Element, n)
+		for i := range v {
+			v[i].SetUint64(uint64(i))
+		}
+		require.NoError(t, bitReverse(context.Background(), v, logn))
+		for i := range v {
+			require.Equal(t, fr.NewElement(uint64(want[i])), v[i], "n=2^%d, i=%d", logn, i)
+		}
 	}
 }

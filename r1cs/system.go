@@ -2,6 +2,7 @@ package r1cs
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -370,6 +371,17 @@ func (s *System) Evaluate(a, b, c []fr.Element) error {
 // error when input 0 is not ONE, an *UnsatisfiedError naming the first
 // constraint with a·b ≠ c (a, b, c are then partly written), or nil.
 func (s *System) EvaluateChecked(a, b, c []fr.Element, threads int) error {
+	return s.EvaluateCheckedContext(context.Background(), a, b, c, threads)
+}
+
+// evalCheck is the number of rows EvaluateCheckedContext's goroutines
+// evaluate between checks of the context (about a millisecond's work).
+const evalCheck = 1 << 12
+
+// EvaluateCheckedContext is EvaluateChecked that checks ctx every
+// evalCheck rows of each range and returns ctx's error (a, b and c partly
+// written) once ctx ends, after its goroutines have returned.
+func (s *System) EvaluateCheckedContext(ctx context.Context, a, b, c []fr.Element, threads int) error {
 	if s.unassigned {
 		return errUnassigned
 	}
@@ -388,6 +400,9 @@ func (s *System) EvaluateChecked(a, b, c []fr.Element, threads int) error {
 			defer wg.Done()
 			var ab fr.Element
 			for j := lo; j < hi; j++ {
+				if (j-lo)%evalCheck == 0 && ctx.Err() != nil {
+					return
+				}
 				a[j] = s.evalRow(&s.m[0], j)
 				b[j] = s.evalRow(&s.m[1], j)
 				c[j] = s.evalRow(&s.m[2], j)
@@ -399,6 +414,9 @@ func (s *System) EvaluateChecked(a, b, c []fr.Element, threads int) error {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	for _, j := range bad {
 		if j >= 0 {
 			return &UnsatisfiedError{Index: j, Input: s.finalized && j >= s.synthesized, A: a[j], B: b[j], C: c[j]}
