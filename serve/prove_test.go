@@ -183,9 +183,12 @@ func TestRealProof(t *testing.T) {
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, res.Status, res.ErrorMessage)
 	require.Len(t, res.Proof, groth16.ProofSize)
 	verifyC1Proof(t, dir, raw, res.Proof)
-	// The cancelled job's loads stopped with it: this one read the key and
-	// recorded the R1CS again.
-	assert.Positive(t, res.SrsLoadMs, "key read and R1CS recorded")
+	// A cancel that came during the loads stopped them: this job read the
+	// key and recorded the R1CS again (the loads of 2 KiB can also finish
+	// within the second before the cancel; the cache then serves this job).
+	if r.SynthesisMs == 0 && r.GpuComputeMs == 0 {
+		assert.Positive(t, res.SrsLoadMs, "key read and R1CS recorded")
+	}
 	assert.Positive(t, res.SynthesisMs, "witness synthesis")
 	assert.Positive(t, res.GpuComputeMs, "partitions proved")
 	assert.GreaterOrEqual(t, res.TotalMs, res.QueueWaitMs+res.SrsLoadMs+res.SynthesisMs+res.GpuComputeMs)
