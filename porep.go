@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -82,22 +81,8 @@ func (p *Prover) cacheLocked(name string) *shapeCache {
 	return c
 }
 
-// useShape returns the cache of shape s (as shape does) counted as used
-// until done is called; done may be called more than once.
-func (p *Prover) useShape(s porep.Shape) (c *shapeCache, done func()) {
-	p.shapesMu.Lock()
-	c = p.cacheLocked(s.Name)
-	c.users++
-	p.shapesMu.Unlock()
-	var once sync.Once
-	return c, func() {
-		once.Do(func() {
-			p.shapesMu.Lock()
-			c.users--
-			p.shapesMu.Unlock()
-		})
-	}
-}
+// useShape is useCache for PoRep shape s.
+func (p *Prover) useShape(s porep.Shape) (c *shapeCache, done func()) { return p.useCache(s.Name) }
 
 // dropShapes releases the proving keys and R1CS of every shape, PoRep and
 // PoSt (Close

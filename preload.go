@@ -179,8 +179,8 @@ type vanillaCircuit struct {
 }
 
 // useCache returns the cache named name (as cache does) counted as used
-// until done is called, as useShape does for a PoRep shape; done may be
-// called more than once.
+// (Evict refuses it) until done is called; done may be called more than
+// once.
 func (p *Prover) useCache(name string) (c *shapeCache, done func()) {
 	p.shapesMu.Lock()
 	c = p.cacheLocked(name)
