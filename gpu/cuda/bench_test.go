@@ -75,34 +75,27 @@ func (bd *benchData) get(b *testing.B, d *Device, group, n int) (*Buffer, []fr.E
 }
 
 func BenchmarkMSMG1(b *testing.B) {
-	d := testDevice(b)
-	for _, lg := range []int{16, 20, 22, 24, 26, 27} {
-		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
-			bases, sc := benchG1.get(b, d, 1, 1<<lg)
-			if _, err := d.MSMG1Resident(bases, sc); err != nil { // warm-up
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := d.MSMG1Resident(bases, sc); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchMSM(b, &benchG1, 1, []int{16, 20, 22, 24, 26, 27}, (*Device).MSMG1Resident)
 }
 
 func BenchmarkMSMG2(b *testing.B) {
+	benchMSM(b, &benchG2, 2, []int{16, 20, 22, 24}, (*Device).MSMG2Resident)
+}
+
+// benchMSM times msm over the resident bases of bd (of group 1 or 2) at
+// each size 2^lg, after one warm-up call.
+func benchMSM[J any](b *testing.B, bd *benchData, group int, logs []int,
+	msm func(*Device, *Buffer, []fr.Element) (J, error)) {
 	d := testDevice(b)
-	for _, lg := range []int{16, 20, 22, 24} {
+	for _, lg := range logs {
 		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
-			bases, sc := benchG2.get(b, d, 2, 1<<lg)
-			if _, err := d.MSMG2Resident(bases, sc); err != nil { // warm-up
+			bases, sc := bd.get(b, d, group, 1<<lg)
+			if _, err := msm(d, bases, sc); err != nil { // warm-up
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := d.MSMG2Resident(bases, sc); err != nil {
+				if _, err := msm(d, bases, sc); err != nil {
 					b.Fatal(err)
 				}
 			}

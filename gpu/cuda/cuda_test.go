@@ -205,8 +205,8 @@ func TestConcurrentComputeHAndMSM(t *testing.T) {
 		dom, err := ntt.NewDomain(n)
 		require.NoError(t, err)
 		require.NoError(t, dom.ComputeH(j.h, append([]fr.Element(nil), j.b...), append([]fr.Element(nil), j.c...)))
-		j.bases = testPointsG1(t, d, rng, min(n, 1<<12))
-		j.msm = refMSMG1(t, j.bases, j.a[:len(j.bases)])
+		j.bases = testG1.points(t, d, rng, min(n, 1<<12))
+		j.msm = testG1.ref(t, j.bases, j.a[:len(j.bases)])
 	}
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup

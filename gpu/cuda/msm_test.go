@@ -6,115 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 )
-
-// naive references: sum of k_i·P_i, handling infinity and zero scalars.
-func naiveG1(bases []bls12381.G1Affine, scalars []fr.Element) bls12381.G1Jac {
-	var acc bls12381.G1Jac
-	acc.X.SetOne()
-	acc.Y.SetOne()
-	var k big.Int
-	for i := range scalars {
-		var p bls12381.G1Jac
-		p.FromAffine(&bases[i])
-		scalars[i].BigInt(&k)
-		p.ScalarMultiplication(&p, &k)
-		acc.AddAssign(&p)
-	}
-	return acc
-}
-
-func naiveG2(bases []bls12381.G2Affine, scalars []fr.Element) bls12381.G2Jac {
-	var acc bls12381.G2Jac
-	acc.X.SetOne()
-	acc.Y.SetOne()
-	var k big.Int
-	for i := range scalars {
-		var p bls12381.G2Jac
-		p.FromAffine(&bases[i])
-		scalars[i].BigInt(&k)
-		p.ScalarMultiplication(&p, &k)
-		acc.AddAssign(&p)
-	}
-	return acc
-}
-
-func refMSMG1(t *testing.T, bases []bls12381.G1Affine, scalars []fr.Element) bls12381.G1Jac {
-	var r bls12381.G1Jac
-	_, err := r.MultiExp(bases[:len(scalars)], scalars, ecc.MultiExpConfig{})
-	require.NoError(t, err)
-	return r
-}
-
-func refMSMG2(t *testing.T, bases []bls12381.G2Affine, scalars []fr.Element) bls12381.G2Jac {
-	var r bls12381.G2Jac
-	_, err := r.MultiExp(bases[:len(scalars)], scalars, ecc.MultiExpConfig{})
-	require.NoError(t, err)
-	return r
-}
-
-func requireG1(t *testing.T, want, got bls12381.G1Jac, what string) {
-	t.Helper()
-	var a, b bls12381.G1Affine
-	a.FromJacobian(&want)
-	b.FromJacobian(&got)
-	require.True(t, a.Equal(&b), "%s: want %s got %s", what, a.String(), b.String())
-}
-
-func requireG2(t *testing.T, want, got bls12381.G2Jac, what string) {
-	t.Helper()
-	var a, b bls12381.G2Affine
-	a.FromJacobian(&want)
-	b.FromJacobian(&got)
-	require.True(t, a.Equal(&b), "%s: want %s got %s", what, a.String(), b.String())
-}
-
-// testPointsG1 returns n valid random points: small sets straight from
-// gnark-crypto, large ones from the device fill (sums of random seeds),
-// spot-checked to lie on the curve and in G1.
-func testPointsG1(t *testing.T, d *Device, rng *rand.Rand, n int) []bls12381.G1Affine {
-	if n <= 1<<12 {
-		return randG1(rng, n)
-	}
-	k := 1 << 11
-	seeds := randG1(rng, 2*k)
-	buf, err := d.Alloc(uint64(n) * g1Bytes)
-	require.NoError(t, err)
-	defer buf.Free()
-	require.NoError(t, d.FillG1(buf, n, seeds))
-	pts := make([]bls12381.G1Affine, n)
-	require.NoError(t, d.DownloadG1(pts, buf))
-	for _, i := range []int{0, 1, k, n - 1, rng.IntN(n)} {
-		var want bls12381.G1Affine
-		want.Add(&seeds[i%k], &seeds[k+(i/k)%k])
-		require.True(t, want.Equal(&pts[i]), "fill point %d", i)
-	}
-	return pts
-}
-
-func testPointsG2(t *testing.T, d *Device, rng *rand.Rand, n int) []bls12381.G2Affine {
-	if n <= 1<<10 {
-		return randG2(rng, n)
-	}
-	k := 1 << 10
-	seeds := randG2(rng, 2*k)
-	buf, err := d.Alloc(uint64(n) * g2Bytes)
-	require.NoError(t, err)
-	defer buf.Free()
-	require.NoError(t, d.FillG2(buf, n, seeds))
-	pts := make([]bls12381.G2Affine, n)
-	require.NoError(t, d.DownloadG2(pts, buf))
-	for _, i := range []int{0, 1, k, n - 1, rng.IntN(n)} {
-		var want bls12381.G2Affine
-		want.Add(&seeds[i%k], &seeds[k+(i/k)%k])
-		require.True(t, want.Equal(&pts[i]), "fill point %d", i)
-	}
-	return pts
-}
 
 func msmSizes(maxLog int) []int {
 	s := []int{1, 2, 3, 5, 7, 100, 1000, 3000}
@@ -125,22 +20,29 @@ func msmSizes(maxLog int) []int {
 	return s
 }
 
-func TestMSMG1(t *testing.T) {
+func TestMSMG1(t *testing.T) { testMSM(t, testG1, true) }
+
+func TestMSMG2(t *testing.T) { testMSM(t, testG2, false) }
+
+// testMSM checks the MSM from host bases, and with resident from bases
+// uploaded to the device, against gnark-crypto's at every msmSizes size.
+func testMSM[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A, J]](t *testing.T,
+	tg testGroup[A, F, J, PA, PF, PJ], resident bool) {
 	d := testDevice(t)
 	rng := testRand(t)
-	bases := testPointsG1(t, d, rng, 1<<22)
-	res, err := d.UploadG1(bases)
-	require.NoError(t, err)
-	defer res.Free()
+	bases := tg.points(t, d, rng, 1<<22)
+	res := tg.uploadIf(t, d, bases, resident)
 	for _, n := range msmSizes(22) {
 		sc := randScalars(rng, n)
-		want := refMSMG1(t, bases, sc)
-		got, err := d.MSMG1(bases[:n], sc)
+		want := tg.ref(t, bases, sc)
+		got, err := tg.msm(d, bases[:n], sc)
 		require.NoError(t, err)
-		requireG1(t, want, got, fmt.Sprintf("host bases n=%d", n))
-		got, err = d.MSMG1Resident(res, sc)
-		require.NoError(t, err)
-		requireG1(t, want, got, fmt.Sprintf("resident bases n=%d", n))
+		tg.requireEqual(t, want, got, fmt.Sprintf("host bases n=%d", n))
+		if resident {
+			got, err = tg.resident(d, res, sc)
+			require.NoError(t, err)
+			tg.requireEqual(t, want, got, fmt.Sprintf("resident bases n=%d", n))
+		}
 	}
 }
 
@@ -150,7 +52,7 @@ func TestMSMG1OnDevice(t *testing.T) {
 	rng := testRand(t)
 	const logN = 14
 	n := 1 << logN
-	bases := testPointsG1(t, d, rng, n)
+	bases := testG1.points(t, d, rng, n)
 	a, b, c := randFr(rng, n), randFr(rng, n), randFr(rng, n)
 	bufs := make([]*Buffer, 3)
 	for i, v := range [][]fr.Element{a, b, c} {
@@ -164,25 +66,12 @@ func TestMSMG1OnDevice(t *testing.T) {
 	res, err := d.UploadG1(bases)
 	require.NoError(t, err)
 	defer res.Free()
-	want := refMSMG1(t, bases, h[:n-1])
+	want := testG1.ref(t, bases, h[:n-1])
 	got, err := d.MSMG1OnDevice(res, bufs[0], n-1)
 	require.NoError(t, err)
-	requireG1(t, want, got, "H MSM from device scalars")
+	testG1.requireEqual(t, want, got, "H MSM from device scalars")
 	_, err = d.MSMG1OnDevice(res, bufs[0], n+1)
 	require.ErrorIs(t, err, ErrInvalidArgument)
-}
-
-func TestMSMG2(t *testing.T) {
-	d := testDevice(t)
-	rng := testRand(t)
-	bases := testPointsG2(t, d, rng, 1<<22)
-	for _, n := range msmSizes(22) {
-		sc := randScalars(rng, n)
-		want := refMSMG2(t, bases, sc)
-		got, err := d.MSMG2(bases[:n], sc)
-		require.NoError(t, err)
-		requireG2(t, want, got, fmt.Sprintf("n=%d", n))
-	}
 }
 
 // edgeScalars returns scalar vectors that stress digits, carries and buckets.
@@ -227,58 +116,26 @@ func edgeScalars(rng *rand.Rand, n int) map[string][]fr.Element {
 	}
 }
 
-func TestMSMEdgeCasesG1(t *testing.T) {
-	d := testDevice(t)
-	rng := testRand(t)
-	const n = 96
-	random := randG1(rng, n)
-	p := random[0]
-	var negP bls12381.G1Affine
-	negP.Neg(&p)
-	baseSets := map[string][]bls12381.G1Affine{
-		"random":   random,
-		"repeated": make([]bls12381.G1Affine, n),
-		"P,-P":     make([]bls12381.G1Affine, n),
-		"infinity": append([]bls12381.G1Affine(nil), random...),
-	}
-	for i := 0; i < n; i++ {
-		baseSets["repeated"][i] = p
-		if i%2 == 0 {
-			baseSets["P,-P"][i] = p
-		} else {
-			baseSets["P,-P"][i] = negP
-		}
-		if i%3 == 0 {
-			baseSets["infinity"][i] = bls12381.G1Affine{}
-		}
-	}
-	for bname, bases := range baseSets {
-		for sname, sc := range edgeScalars(rng, n) {
-			want := naiveG1(bases, sc)
-			for _, w := range []int{0, 4, 5, 7, 13, 16} {
-				msmWindow = w
-				got, err := d.MSMG1(bases, sc)
-				msmWindow = 0
-				require.NoError(t, err)
-				requireG1(t, want, got, fmt.Sprintf("bases %s scalars %s window %d", bname, sname, w))
-			}
-		}
-	}
-}
+func TestMSMEdgeCasesG1(t *testing.T) { testMSMEdgeCases(t, testG1, 96, []int{0, 4, 5, 7, 13, 16}) }
 
-func TestMSMEdgeCasesG2(t *testing.T) {
+func TestMSMEdgeCasesG2(t *testing.T) { testMSMEdgeCases(t, testG2, 40, []int{0, 5, 11}) }
+
+// testMSMEdgeCases checks n-term MSMs over random, repeated, P/−P and
+// partly infinite bases with every edgeScalars vector and forced window,
+// against the naive sum.
+func testMSMEdgeCases[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A, J]](t *testing.T,
+	tg testGroup[A, F, J, PA, PF, PJ], n int, windows []int) {
 	d := testDevice(t)
 	rng := testRand(t)
-	const n = 40
-	random := randG2(rng, n)
+	random := tg.random(rng, n)
 	p := random[0]
-	var negP bls12381.G2Affine
-	negP.Neg(&p)
-	baseSets := map[string][]bls12381.G2Affine{
+	var negP, inf A
+	PA(&negP).Neg(&p)
+	baseSets := map[string][]A{
 		"random":   random,
-		"repeated": make([]bls12381.G2Affine, n),
-		"P,-P":     make([]bls12381.G2Affine, n),
-		"infinity": append([]bls12381.G2Affine(nil), random...),
+		"repeated": make([]A, n),
+		"P,-P":     make([]A, n),
+		"infinity": append([]A(nil), random...),
 	}
 	for i := 0; i < n; i++ {
 		baseSets["repeated"][i] = p
@@ -288,18 +145,18 @@ func TestMSMEdgeCasesG2(t *testing.T) {
 			baseSets["P,-P"][i] = negP
 		}
 		if i%3 == 0 {
-			baseSets["infinity"][i] = bls12381.G2Affine{}
+			baseSets["infinity"][i] = inf
 		}
 	}
 	for bname, bases := range baseSets {
 		for sname, sc := range edgeScalars(rng, n) {
-			want := naiveG2(bases, sc)
-			for _, w := range []int{0, 5, 11} {
+			want := tg.naive(bases, sc)
+			for _, w := range windows {
 				msmWindow = w
-				got, err := d.MSMG2(bases, sc)
+				got, err := tg.msm(d, bases, sc)
 				msmWindow = 0
 				require.NoError(t, err)
-				requireG2(t, want, got, fmt.Sprintf("bases %s scalars %s window %d", bname, sname, w))
+				tg.requireEqual(t, want, got, fmt.Sprintf("bases %s scalars %s window %d", bname, sname, w))
 			}
 		}
 	}
@@ -311,29 +168,29 @@ func TestMSMWindowsLarge(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)
 	n := 1<<16 + 3
-	bases := testPointsG1(t, d, rng, n)
+	bases := testG1.points(t, d, rng, n)
 	res, err := d.UploadG1(bases)
 	require.NoError(t, err)
 	defer res.Free()
 	sc := randScalars(rng, n)
-	want := refMSMG1(t, bases, sc)
+	want := testG1.ref(t, bases, sc)
 	defer func() { msmWindow, msmChunkLog = 0, 0 }()
 	for w := 4; w <= 21; w++ {
 		msmWindow, msmChunkLog = w, 14
 		got, err := d.MSMG1(bases, sc)
 		require.NoError(t, err)
-		requireG1(t, want, got, fmt.Sprintf("window %d", w))
+		testG1.requireEqual(t, want, got, fmt.Sprintf("window %d", w))
 		got, err = d.MSMG1Resident(res, sc)
 		require.NoError(t, err)
-		requireG1(t, want, got, fmt.Sprintf("resident window %d", w))
+		testG1.requireEqual(t, want, got, fmt.Sprintf("resident window %d", w))
 	}
-	g2 := testPointsG2(t, d, rng, 1<<12+1)
+	g2 := testG2.points(t, d, rng, 1<<12+1)
 	sc2 := sc[:len(g2)]
-	want2 := refMSMG2(t, g2, sc2)
+	want2 := testG2.ref(t, g2, sc2)
 	msmWindow, msmChunkLog = 0, 10
 	got2, err := d.MSMG2(g2, sc2)
 	require.NoError(t, err)
-	requireG2(t, want2, got2, "G2 in chunks")
+	testG2.requireEqual(t, want2, got2, "G2 in chunks")
 }
 
 func randBitmap(rng *rand.Rand, n int, density float64) []uint64 {
@@ -347,69 +204,50 @@ func randBitmap(rng *rand.Rand, n int, density float64) []uint64 {
 }
 
 func TestBatchAddG1(t *testing.T) {
-	d := testDevice(t)
-	rng := testRand(t)
-	bases := testPointsG1(t, d, rng, 1<<20)
-	res, err := d.UploadG1(bases)
-	require.NoError(t, err)
-	defer res.Free()
-	for _, n := range []int{1, 2, 63, 64, 65, 1000, 1 << 16, 1<<20 - 5} {
-		for _, dens := range []float64{0, 0.3, 1} {
-			bm := randBitmap(rng, n, dens)
-			var want bls12381.G1Jac
-			want.X.SetOne()
-			want.Y.SetOne()
-			for i := 0; i < n; i++ {
-				if bm[i/64]>>(i%64)&1 == 1 {
-					want.AddMixed(&bases[i])
-				}
-			}
-			got, err := d.BatchAddG1(bases[:n], bm)
-			require.NoError(t, err)
-			requireG1(t, want, got, fmt.Sprintf("n=%d density %.1f", n, dens))
-			got, err = d.BatchAddG1Resident(res, n, bm)
-			require.NoError(t, err)
-			requireG1(t, want, got, fmt.Sprintf("resident n=%d density %.1f", n, dens))
-		}
-	}
-	// repeated points (doubling inside a thread), P and -P, and infinity
-	p := bases[0]
-	var negP bls12381.G1Affine
-	negP.Neg(&p)
-	pts := []bls12381.G1Affine{p, p, p, negP, {}, p, {}, negP}
-	bm := []uint64{0xff}
-	want := naiveG1(pts, edgeScalars(rng, len(pts))["one"])
-	got, err := d.BatchAddG1(pts, bm)
-	require.NoError(t, err)
-	requireG1(t, want, got, "edge points")
+	testBatchAdd(t, testG1, 1<<20, []int{1, 2, 63, 64, 65, 1000, 1 << 16, 1<<20 - 5}, []float64{0, 0.3, 1}, true)
 }
 
 func TestBatchAddG2(t *testing.T) {
+	testBatchAdd(t, testG2, 1<<18, []int{1, 65, 1000, 1 << 18}, []float64{0.5}, false)
+}
+
+// testBatchAdd checks bitmap batch additions over the first n of nbases
+// random points, for each n and bitmap density (and with resident, from
+// bases uploaded to the device), against AddMixed; then over repeated
+// points (doubling inside a thread), P and −P, and infinity.
+func testBatchAdd[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A, J]](t *testing.T,
+	tg testGroup[A, F, J, PA, PF, PJ], nbases int, ns []int, densities []float64, resident bool) {
 	d := testDevice(t)
 	rng := testRand(t)
-	bases := testPointsG2(t, d, rng, 1<<18)
-	for _, n := range []int{1, 65, 1000, 1 << 18} {
-		bm := randBitmap(rng, n, 0.5)
-		var want bls12381.G2Jac
-		want.X.SetOne()
-		want.Y.SetOne()
-		for i := 0; i < n; i++ {
-			if bm[i/64]>>(i%64)&1 == 1 {
-				want.AddMixed(&bases[i])
+	bases := tg.points(t, d, rng, nbases)
+	res := tg.uploadIf(t, d, bases, resident)
+	for _, n := range ns {
+		for _, dens := range densities {
+			bm := randBitmap(rng, n, dens)
+			want := tg.g.inf()
+			for i := 0; i < n; i++ {
+				if bm[i/64]>>(i%64)&1 == 1 {
+					PJ(&want).AddMixed(&bases[i])
+				}
+			}
+			got, err := tg.batchAdd(d, bases[:n], bm)
+			require.NoError(t, err)
+			tg.requireEqual(t, want, got, fmt.Sprintf("n=%d density %.1f", n, dens))
+			if resident {
+				got, err = tg.batchRes(d, res, n, bm)
+				require.NoError(t, err)
+				tg.requireEqual(t, want, got, fmt.Sprintf("resident n=%d density %.1f", n, dens))
 			}
 		}
-		got, err := d.BatchAddG2(bases[:n], bm)
-		require.NoError(t, err)
-		requireG2(t, want, got, fmt.Sprintf("n=%d", n))
 	}
 	p := bases[0]
-	var negP bls12381.G2Affine
-	negP.Neg(&p)
-	pts := []bls12381.G2Affine{p, p, p, negP, {}, p, {}, negP}
-	want := naiveG2(pts, edgeScalars(rng, len(pts))["one"])
-	got, err := d.BatchAddG2(pts, []uint64{0xff})
+	var negP, inf A
+	PA(&negP).Neg(&p)
+	pts := []A{p, p, p, negP, inf, p, inf, negP}
+	want := tg.naive(pts, edgeScalars(rng, len(pts))["one"])
+	got, err := tg.batchAdd(d, pts, []uint64{0xff})
 	require.NoError(t, err)
-	requireG2(t, want, got, "edge points")
+	tg.requireEqual(t, want, got, "edge points")
 }
 
 func TestWindowLayout(t *testing.T) {
@@ -426,33 +264,28 @@ func TestWindowLayout(t *testing.T) {
 }
 
 func TestCombineWindows(t *testing.T) {
-	// combineG1/G2 against sum sums[w]·2^offset(w) by scalar multiplication
 	rng := testRand(t)
 	for _, nw := range []int{1, 11, 13, 22, 64} {
-		s1 := randG1(rng, nw)
-		s2 := randG2(rng, nw)
-		j1 := make([]bls12381.G1Jac, nw)
-		j2 := make([]bls12381.G2Jac, nw)
-		var want1 bls12381.G1Jac
-		var want2 bls12381.G2Jac
-		want1.X.SetOne()
-		want1.Y.SetOne()
-		want2.X.SetOne()
-		want2.Y.SetOne()
-		for w := 0; w < nw; w++ {
-			j1[w].FromAffine(&s1[w])
-			j2[w].FromAffine(&s2[w])
-			k := new(big.Int).Lsh(big.NewInt(1), uint(windowOffset(w, nw)))
-			var p1 bls12381.G1Jac
-			var p2 bls12381.G2Jac
-			p1.ScalarMultiplication(&j1[w], k)
-			p2.ScalarMultiplication(&j2[w], k)
-			want1.AddAssign(&p1)
-			want2.AddAssign(&p2)
-		}
-		requireG1(t, want1, combineG1(j1), fmt.Sprintf("G1 %d windows", nw))
-		requireG2(t, want2, combineG2(j2), fmt.Sprintf("G2 %d windows", nw))
+		testCombine(t, testG1, rng, nw)
+		testCombine(t, testG2, rng, nw)
 	}
+}
+
+// testCombine checks group.combine on nw random window sums against
+// sum sums[w]·2^offset(w) by scalar multiplication.
+func testCombine[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A, J]](t *testing.T,
+	tg testGroup[A, F, J, PA, PF, PJ], rng *rand.Rand, nw int) {
+	s := tg.random(rng, nw)
+	j := make([]J, nw)
+	want := tg.g.inf()
+	for w := 0; w < nw; w++ {
+		PJ(&j[w]).FromAffine(&s[w])
+		k := new(big.Int).Lsh(big.NewInt(1), uint(windowOffset(w, nw)))
+		var p J
+		PJ(&p).ScalarMultiplication(&j[w], k)
+		PJ(&want).AddAssign(&p)
+	}
+	tg.requireEqual(t, want, tg.g.combine(j), fmt.Sprintf("%s %d windows", tg.g.name, nw))
 }
 
 func TestMSMSkewedScalars(t *testing.T) {
@@ -460,7 +293,7 @@ func TestMSMSkewedScalars(t *testing.T) {
 	// which the accumulation then splits into pieces (tasks.cuh).
 	d := testDevice(t)
 	rng := testRand(t)
-	bases := testPointsG1(t, d, rng, 1<<15)
+	bases := testG1.points(t, d, rng, 1<<15)
 	var same fr.Element
 	same.SetRandom()
 	for _, n := range []int{129, 1000, 20000, 1 << 15} {
@@ -471,21 +304,21 @@ func TestMSMSkewedScalars(t *testing.T) {
 					sc[i] = same
 				}
 			}
-			want := refMSMG1(t, bases, sc)
+			want := testG1.ref(t, bases, sc)
 			got, err := d.MSMG1(bases[:n], sc)
 			require.NoError(t, err)
-			requireG1(t, want, got, fmt.Sprintf("%s n=%d", kind, n))
+			testG1.requireEqual(t, want, got, fmt.Sprintf("%s n=%d", kind, n))
 		}
 	}
-	g2 := testPointsG2(t, d, rng, 3000)
+	g2 := testG2.points(t, d, rng, 3000)
 	sc := make([]fr.Element, len(g2))
 	for i := range sc {
 		sc[i] = same
 	}
-	want := refMSMG2(t, g2, sc)
+	want := testG2.ref(t, g2, sc)
 	got, err := d.MSMG2(g2, sc)
 	require.NoError(t, err)
-	requireG2(t, want, got, "G2 all equal")
+	testG2.requireEqual(t, want, got, "G2 all equal")
 }
 
 // Indexed MSMs gather resident bases on the device: equal to the MSM over
@@ -495,7 +328,7 @@ func TestMSMIndexed(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)
 	const n = 1 << 13
-	g1, g2 := testPointsG1(t, d, rng, n), testPointsG2(t, d, rng, n)
+	g1, g2 := testG1.points(t, d, rng, n), testG2.points(t, d, rng, n)
 	b1, err := d.UploadG1(g1)
 	require.NoError(t, err)
 	defer b1.Free()
@@ -514,10 +347,10 @@ func TestMSMIndexed(t *testing.T) {
 		}
 		got1, err := d.MSMG1Indexed(b1, n, idx, scalars)
 		require.NoError(t, err)
-		requireG1(t, naiveG1(h1, scalars), got1, fmt.Sprintf("G1 indexed, %d terms", m))
+		testG1.requireEqual(t, testG1.naive(h1, scalars), got1, fmt.Sprintf("G1 indexed, %d terms", m))
 		got2, err := d.MSMG2Indexed(b2, n, idx, scalars)
 		require.NoError(t, err)
-		requireG2(t, naiveG2(h2, scalars), got2, fmt.Sprintf("G2 indexed, %d terms", m))
+		testG2.requireEqual(t, testG2.naive(h2, scalars), got2, fmt.Sprintf("G2 indexed, %d terms", m))
 	}
 	_, err = d.MSMG1Indexed(b1, n, []uint32{n}, randScalars(rng, 1))
 	require.ErrorIs(t, err, ErrInvalidArgument)

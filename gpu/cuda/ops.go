@@ -200,41 +200,99 @@ func upload(d *Device, op string, src unsafe.Pointer, bytes uint64) (*Buffer, er
 	return b, nil
 }
 
-// xyzz mirrors the library's XYZZ output points.
-type g1xyzz struct{ x, y, zz, zzz fp.Element }
-type g2xyzz struct{ x, y, zz, zzz bls12381.E2 }
+// field is a curve's coordinate field: fp.Element for G1, E2 for G2.
+type field[F any] interface {
+	*F
+	SetOne() *F
+	Mul(x, y *F) *F
+	Square(x *F) *F
+	IsZero() bool
+}
 
-func (p *g1xyzz) jac() bls12381.G1Jac {
-	var r bls12381.G1Jac
-	if p.zz.IsZero() {
-		r.X.SetOne()
-		r.Y.SetOne()
-		return r
+// jacobian is *bls12381.G1Jac or *bls12381.G2Jac.
+type jacobian[J any] interface {
+	*J
+	DoubleAssign() *J
+	AddAssign(*J) *J
+}
+
+// xyzz mirrors the library's XYZZ output points (c2_g1_xyzz, c2_g2_xyzz).
+type xyzz[F any] struct{ x, y, zz, zzz F }
+
+// group lets one body serve G1 and G2: affine points A (as the library
+// reads them), Jacobian points J with coordinates in F. Its value holds
+// what the constraints cannot.
+type group[A, F, J any, PF field[F], PJ jacobian[J]] struct {
+	id    int    // the library's group argument: 1 or 2
+	name  string // "G1" or "G2", for operation names
+	point uint64 // bytes of one A
+	xyz   func(p *J) (x, y, z *F)
+}
+
+var (
+	g1 = group[bls12381.G1Affine, fp.Element, bls12381.G1Jac, *fp.Element, *bls12381.G1Jac]{
+		id: 1, name: "G1", point: g1Bytes,
+		xyz: func(p *bls12381.G1Jac) (x, y, z *fp.Element) { return &p.X, &p.Y, &p.Z },
 	}
-	// Z = ZZ·ZZZ, X = X·ZZ·ZZZ², Y = Y·ZZ³·ZZZ²
-	var zzz2, t fp.Element
-	zzz2.Square(&p.zzz)
-	r.Z.Mul(&p.zz, &p.zzz)
-	r.X.Mul(&p.x, &p.zz).Mul(&r.X, &zzz2)
-	t.Square(&p.zz).Mul(&t, &p.zz)
-	r.Y.Mul(&p.y, &t).Mul(&r.Y, &zzz2)
+	g2 = group[bls12381.G2Affine, bls12381.E2, bls12381.G2Jac, *bls12381.E2, *bls12381.G2Jac]{
+		id: 2, name: "G2", point: g2Bytes,
+		xyz: func(p *bls12381.G2Jac) (x, y, z *bls12381.E2) { return &p.X, &p.Y, &p.Z },
+	}
+)
+
+// hostPtr is the host-memory argument for v.
+func hostPtr[T any](v []T) ptr { return ptr{p: unsafe.Pointer(unsafe.SliceData(v))} }
+
+// inf returns the point at infinity, (1, 1, 0).
+func (g group[A, F, J, PF, PJ]) inf() J {
+	var r J
+	x, y, _ := g.xyz(&r)
+	PF(x).SetOne()
+	PF(y).SetOne()
 	return r
 }
 
-func (p *g2xyzz) jac() bls12381.G2Jac {
-	var r bls12381.G2Jac
-	if p.zz.IsZero() {
-		r.X.SetOne()
-		r.Y.SetOne()
-		return r
+// jac returns p in Jacobian coordinates.
+func (g group[A, F, J, PF, PJ]) jac(p *xyzz[F]) J {
+	if PF(&p.zz).IsZero() {
+		return g.inf()
 	}
-	var zzz2, t bls12381.E2
-	zzz2.Square(&p.zzz)
-	r.Z.Mul(&p.zz, &p.zzz)
-	r.X.Mul(&p.x, &p.zz).Mul(&r.X, &zzz2)
-	t.Square(&p.zz).Mul(&t, &p.zz)
-	r.Y.Mul(&p.y, &t).Mul(&r.Y, &zzz2)
+	var r J
+	x, y, z := g.xyz(&r)
+	// Z = ZZ·ZZZ, X = X·ZZ·ZZZ², Y = Y·ZZ³·ZZZ²
+	var zzz2, t F
+	PF(&zzz2).Square(&p.zzz)
+	PF(z).Mul(&p.zz, &p.zzz)
+	PF(x).Mul(&p.x, &p.zz)
+	PF(x).Mul(x, &zzz2)
+	PF(&t).Square(&p.zz)
+	PF(&t).Mul(&t, &p.zz)
+	PF(y).Mul(&p.y, &t)
+	PF(y).Mul(y, &zzz2)
 	return r
+}
+
+// combine returns sum sums[w]·2^windowOffset(w) (Horner from the top).
+func (g group[A, F, J, PF, PJ]) combine(sums []J) J {
+	res := g.inf()
+	for w := len(sums) - 1; w >= 0; w-- {
+		if w != len(sums)-1 {
+			for i := 0; i < windowWidth(w, len(sums)); i++ {
+				PJ(&res).DoubleAssign()
+			}
+		}
+		PJ(&res).AddAssign(&sums[w])
+	}
+	return res
+}
+
+// combineOut combines the first nw window sums the library wrote into out.
+func (g group[A, F, J, PF, PJ]) combineOut(out []xyzz[F], nw int) J {
+	sums := make([]J, nw)
+	for w := range sums {
+		sums[w] = g.jac(&out[w])
+	}
+	return g.combine(sums)
 }
 
 const maxWindows = 64 // C2_MAX_WINDOWS
@@ -249,18 +307,12 @@ func msmKnobs() int { return msmWindow | msmChunkLog<<8 }
 // memory) must hold at least len(scalars) points. Scalars are fr.Elements as
 // stored by gnark-crypto (Montgomery form).
 func (d *Device) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
-	if len(bases) < len(scalars) {
-		return bls12381.G1Jac{}, argError("MSMG1", "%d bases for %d scalars", len(bases), len(scalars))
-	}
-	return d.msmG1(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars)
+	return g1.msmHost(d, "MSMG1", bases, scalars)
 }
 
 // MSMG1Resident is MSMG1 with the bases in device memory (from UploadG1).
 func (d *Device) MSMG1Resident(bases *Buffer, scalars []fr.Element) (bls12381.G1Jac, error) {
-	if err := bases.check("MSMG1Resident", uint64(len(scalars))*g1Bytes); err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	return d.msmG1(bases.arg(), scalars)
+	return g1.msmResident(d, "MSMG1Resident", bases, scalars)
 }
 
 // MSMG1OnDevice is MSMG1 with both the bases and the n scalars in device
@@ -275,7 +327,7 @@ func (d *Device) MSMG1OnDevice(bases, scalars *Buffer, n int) (bls12381.G1Jac, e
 	if err := scalars.check("MSMG1OnDevice", uint64(n)*frBytes); err != nil {
 		return bls12381.G1Jac{}, err
 	}
-	return d.msmG1n(bases.arg(), scalars.arg(), n)
+	return g1.msm(d, bases.arg(), scalars.arg(), n, msmKnobs())
 }
 
 // MSMG1HostBases is MSMG1OnDevice with the bases in host memory, streamed
@@ -292,7 +344,7 @@ func (d *Device) MSMG1HostBases(bases []bls12381.G1Affine, scalars *Buffer, n in
 	if msmChunkLog == 0 {
 		knobs |= hostChunkLog << 8
 	}
-	return d.msmG1nKnobs(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars.arg(), n, knobs)
+	return g1.msm(d, hostPtr(bases), scalars.arg(), n, knobs)
 }
 
 // hostChunkLog is the log2 of the chunk in which MSMG1HostBases streams its
@@ -300,36 +352,52 @@ func (d *Device) MSMG1HostBases(bases []bls12381.G1Affine, scalars *Buffer, n in
 // compute, large enough that per-chunk sorting stays efficient.
 const hostChunkLog = 22
 
-func (d *Device) msmG1(bases ptr, scalars []fr.Element) (bls12381.G1Jac, error) {
-	return d.msmG1n(bases, ptr{p: unsafe.Pointer(unsafe.SliceData(scalars))}, len(scalars))
+// MSMG2 returns sum scalars[i]·bases[i] over i < len(scalars) in G2.
+func (d *Device) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	return g2.msmHost(d, "MSMG2", bases, scalars)
 }
 
-func (d *Device) msmG1n(bases, scalars ptr, n int) (bls12381.G1Jac, error) {
-	return d.msmG1nKnobs(bases, scalars, n, msmKnobs())
+// MSMG2Resident is MSMG2 with the bases in device memory (from UploadG2).
+func (d *Device) MSMG2Resident(bases *Buffer, scalars []fr.Element) (bls12381.G2Jac, error) {
+	return g2.msmResident(d, "MSMG2Resident", bases, scalars)
 }
 
-func (d *Device) msmG1nKnobs(bases, scalars ptr, n, knobs int) (bls12381.G1Jac, error) {
-	var res bls12381.G1Jac
-	res.X.SetOne()
-	res.Y.SetOne()
+// msmHost is the MSM over bases in host memory, which must hold at least
+// len(scalars) points.
+func (g group[A, F, J, PF, PJ]) msmHost(d *Device, op string, bases []A, scalars []fr.Element) (J, error) {
+	if len(bases) < len(scalars) {
+		var zero J
+		return zero, argError(op, "%d bases for %d scalars", len(bases), len(scalars))
+	}
+	return g.msm(d, hostPtr(bases), hostPtr(scalars), len(scalars), msmKnobs())
+}
+
+// msmResident is the MSM over bases in a device buffer.
+func (g group[A, F, J, PF, PJ]) msmResident(d *Device, op string, bases *Buffer, scalars []fr.Element) (J, error) {
+	if err := bases.check(op, uint64(len(scalars))*g.point); err != nil {
+		var zero J
+		return zero, err
+	}
+	return g.msm(d, bases.arg(), hostPtr(scalars), len(scalars), msmKnobs())
+}
+
+// msm runs c2_msm over n bases and scalars with the given knobs.
+func (g group[A, F, J, PF, PJ]) msm(d *Device, bases, scalars ptr, n, knobs int) (J, error) {
+	res := g.inf()
 	if n == 0 {
 		return res, nil
 	}
-	s, err := d.acquire("MSMG1")
+	s, err := d.acquire("MSM" + g.name)
 	if err != nil {
 		return res, err
 	}
 	defer d.release(s)
-	var out [maxWindows]g1xyzz
-	nw, _, err := rawMSM(s, 1, bases, scalars, uint64(n), knobs, unsafe.Pointer(&out[0]))
+	var out [maxWindows]xyzz[F]
+	nw, _, err := rawMSM(s, g.id, bases, scalars, uint64(n), knobs, unsafe.Pointer(&out[0]))
 	if err != nil {
 		return res, err
 	}
-	sums := make([]bls12381.G1Jac, nw)
-	for w := range sums {
-		sums[w] = out[w].jac()
-	}
-	return combineG1(sums), nil
+	return g.combineOut(out[:], nw), nil
 }
 
 // windowWidth and windowOffset mirror digits.cuh: W near-equal windows
@@ -343,79 +411,6 @@ func windowWidth(w, nw int) int {
 
 func windowOffset(w, nw int) int { return w*(256/nw) + min(w, 256%nw) }
 
-// combineG1 returns sum sums[w]·2^windowOffset(w) (Horner from the top).
-func combineG1(sums []bls12381.G1Jac) bls12381.G1Jac {
-	var res bls12381.G1Jac
-	res.X.SetOne()
-	res.Y.SetOne()
-	for w := len(sums) - 1; w >= 0; w-- {
-		if w != len(sums)-1 {
-			for i := 0; i < windowWidth(w, len(sums)); i++ {
-				res.DoubleAssign()
-			}
-		}
-		res.AddAssign(&sums[w])
-	}
-	return res
-}
-
-// combineG2 is combineG1 in G2.
-func combineG2(sums []bls12381.G2Jac) bls12381.G2Jac {
-	var res bls12381.G2Jac
-	res.X.SetOne()
-	res.Y.SetOne()
-	for w := len(sums) - 1; w >= 0; w-- {
-		if w != len(sums)-1 {
-			for i := 0; i < windowWidth(w, len(sums)); i++ {
-				res.DoubleAssign()
-			}
-		}
-		res.AddAssign(&sums[w])
-	}
-	return res
-}
-
-// MSMG2 returns sum scalars[i]·bases[i] over i < len(scalars) in G2.
-func (d *Device) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
-	if len(bases) < len(scalars) {
-		return bls12381.G2Jac{}, argError("MSMG2", "%d bases for %d scalars", len(bases), len(scalars))
-	}
-	return d.msmG2(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, scalars)
-}
-
-// MSMG2Resident is MSMG2 with the bases in device memory (from UploadG2).
-func (d *Device) MSMG2Resident(bases *Buffer, scalars []fr.Element) (bls12381.G2Jac, error) {
-	if err := bases.check("MSMG2Resident", uint64(len(scalars))*g2Bytes); err != nil {
-		return bls12381.G2Jac{}, err
-	}
-	return d.msmG2(bases.arg(), scalars)
-}
-
-func (d *Device) msmG2(bases ptr, scalars []fr.Element) (bls12381.G2Jac, error) {
-	var res bls12381.G2Jac
-	res.X.SetOne()
-	res.Y.SetOne()
-	if len(scalars) == 0 {
-		return res, nil
-	}
-	s, err := d.acquire("MSMG2")
-	if err != nil {
-		return res, err
-	}
-	defer d.release(s)
-	var out [maxWindows]g2xyzz
-	nw, _, err := rawMSM(s, 2, bases, ptr{p: unsafe.Pointer(&scalars[0])}, uint64(len(scalars)), msmKnobs(),
-		unsafe.Pointer(&out[0]))
-	if err != nil {
-		return res, err
-	}
-	sums := make([]bls12381.G2Jac, nw)
-	for w := range sums {
-		sums[w] = out[w].jac()
-	}
-	return combineG2(sums), nil
-}
-
 func checkBitmap(op string, bitmap []uint64, n int) error {
 	if uint64(len(bitmap))*64 < uint64(n) {
 		return argError(op, "bitmap of %d words for %d bases", len(bitmap), n)
@@ -426,99 +421,82 @@ func checkBitmap(op string, bitmap []uint64, n int) error {
 // BatchAddG1 returns the sum of bases[i] for every i < len(bases) whose bit
 // i is set in bitmap (bit i%64 of word i/64).
 func (d *Device) BatchAddG1(bases []bls12381.G1Affine, bitmap []uint64) (bls12381.G1Jac, error) {
-	if err := checkBitmap("BatchAddG1", bitmap, len(bases)); err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	return d.batchAddG1(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, bitmap, len(bases))
+	return g1.batchAddHost(d, "BatchAddG1", bases, bitmap)
 }
 
 // BatchAddG1Resident is BatchAddG1 over the first n points of a device buffer.
 func (d *Device) BatchAddG1Resident(bases *Buffer, n int, bitmap []uint64) (bls12381.G1Jac, error) {
-	if err := bases.check("BatchAddG1Resident", uint64(n)*g1Bytes); err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	if err := checkBitmap("BatchAddG1Resident", bitmap, n); err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	return d.batchAddG1(bases.arg(), bitmap, n)
-}
-
-func (d *Device) batchAddG1(bases ptr, bitmap []uint64, n int) (bls12381.G1Jac, error) {
-	s, err := d.acquire("BatchAddG1")
-	if err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	defer d.release(s)
-	var out g1xyzz
-	if err := rawBatchAdd(s, 1, bases, bitmap, uint64(n), unsafe.Pointer(&out)); err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	return out.jac(), nil
+	return g1.batchAddResident(d, "BatchAddG1Resident", bases, n, bitmap)
 }
 
 // BatchAddG2 is BatchAddG1 in G2.
 func (d *Device) BatchAddG2(bases []bls12381.G2Affine, bitmap []uint64) (bls12381.G2Jac, error) {
-	if err := checkBitmap("BatchAddG2", bitmap, len(bases)); err != nil {
-		return bls12381.G2Jac{}, err
-	}
-	return d.batchAddG2(ptr{p: unsafe.Pointer(unsafe.SliceData(bases))}, bitmap, len(bases))
+	return g2.batchAddHost(d, "BatchAddG2", bases, bitmap)
 }
 
 // BatchAddG2Resident is BatchAddG2 over the first n points of a device buffer.
 func (d *Device) BatchAddG2Resident(bases *Buffer, n int, bitmap []uint64) (bls12381.G2Jac, error) {
-	if err := bases.check("BatchAddG2Resident", uint64(n)*g2Bytes); err != nil {
-		return bls12381.G2Jac{}, err
-	}
-	if err := checkBitmap("BatchAddG2Resident", bitmap, n); err != nil {
-		return bls12381.G2Jac{}, err
-	}
-	return d.batchAddG2(bases.arg(), bitmap, n)
+	return g2.batchAddResident(d, "BatchAddG2Resident", bases, n, bitmap)
 }
 
-func (d *Device) batchAddG2(bases ptr, bitmap []uint64, n int) (bls12381.G2Jac, error) {
-	s, err := d.acquire("BatchAddG2")
+func (g group[A, F, J, PF, PJ]) batchAddHost(d *Device, op string, bases []A, bitmap []uint64) (J, error) {
+	if err := checkBitmap(op, bitmap, len(bases)); err != nil {
+		var zero J
+		return zero, err
+	}
+	return g.batchAdd(d, hostPtr(bases), bitmap, len(bases))
+}
+
+func (g group[A, F, J, PF, PJ]) batchAddResident(d *Device, op string, bases *Buffer, n int, bitmap []uint64) (J, error) {
+	var zero J
+	if err := bases.check(op, uint64(n)*g.point); err != nil {
+		return zero, err
+	}
+	if err := checkBitmap(op, bitmap, n); err != nil {
+		return zero, err
+	}
+	return g.batchAdd(d, bases.arg(), bitmap, n)
+}
+
+// batchAdd runs c2_batch_add over n bases.
+func (g group[A, F, J, PF, PJ]) batchAdd(d *Device, bases ptr, bitmap []uint64, n int) (J, error) {
+	var zero J
+	s, err := d.acquire("BatchAdd" + g.name)
 	if err != nil {
-		return bls12381.G2Jac{}, err
+		return zero, err
 	}
 	defer d.release(s)
-	var out g2xyzz
-	if err := rawBatchAdd(s, 2, bases, bitmap, uint64(n), unsafe.Pointer(&out)); err != nil {
-		return bls12381.G2Jac{}, err
+	var out xyzz[F]
+	if err := rawBatchAdd(s, g.id, bases, bitmap, uint64(n), unsafe.Pointer(&out)); err != nil {
+		return zero, err
 	}
-	return out.jac(), nil
+	return g.jac(&out), nil
 }
 
 // FillG1 writes n valid points into buf: point i = a[i%k] + b[(i/k)%k] with
 // a = seeds[:k], b = seeds[k:] (len(seeds) = 2k). For tests and benchmarks.
 func (d *Device) FillG1(buf *Buffer, n int, seeds []bls12381.G1Affine) error {
-	if len(seeds) < 2 || len(seeds)%2 != 0 {
-		return argError("FillG1", "%d seeds: want an even number >= 2", len(seeds))
-	}
-	if err := buf.check("FillG1", uint64(n)*g1Bytes); err != nil {
-		return err
-	}
-	s, err := d.acquire("FillG1")
-	if err != nil {
-		return err
-	}
-	defer d.release(s)
-	return rawFill(s, 1, buf.p, uint64(n), unsafe.Pointer(&seeds[0]), uint64(len(seeds)/2))
+	return g1.fill(d, "FillG1", buf, n, seeds)
 }
 
 // FillG2 is FillG1 in G2.
 func (d *Device) FillG2(buf *Buffer, n int, seeds []bls12381.G2Affine) error {
+	return g2.fill(d, "FillG2", buf, n, seeds)
+}
+
+func (g group[A, F, J, PF, PJ]) fill(d *Device, op string, buf *Buffer, n int, seeds []A) error {
 	if len(seeds) < 2 || len(seeds)%2 != 0 {
-		return argError("FillG2", "%d seeds: want an even number >= 2", len(seeds))
+		return argError(op, "%d seeds: want an even number >= 2", len(seeds))
 	}
-	if err := buf.check("FillG2", uint64(n)*g2Bytes); err != nil {
+	if err := buf.check(op, uint64(n)*g.point); err != nil {
 		return err
 	}
-	s, err := d.acquire("FillG2")
+	s, err := d.acquire(op)
 	if err != nil {
 		return err
 	}
 	defer d.release(s)
-	return rawFill(s, 2, buf.p, uint64(n), unsafe.Pointer(&seeds[0]), uint64(len(seeds)/2))
+	return rawFill(s, g.id, buf.p, uint64(n), unsafe.Pointer(&seeds[0]), uint64(len(seeds)/2))
 }
 
 // checkIndexed validates an indexed MSM over the first nbases points of a
@@ -542,28 +520,19 @@ func checkIndexed(op string, bases *Buffer, nbases int, point uint64, idx []uint
 // points of a resident buffer (from UploadG1): the device gathers the
 // bases, so only idx and the scalars cross the bus.
 func (d *Device) MSMG1Indexed(bases *Buffer, nbases int, idx []uint32, scalars []fr.Element) (bls12381.G1Jac, error) {
-	var inf bls12381.G1Jac
-	inf.X.SetOne()
-	inf.Y.SetOne()
-	return msmIndexed[g1xyzz, *g1xyzz](d, "MSMG1Indexed", 1, g1Bytes, bases, nbases, idx, scalars, inf, combineG1)
+	return g1.msmIndexed(d, "MSMG1Indexed", bases, nbases, idx, scalars)
 }
 
 // MSMG2Indexed is MSMG1Indexed in G2 (bases from UploadG2).
 func (d *Device) MSMG2Indexed(bases *Buffer, nbases int, idx []uint32, scalars []fr.Element) (bls12381.G2Jac, error) {
-	var inf bls12381.G2Jac
-	inf.X.SetOne()
-	inf.Y.SetOne()
-	return msmIndexed[g2xyzz, *g2xyzz](d, "MSMG2Indexed", 2, g2Bytes, bases, nbases, idx, scalars, inf, combineG2)
+	return g2.msmIndexed(d, "MSMG2Indexed", bases, nbases, idx, scalars)
 }
 
-// msmIndexed runs c2_msm_indexed for one group: X is the library's window
-// sum type, J the Jacobian point it converts to, inf J's infinity.
-func msmIndexed[X any, PX interface {
-	*X
-	jac() J
-}, J any](d *Device, op string, group int, point uint64, bases *Buffer, nbases int,
-	idx []uint32, scalars []fr.Element, inf J, combine func([]J) J) (J, error) {
-	if err := checkIndexed(op, bases, nbases, point, idx, scalars); err != nil || len(idx) == 0 {
+// msmIndexed runs c2_msm_indexed.
+func (g group[A, F, J, PF, PJ]) msmIndexed(d *Device, op string, bases *Buffer, nbases int, idx []uint32,
+	scalars []fr.Element) (J, error) {
+	inf := g.inf()
+	if err := checkIndexed(op, bases, nbases, g.point, idx, scalars); err != nil || len(idx) == 0 {
 		return inf, err
 	}
 	s, err := d.acquire(op)
@@ -571,14 +540,10 @@ func msmIndexed[X any, PX interface {
 		return inf, err
 	}
 	defer d.release(s)
-	var out [maxWindows]X
-	nw, err := rawMSMIndexed(s, group, bases.p, uint64(nbases), idx, unsafe.Pointer(unsafe.SliceData(scalars)), msmKnobs(), unsafe.Pointer(&out[0]))
+	var out [maxWindows]xyzz[F]
+	nw, err := rawMSMIndexed(s, g.id, bases.p, uint64(nbases), idx, unsafe.Pointer(unsafe.SliceData(scalars)), msmKnobs(), unsafe.Pointer(&out[0]))
 	if err != nil {
 		return inf, err
 	}
-	sums := make([]J, nw)
-	for w := range sums {
-		sums[w] = PX(&out[w]).jac()
-	}
-	return combine(sums), nil
+	return g.combineOut(out[:], nw), nil
 }

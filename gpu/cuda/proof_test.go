@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
@@ -18,34 +17,6 @@ import (
 type chachaReader struct{ r *rand.ChaCha8 }
 
 func (c chachaReader) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-// splitG1 is msm.G1 on the device: bitmap batch addition of the unit-scalar
-// bases plus an MSM over the tail.
-func splitG1(t *testing.T, d *Device, bases []bls12381.G1Affine, sp *msm.Split) bls12381.G1Jac {
-	res, err := d.BatchAddG1(bases, sp.Ones)
-	require.NoError(t, err)
-	tb := make([]bls12381.G1Affine, len(sp.TailIdx))
-	for i, j := range sp.TailIdx {
-		tb[i] = bases[j]
-	}
-	tail, err := d.MSMG1(tb, sp.Tail)
-	require.NoError(t, err)
-	res.AddAssign(&tail)
-	return res
-}
-
-func splitG2(t *testing.T, d *Device, bases []bls12381.G2Affine, sp *msm.Split) bls12381.G2Jac {
-	res, err := d.BatchAddG2(bases, sp.Ones)
-	require.NoError(t, err)
-	tb := make([]bls12381.G2Affine, len(sp.TailIdx))
-	for i, j := range sp.TailIdx {
-		tb[i] = bases[j]
-	}
-	tail, err := d.MSMG2(tb, sp.Tail)
-	require.NoError(t, err)
-	res.AddAssign(&tail)
-	return res
-}
 
 // gpuProve is groth16.ProveWith with H, the batch additions and the MSMs on
 // the device.
@@ -66,10 +37,10 @@ func gpuProve(t *testing.T, d *Device, pk *groth16.ProvingKey, sys *r1cs.System,
 	var sums groth16.Sums
 	sums.H, err = d.MSMG1(pk.H, h)
 	require.NoError(t, err)
-	sums.L = splitG1(t, d, pk.L, spL)
-	sums.A = splitG1(t, d, pk.A, spA)
-	sums.BG1 = splitG1(t, d, pk.BG1, spB)
-	sums.BG2 = splitG2(t, d, pk.BG2, spB)
+	sums.L = testG1.split(t, d, pk.L, spL)
+	sums.A = testG1.split(t, d, pk.A, spA)
+	sums.BG1 = testG1.split(t, d, pk.BG1, spB)
+	sums.BG2 = testG2.split(t, d, pk.BG2, spB)
 	return groth16.Assemble(&pk.VK, &sums, r, s)
 }
 
