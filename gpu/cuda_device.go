@@ -787,12 +787,63 @@ func (s *cudaSlot) g1(sec Section) (int, []bls.G1Affine, *cuda.Buffer, error) {
 	return n, bases, buf, nil
 }
 
+// g2 returns the key's B_G2 section as g1 returns a G1 section.
+func (s *cudaSlot) g2(Section) (int, []bls.G2Affine, *cuda.Buffer, error) {
+	var buf *cuda.Buffer
+	if s.k.resident {
+		buf = s.k.bg2
+	}
+	return s.k.pk.Sizes().BG2, s.k.src().BG2, buf, nil
+}
+
+// cudaGroup is one group's share of a cudaSlot: where a section's bases
+// are (section is g1 or g2) and the cuda.Device calls over them.
+type cudaGroup[A, J any] struct {
+	section          func(s *cudaSlot, sec Section) (int, []A, *cuda.Buffer, error)
+	batchAdd         func(d *cuda.Device, bases []A, ones []uint64) (J, error)
+	batchAddResident func(d *cuda.Device, bases *cuda.Buffer, n int, ones []uint64) (J, error)
+	msm              func(d *cuda.Device, bases []A, scalars []fr.Element) (J, error)
+	msmResident      func(d *cuda.Device, bases *cuda.Buffer, scalars []fr.Element) (J, error)
+	msmIndexed       func(d *cuda.Device, bases *cuda.Buffer, n int, idx []uint32, scalars []fr.Element) (J, error)
+}
+
+var (
+	cudaG1 = cudaGroup[bls.G1Affine, bls.G1Jac]{
+		section:  (*cudaSlot).g1,
+		batchAdd: (*cuda.Device).BatchAddG1, batchAddResident: (*cuda.Device).BatchAddG1Resident,
+		msm: (*cuda.Device).MSMG1, msmResident: (*cuda.Device).MSMG1Resident, msmIndexed: (*cuda.Device).MSMG1Indexed,
+	}
+	cudaG2 = cudaGroup[bls.G2Affine, bls.G2Jac]{
+		section:  (*cudaSlot).g2,
+		batchAdd: (*cuda.Device).BatchAddG2, batchAddResident: (*cuda.Device).BatchAddG2Resident,
+		msm: (*cuda.Device).MSMG2, msmResident: (*cuda.Device).MSMG2Resident, msmIndexed: (*cuda.Device).MSMG2Indexed,
+	}
+)
+
 func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
-	var res bls.G1Jac
+	return cudaBatchAdd(ctx, s, sec, cudaG1, ones)
+}
+
+func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
+	return cudaBatchAdd(ctx, s, SectionBG2, cudaG2, ones)
+}
+
+func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
+	return cudaTail(ctx, s, sec, cudaG1, idx, scalars)
+}
+
+func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
+	return cudaTail(ctx, s, SectionBG2, cudaG2, idx, scalars)
+}
+
+// cudaBatchAdd is BatchAddG1 and BatchAddG2: from the resident buffer, or
+// streamed from the host bases in chunks.
+func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec Section, g cudaGroup[A, J], ones []uint64) (J, error) {
+	var res J
 	if err := s.c.enter(ctx, StageBatchAdd, sec); err != nil {
 		return res, err
 	}
-	n, bases, buf, err := s.g1(sec)
+	n, bases, buf, err := g.section(s, sec)
 	if err == nil {
 		err = checkOnes(n, ones)
 	}
@@ -800,9 +851,9 @@ func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: sec, Err: err}
 	}
 	if buf != nil {
-		res, err = s.c.d.BatchAddG1Resident(buf, n, ones)
+		res, err = g.batchAddResident(s.c.d, buf, n, ones)
 	} else {
-		res, err = batchChunks(bases, ones, s.c.d.BatchAddG1)
+		res, err = batchChunks[A, J, PJ](bases, ones, func(b []A, o []uint64) (J, error) { return g.batchAdd(s.c.d, b, o) })
 	}
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, sec, err)
@@ -810,33 +861,14 @@ func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (
 	return res, nil
 }
 
-func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	var res bls.G2Jac
-	if err := s.c.enter(ctx, StageBatchAdd, SectionBG2); err != nil {
-		return res, err
-	}
-	n := s.k.pk.Sizes().BG2
-	if err := checkOnes(n, ones); err != nil {
-		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: SectionBG2, Err: err}
-	}
-	var err error
-	if s.k.resident {
-		res, err = s.c.d.BatchAddG2Resident(s.k.bg2, n, ones)
-	} else {
-		res, err = batchChunks(s.k.src().BG2, ones, s.c.d.BatchAddG2)
-	}
-	if err != nil {
-		return res, s.c.err(StageBatchAdd, SectionBG2, err)
-	}
-	return res, nil
-}
-
-func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
-	var res bls.G1Jac
+// cudaTail is TailG1 and TailG2: from the resident buffer (gathered on the
+// device for a sparse tail), or from the host bases (gathered on the host).
+func cudaTail[A, J any](ctx context.Context, s *cudaSlot, sec Section, g cudaGroup[A, J], idx []uint32, scalars []fr.Element) (J, error) {
+	var res J
 	if err := s.c.enter(ctx, StageTail, sec); err != nil {
 		return res, err
 	}
-	n, bases, buf, err := s.g1(sec)
+	n, bases, buf, err := g.section(s, sec)
 	if err == nil {
 		err = checkMSM(n, idx, scalars)
 	}
@@ -845,42 +877,16 @@ func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 	}
 	switch {
 	case buf != nil && idx != nil:
-		res, err = s.c.d.MSMG1Indexed(buf, n, idx, scalars) // gathered on the device
+		res, err = g.msmIndexed(s.c.d, buf, n, idx, scalars)
 	case buf != nil:
-		res, err = s.c.d.MSMG1Resident(buf, scalars)
+		res, err = g.msmResident(s.c.d, buf, scalars)
 	case idx != nil:
-		res, err = s.c.d.MSMG1(msm.Gather(bases, idx), scalars)
+		res, err = g.msm(s.c.d, msm.Gather(bases, idx), scalars)
 	default:
-		res, err = s.c.d.MSMG1(bases, scalars)
+		res, err = g.msm(s.c.d, bases, scalars)
 	}
 	if err != nil {
 		return res, s.c.err(StageTail, sec, err)
-	}
-	return res, nil
-}
-
-func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
-	var res bls.G2Jac
-	if err := s.c.enter(ctx, StageTail, SectionBG2); err != nil {
-		return res, err
-	}
-	bases, n := s.k.src().BG2, s.k.pk.Sizes().BG2
-	if err := checkMSM(n, idx, scalars); err != nil {
-		return res, &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
-	}
-	var err error
-	switch {
-	case s.k.resident && idx != nil:
-		res, err = s.c.d.MSMG2Indexed(s.k.bg2, n, idx, scalars) // gathered on the device
-	case s.k.resident:
-		res, err = s.c.d.MSMG2Resident(s.k.bg2, scalars)
-	case idx != nil:
-		res, err = s.c.d.MSMG2(msm.Gather(bases, idx), scalars)
-	default:
-		res, err = s.c.d.MSMG2(bases, scalars)
-	}
-	if err != nil {
-		return res, s.c.err(StageTail, SectionBG2, err)
 	}
 	return res, nil
 }
@@ -892,10 +898,7 @@ var batchChunk = 1 << 22
 // batchChunks sums add's results over chunks of batchChunk bases (whole
 // bitmap words each), so that a streamed section never needs its full size
 // in device memory.
-func batchChunks[P any, J any, PJ interface {
-	*J
-	AddAssign(*J) *J
-}](bases []P, ones []uint64, add func([]P, []uint64) (J, error)) (J, error) {
+func batchChunks[P any, J any, PJ point[J]](bases []P, ones []uint64, add func([]P, []uint64) (J, error)) (J, error) {
 	var sum J
 	first := true
 	for lo := 0; lo < len(bases) || first; lo += batchChunk {
