@@ -20,11 +20,6 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// chachaReader is a deterministic io.Reader for toxic waste.
-type chachaReader struct{ r *rand.ChaCha8 }
-
-func (c chachaReader) Read(p []byte) (int, error) { return c.r.Read(p) }
-
 func setupCUDA(t *testing.T) *CUDA {
 	t.Helper()
 	devs, err := OpenCUDA([]int{0}, 1<<30, 0)
@@ -65,7 +60,7 @@ func firstDiff[P comparable](a, b []P) int {
 func TestCUDASetupMatchesCPU(t *testing.T) {
 	c := setupCUDA(t)
 	sys, inputs := synthShape(t, 16)
-	tw, err := groth16.NewToxicWaste(chachaReader{rand.NewChaCha8([32]byte{7})})
+	tw, err := groth16.NewToxicWaste(rand.NewChaCha8([32]byte{7}))
 	require.NoError(t, err)
 	want, err := groth16.SetupWithWaste(sys, tw)
 	require.NoError(t, err)
@@ -149,7 +144,7 @@ func TestCUDASetupMatchesCPU(t *testing.T) {
 func TestCUDASetupRefuses(t *testing.T) {
 	c := setupCUDA(t)
 	sys, _ := synthShape(t, 10)
-	tw, err := groth16.NewToxicWaste(chachaReader{rand.NewChaCha8([32]byte{1})})
+	tw, err := groth16.NewToxicWaste(rand.NewChaCha8([32]byte{1}))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -177,7 +172,7 @@ func TestCUDASetupTimed(t *testing.T) {
 	t0 := time.Now()
 	sys, _ := synthShape(t, logSize)
 	t.Logf("2^%d: synthesis %.1f s (%v)", logSize, time.Since(t0).Seconds(), sys.Counts())
-	tw, err := groth16.NewToxicWaste(chachaReader{rand.NewChaCha8([32]byte{27})})
+	tw, err := groth16.NewToxicWaste(rand.NewChaCha8([32]byte{27}))
 	require.NoError(t, err)
 	_ = pool.ResetPeakRSS()
 	rss0, _ := pool.PeakRSS()

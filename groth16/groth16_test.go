@@ -17,12 +17,8 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// seeded is a deterministic io.Reader for development setups in tests.
-type seeded struct{ r *rand.ChaCha8 }
-
-func (s seeded) Read(p []byte) (int, error) { return s.r.Read(p) }
-
-func newRNG(seed byte) seeded { return seeded{rand.NewChaCha8([32]byte{seed})} }
+// newRNG returns a deterministic io.Reader for development setups in tests.
+func newRNG(seed byte) *rand.ChaCha8 { return rand.NewChaCha8([32]byte{seed}) }
 
 type fixture struct {
 	sys    *r1cs.System

@@ -112,19 +112,11 @@ func fileItems(s keyShape, params bool) []item {
 	return items
 }
 
-func encodeParams(t testing.TB, pk *ProvingKey) []byte {
+// encode returns what k.WriteTo writes, checking the count it returns.
+func encode(t testing.TB, k io.WriterTo) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	n, err := pk.WriteTo(&buf)
-	require.NoError(t, err)
-	require.Equal(t, int64(buf.Len()), n)
-	return buf.Bytes()
-}
-
-func encodeVK(t testing.TB, vk *VerifyingKey) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	n, err := vk.WriteTo(&buf)
+	n, err := k.WriteTo(&buf)
 	require.NoError(t, err)
 	require.Equal(t, int64(buf.Len()), n)
 	return buf.Bytes()
@@ -146,7 +138,7 @@ var smallShape = keyShape{ic: 3, h: 7, l: 5, a: 4, b: 3}
 // Parameters::write, reading the bytes with gnark-crypto's own decoder.
 func TestParamsLayout(t *testing.T) {
 	pk := randomKey(1, smallShape, true)
-	b := encodeParams(t, pk)
+	b := encode(t, pk)
 	items := fileItems(smallShape, true)
 	last := items[len(items)-1]
 	require.Equal(t, last.off+last.size, int64(len(b)))
@@ -214,25 +206,25 @@ func TestParamsLayout(t *testing.T) {
 func TestParamsRoundTrip(t *testing.T) {
 	for _, inf := range []bool{false, true} {
 		pk := randomKey(2, smallShape, inf)
-		b := encodeParams(t, pk)
+		b := encode(t, pk)
 		for _, opts := range [][]ReadOption{nil, {TrustedFile()}} {
 			got, err := DecodeParams(b, opts...)
 			require.NoError(t, err)
 			require.Equal(t, pk, got)
-			require.Equal(t, b, encodeParams(t, got))
+			require.Equal(t, b, encode(t, got))
 		}
 		path := filepath.Join(t.TempDir(), "k.params")
 		require.NoError(t, os.WriteFile(path, b, 0o600))
 		got, err := ReadParams(path)
 		require.NoError(t, err)
 		require.Equal(t, pk, got)
-		require.Equal(t, b, encodeParams(t, got))
+		require.Equal(t, b, encode(t, got))
 	}
 }
 
 func TestParamsEmptyVectors(t *testing.T) {
 	pk := randomKey(3, keyShape{}, false)
-	b := encodeParams(t, pk)
+	b := encode(t, pk)
 	require.Len(t, b, 868+5*4)
 	got, err := DecodeParams(b)
 	require.NoError(t, err)
@@ -241,16 +233,16 @@ func TestParamsEmptyVectors(t *testing.T) {
 
 func TestVerifyingKeyRoundTrip(t *testing.T) {
 	vk := randomKey(4, smallShape, false).VK
-	b := encodeVK(t, &vk)
+	b := encode(t, &vk)
 	require.Len(t, b, 868+96*3)
 	got, err := DecodeVerifyingKey(b)
 	require.NoError(t, err)
 	require.Equal(t, &vk, got)
-	require.Equal(t, b, encodeVK(t, got))
+	require.Equal(t, b, encode(t, got))
 
 	// A .params file starts with its .vk.
 	pk := randomKey(4, smallShape, false)
-	require.Equal(t, b, encodeParams(t, pk)[:len(b)])
+	require.Equal(t, b, encode(t, pk)[:len(b)])
 
 	path := filepath.Join(t.TempDir(), "k.vk")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
@@ -266,9 +258,9 @@ func TestParamsTruncated(t *testing.T) {
 		pk := randomKey(5, smallShape, false)
 		var b []byte
 		if params {
-			b = encodeParams(t, pk)
+			b = encode(t, pk)
 		} else {
-			b = encodeVK(t, &pk.VK)
+			b = encode(t, &pk.VK)
 		}
 		items := fileItems(smallShape, params)
 		for n := range len(b) {
@@ -293,13 +285,13 @@ func TestParamsTruncated(t *testing.T) {
 func TestParamsTrailingData(t *testing.T) {
 	pk := randomKey(6, smallShape, false)
 	for _, extra := range []int{1, 4, 96, 192} {
-		b := encodeParams(t, pk)
+		b := encode(t, pk)
 		n := int64(len(b))
 		b = append(b, make([]byte, extra)...)
 		_, err := DecodeParams(b)
 		requireFormatError(t, err, "trailer", n, ErrTrailingData)
 
-		v := encodeVK(t, &pk.VK)
+		v := encode(t, &pk.VK)
 		n = int64(len(v))
 		v = append(v, make([]byte, extra)...)
 		_, err = DecodeVerifyingKey(v)
@@ -311,7 +303,7 @@ func TestParamsTrailingData(t *testing.T) {
 // holds is rejected before anything is allocated for the points.
 func TestParamsHugeCount(t *testing.T) {
 	pk := randomKey(7, smallShape, false)
-	good := encodeParams(t, pk)
+	good := encode(t, pk)
 	items := fileItems(smallShape, true)
 	for _, it := range items {
 		if it.size != 4 {
@@ -333,42 +325,55 @@ func TestParamsHugeCount(t *testing.T) {
 	}
 }
 
-// notInSubgroupG1 returns a point on the curve outside G1: a random x
-// lifted to the curve without clearing the cofactor.
-func notInSubgroupG1(r *rand.Rand) bls.G1Affine {
+// curveField is fp.Element or bls.E2, as notInSubgroup needs it.
+type curveField[F any] interface {
+	*F
+	Square(x *F) *F
+	Mul(x, y *F) *F
+	Add(x, y *F) *F
+	Legendre() int
+	Sqrt(x *F) *F
+}
+
+// notInSubgroup returns a point on the curve y² = x³ + b outside the
+// prime-order subgroup: a random x (setX) lifted to the curve without
+// clearing the cofactor.
+func notInSubgroup[P, F any, PP interface {
+	*P
+	IsOnCurve() bool
+	IsInSubGroup() bool
+}, PF curveField[F]](xy func(*P) (x, y *F), b *F, setX func(*F)) P {
 	for {
-		var p bls.G1Affine
-		p.X.SetUint64(r.Uint64())
-		var y2, four fp.Element
-		four.SetUint64(4)
-		y2.Square(&p.X).Mul(&y2, &p.X).Add(&y2, &four)
-		if y2.Legendre() != 1 {
+		var p P
+		x, y := xy(&p)
+		setX(x)
+		var y2 F
+		PF(&y2).Square(x)
+		PF(&y2).Mul(&y2, x)
+		PF(&y2).Add(&y2, b)
+		if PF(&y2).Legendre() != 1 {
 			continue
 		}
-		p.Y.Sqrt(&y2)
-		if p.IsOnCurve() && !p.IsInSubGroup() {
+		PF(y).Sqrt(&y2)
+		if PP(&p).IsOnCurve() && !PP(&p).IsInSubGroup() {
 			return p
 		}
 	}
 }
 
+func notInSubgroupG1(r *rand.Rand) bls.G1Affine {
+	var b fp.Element
+	b.SetUint64(4)
+	return notInSubgroup[bls.G1Affine, fp.Element](func(p *bls.G1Affine) (x, y *fp.Element) { return &p.X, &p.Y },
+		&b, func(x *fp.Element) { x.SetUint64(r.Uint64()) })
+}
+
 func notInSubgroupG2(r *rand.Rand) bls.G2Affine {
-	for {
-		var p bls.G2Affine
-		p.X.A0.SetUint64(r.Uint64())
-		p.X.A1.SetUint64(r.Uint64())
-		var y2, b bls.E2
-		b.A0.SetUint64(4)
-		b.A1.SetUint64(4)
-		y2.Square(&p.X).Mul(&y2, &p.X).Add(&y2, &b)
-		if y2.Legendre() != 1 {
-			continue
-		}
-		p.Y.Sqrt(&y2)
-		if p.IsOnCurve() && !p.IsInSubGroup() {
-			return p
-		}
-	}
+	var b bls.E2
+	b.A0.SetUint64(4)
+	b.A1.SetUint64(4)
+	return notInSubgroup[bls.G2Affine, bls.E2](func(p *bls.G2Affine) (x, y *bls.E2) { return &p.X, &p.Y },
+		&b, func(x *bls.E2) { x.A0.SetUint64(r.Uint64()); x.A1.SetUint64(r.Uint64()) })
 }
 
 // corruption rewrites the point at b[off:off+size].
@@ -408,8 +413,8 @@ var corruptions = []corruption{
 func TestParamsCorruptPoints(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	pk := randomKey(8, smallShape, false)
-	good := encodeParams(t, pk)
-	goodVK := encodeVK(t, &pk.VK)
+	good := encode(t, pk)
+	goodVK := encode(t, &pk.VK)
 	items := fileItems(smallShape, true)
 	for _, c := range corruptions {
 		t.Run(c.name, func(t *testing.T) {
@@ -444,7 +449,7 @@ func TestParamsSubgroupLocated(t *testing.T) {
 	shape := keyShape{ic: 2, h: 150, l: 2, a: 2, b: 170}
 	r := rand.New(rand.NewPCG(9, 9))
 	pk := randomKey(9, shape, false)
-	good := encodeParams(t, pk)
+	good := encode(t, pk)
 	lay, err := ScanParams(bytes.NewReader(good), int64(len(good)))
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -477,7 +482,7 @@ func TestReadParamsErrors(t *testing.T) {
 	require.Contains(t, err.Error(), empty)
 
 	pk := randomKey(10, smallShape, false)
-	b := encodeParams(t, pk)
+	b := encode(t, pk)
 	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	b[lay.L.Offset+96] |= 0x80
@@ -594,7 +599,7 @@ func BenchmarkWriteParams(b *testing.B) {
 // decoding, for loaders that stream sections.
 func TestScanParamsFile(t *testing.T) {
 	pk := randomKey(13, smallShape, false)
-	b := encodeParams(t, pk)
+	b := encode(t, pk)
 	path := filepath.Join(t.TempDir(), "k.params")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
 	f, err := os.Open(path)
@@ -627,7 +632,7 @@ func TestReadParamsFileShrinks(t *testing.T) {
 		t.Skip("relies on Linux raising SIGBUS past the end of a mapped file")
 	}
 	pk := randomKey(14, keyShape{ic: 2, h: 200, l: 200, a: 2, b: 2}, false)
-	b := encodeParams(t, pk)
+	b := encode(t, pk)
 	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "k.params")
@@ -664,7 +669,7 @@ func TestWriteParamsLarge(t *testing.T) {
 	pk := randomKey(15, keyShape{ic: 1, l: 1, a: 1, b: 1}, false)
 	pk.H = seqG1s(100_003) // > 2 buffers of 4 MiB, not a multiple of anything
 	pk.H[77_777] = bls.G1Affine{}
-	b := encodeParams(t, pk)
+	b := encode(t, pk)
 	lay, err := ScanParams(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	require.Equal(t, len(pk.H), lay.H.Len)
@@ -687,7 +692,7 @@ func TestParamsFirstErrorWins(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 16))
 	pk := randomKey(16, keyShape{ic: 1, l: 1, a: 1, b: 1}, false)
 	pk.H = seqG1s(3*chunkPoints - 5)
-	good := encodeParams(t, pk)
+	good := encode(t, pk)
 	lay, err := ScanParams(bytes.NewReader(good), int64(len(good)))
 	require.NoError(t, err)
 	b := bytes.Clone(good)
@@ -715,7 +720,7 @@ func TestReadParamsContext(t *testing.T) {
 	pk := randomKey(17, keyShape{ic: 1, l: 1, a: 1, b: 1}, false)
 	pk.H = seqG1s(20 * subgroupChunk)
 	path := filepath.Join(t.TempDir(), "k.params")
-	require.NoError(t, os.WriteFile(path, encodeParams(t, pk), 0o600))
+	require.NoError(t, os.WriteFile(path, encode(t, pk), 0o600))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -744,7 +749,7 @@ func TestReadParamsContext(t *testing.T) {
 func TestParamsOffCurveFast(t *testing.T) {
 	pk := randomKey(18, keyShape{ic: 1, l: 1, a: 1, b: 1}, false)
 	pk.H = seqG1s(20 * subgroupChunk)
-	b := encodeParams(t, pk)
+	b := encode(t, pk)
 	t0 := time.Now()
 	_, err := DecodeParams(b)
 	require.NoError(t, err)
@@ -797,12 +802,12 @@ func TestReadSpecialFiles(t *testing.T) {
 	// ReadParamsVerifyingKey reads the key at the head of a .params file.
 	pk := randomKey(19, smallShape, false)
 	path := filepath.Join(dir, "k.params")
-	require.NoError(t, os.WriteFile(path, encodeParams(t, pk), 0o600))
+	require.NoError(t, os.WriteFile(path, encode(t, pk), 0o600))
 	vk, err := ReadParamsVerifyingKey(path)
 	require.NoError(t, err)
 	require.Equal(t, pk.VK, *vk)
 	short := filepath.Join(dir, "short.params")
-	require.NoError(t, os.WriteFile(short, encodeParams(t, pk)[:900], 0o600))
+	require.NoError(t, os.WriteFile(short, encode(t, pk)[:900], 0o600))
 	_, err = ReadParamsVerifyingKey(short)
 	requireFormatError(t, err, "vk", 864+4, ErrTruncated)
 }

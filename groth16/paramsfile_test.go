@@ -19,7 +19,7 @@ func TestParamsFilePieces(t *testing.T) {
 	shape := keyShape{ic: 3, h: 1000, l: 700, a: 500, b: 300}
 	pk := randomKey(5, shape, true)
 	path := filepath.Join(t.TempDir(), "k.params")
-	require.NoError(t, os.WriteFile(path, encodeParams(t, pk), 0o644))
+	require.NoError(t, os.WriteFile(path, encode(t, pk), 0o644))
 	ctx := context.Background()
 	f, err := OpenParams(ctx, path)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestParamsFilePieces(t *testing.T) {
 func TestParamsFileBadPoints(t *testing.T) {
 	shape := keyShape{ic: 2, h: 150, l: 2, a: 2, b: 170}
 	r := rand.New(rand.NewPCG(9, 9))
-	good := encodeParams(t, randomKey(9, shape, false))
+	good := encode(t, randomKey(9, shape, false))
 	lay, err := ScanParams(bytes.NewReader(good), int64(len(good)))
 	require.NoError(t, err)
 	dir := t.TempDir()

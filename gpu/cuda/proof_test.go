@@ -14,10 +14,6 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-type chachaReader struct{ r *rand.ChaCha8 }
-
-func (c chachaReader) Read(p []byte) (int, error) { return c.r.Read(p) }
-
 // gpuProve is groth16.ProveWith with H, the batch additions and the MSMs on
 // the device.
 func gpuProve(t *testing.T, d *Device, pk *groth16.ProvingKey, sys *r1cs.System, r, s fr.Element) groth16.Proof {
@@ -58,7 +54,7 @@ func TestGPUProofEqualsCPU(t *testing.T) {
 				for i := range seed {
 					seed[i] = byte(rng.Uint32())
 				}
-				pk, err := groth16.Setup(sys, chachaReader{rand.NewChaCha8(seed)})
+				pk, err := groth16.Setup(sys, rand.NewChaCha8(seed))
 				require.NoError(t, err)
 				var r, s fr.Element
 				r.SetRandom()
