@@ -389,32 +389,9 @@ func (b *buckets[A, F, J, PA, PF, PJ]) execute() {
 		px, _ := b.g.xy(&b.pts[j])
 		PF(&b.den[j]).Sub(px, bx)
 	}
-	b.pr[0] = b.den[0]
-	for j := 1; j < k; j++ {
-		PF(&b.pr[j]).Mul(&b.pr[j-1], &b.den[j])
-	}
-	var inv, dinv, lam, x3 F
-	PF(&inv).Inverse(&b.pr[k-1])
-	for j := k - 1; j >= 0; j-- {
-		if j > 0 {
-			PF(&dinv).Mul(&inv, &b.pr[j-1])
-			PF(&inv).Mul(&inv, &b.den[j])
-		} else {
-			dinv = inv
-		}
-		id := b.ids[j]
-		x, y := b.g.xy(&b.aff[id])
-		qx, qy := b.g.xy(&b.pts[j])
-		// λ = (qy − y)/(qx − x); x' = λ² − x − qx; y' = λ(x − x') − y.
-		PF(&lam).Sub(qy, y)
-		PF(&lam).Mul(&lam, &dinv)
-		PF(&x3).Square(&lam)
-		PF(&x3).Sub(&x3, x)
-		PF(&x3).Sub(&x3, qx)
-		PF(x).Sub(x, &x3)
-		PF(x).Mul(x, &lam)
-		PF(y).Sub(x, y)
-		*x = x3
+	addAffine[F, PF](k, func(j int) (x, y *F) { return b.g.xy(&b.aff[b.ids[j]]) },
+		func(j int) (x, y *F) { return b.g.xy(&b.pts[j]) }, b.den, b.pr)
+	for _, id := range b.ids {
 		b.inBatch[id>>6] = 0
 	}
 	b.ids = b.ids[:0]

@@ -235,22 +235,7 @@ func pieces(ctx context.Context, n, size int, f func(lo, hi int)) error {
 // sub-block, which divides by the sub-block's size.
 func (d *Domain) inverseDIF(ctx context.Context, a []fr.Element) error {
 	for s := range d.split {
-		h := d.n >> (s + 1)
-		w := d.twInv[s]
-		err := pieces(ctx, d.n/2, min(piece, h), func(lo, hi int) {
-			// butterflies lo..hi−1 of the layer: block t/h, index t mod h
-			base := lo / h * 2 * h
-			i0 := lo % h
-			x := a[base : base+2*h]
-			var tw fr.Element
-			tw.Exp(w, big.NewInt(int64(i0)))
-			for i := i0; i < i0+hi-lo; i++ {
-				fr.Butterfly(&x[i], &x[i+h])
-				x[i+h].Mul(&x[i+h], &tw)
-				tw.Mul(&tw, &w)
-			}
-		})
-		if err != nil {
+		if err := d.layer(ctx, a, s, d.twInv[s], true); err != nil {
 			return err
 		}
 	}
@@ -276,25 +261,36 @@ func (d *Domain) forwardDIT(ctx context.Context, a []fr.Element) error {
 		d.sub.FFT(a[lo:lo+m], fft.DIT)
 	}
 	for s := d.split - 1; s >= 0; s-- {
-		h := d.n >> (s + 1)
-		w := d.tw[s]
-		err := pieces(ctx, d.n/2, min(piece, h), func(lo, hi int) {
-			base := lo / h * 2 * h
-			i0 := lo % h
-			x := a[base : base+2*h]
-			var tw fr.Element
-			tw.Exp(w, big.NewInt(int64(i0)))
-			for i := i0; i < i0+hi-lo; i++ {
-				x[i+h].Mul(&x[i+h], &tw)
-				fr.Butterfly(&x[i], &x[i+h])
-				tw.Mul(&tw, &w)
-			}
-		})
-		if err != nil {
+		if err := d.layer(ctx, a, s, d.tw[s], false); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// layer runs layer s of the split butterflies over a, with h = n/2^(s+1)
+// and twiddle root w: butterfly t pairs x[i] and x[i+h] of block t/h,
+// i = t mod h, with twiddle w^i. A DIF butterfly (dif) multiplies the
+// difference by the twiddle; a DIT one multiplies x[i+h] before.
+func (d *Domain) layer(ctx context.Context, a []fr.Element, s int, w fr.Element, dif bool) error {
+	h := d.n >> (s + 1)
+	return pieces(ctx, d.n/2, min(piece, h), func(lo, hi int) {
+		base := lo / h * 2 * h
+		i0 := lo % h
+		x := a[base : base+2*h]
+		var tw fr.Element
+		tw.Exp(w, big.NewInt(int64(i0)))
+		for i := i0; i < i0+hi-lo; i++ {
+			if dif {
+				fr.Butterfly(&x[i], &x[i+h])
+				x[i+h].Mul(&x[i+h], &tw)
+			} else {
+				x[i+h].Mul(&x[i+h], &tw)
+				fr.Butterfly(&x[i], &x[i+h])
+			}
+			tw.Mul(&tw, &w)
+		}
+	})
 }
 
 // cosetScale sets a[i] = a[i]·lo[i mod 2^b]·hi[i >> b] (b = lowBits), minus

@@ -218,23 +218,25 @@ func (b *Buffer) check(op string, need uint64) error {
 
 func (b *Buffer) arg() ptr { return ptr{p: b.p, dev: true} }
 
+// Copy directions of rawCopy.
+const (
+	hostToDevice = 1
+	deviceToHost = 2
+)
+
 // copyIn copies bytes from host memory at src into b at offset off.
 func (d *Device) copyIn(op string, b *Buffer, off uint64, src unsafe.Pointer, bytes uint64) error {
-	if err := b.check(op, off+bytes); err != nil {
-		return err
-	}
-	if bytes == 0 {
-		return nil
-	}
-	s, err := d.acquire(op)
-	if err != nil {
-		return err
-	}
-	defer d.release(s)
-	return rawCopy(s, unsafe.Add(b.p, off), src, bytes, 1)
+	return d.copyHost(op, b, off, src, bytes, hostToDevice)
 }
 
+// copyOut copies bytes from b at offset off to host memory at dst.
 func (d *Device) copyOut(op string, dst unsafe.Pointer, b *Buffer, off uint64, bytes uint64) error {
+	return d.copyHost(op, b, off, dst, bytes, deviceToHost)
+}
+
+// copyHost copies bytes between b at offset off and host memory at host,
+// in direction dir.
+func (d *Device) copyHost(op string, b *Buffer, off uint64, host unsafe.Pointer, bytes uint64, dir int) error {
 	if err := b.check(op, off+bytes); err != nil {
 		return err
 	}
@@ -246,7 +248,11 @@ func (d *Device) copyOut(op string, dst unsafe.Pointer, b *Buffer, off uint64, b
 		return err
 	}
 	defer d.release(s)
-	return rawCopy(s, dst, unsafe.Add(b.p, off), bytes, 2)
+	dev := unsafe.Add(b.p, off)
+	if dir == hostToDevice {
+		return rawCopy(s, dev, host, bytes, dir)
+	}
+	return rawCopy(s, host, dev, bytes, dir)
 }
 
 // HostBuffer is pinned (page-locked) host memory: copies from it run at full
