@@ -93,22 +93,24 @@ type Segment struct {
 
 // Alloc implements [Builder].
 func (g *Segment) Alloc(value fr.Element) Variable {
-	if g.auxEnd >= g.auxLimit {
-		panic(fmt.Sprintf("r1cs: segment %d allocates more than its %d aux variables", g.index, g.auxLimit-g.auxBase)) // a circuit bug
-	}
-	g.r.aux[g.auxEnd] = value
-	g.auxEnd++
-	return AuxVariable(g.auxEnd - 1)
+	return AuxVariable(g.alloc(g.r.aux, &g.auxEnd, g.auxBase, g.auxLimit, "aux variables", value))
 }
 
 // AllocInput implements [Builder].
 func (g *Segment) AllocInput(value fr.Element) Variable {
-	if g.inEnd >= g.inLimit {
-		panic(fmt.Sprintf("r1cs: segment %d allocates more than its %d inputs", g.index, g.inLimit-g.inBase)) // a circuit bug
+	return InputVariable(g.alloc(g.r.inputs, &g.inEnd, g.inBase, g.inLimit, "inputs", value))
+}
+
+// alloc sets vals[*end] = value and returns the index, advancing *end
+// within the segment's share [base, limit) of vals; past it, it panics (a
+// circuit bug).
+func (g *Segment) alloc(vals []fr.Element, end *int, base, limit int, what string, value fr.Element) int {
+	if *end >= limit {
+		panic(fmt.Sprintf("r1cs: segment %d allocates more than its %d %s", g.index, limit-base, what))
 	}
-	g.r.inputs[g.inEnd] = value
-	g.inEnd++
-	return InputVariable(g.inEnd - 1)
+	vals[*end] = value
+	*end++
+	return *end - 1
 }
 
 // Value implements [Builder]. It reads the shared assignment: v must be
@@ -122,28 +124,18 @@ func (g *Segment) Value(v Variable) fr.Element {
 
 // Enforce implements [Builder]: it records a·b = c as [System] does.
 func (g *Segment) Enforce(a, b, c LC) {
-	for k, lc := range [3]LC{a, b, c} {
-		g.scratch = mergeTerms(append(g.scratch[:0], lc...))
-		m := &g.m[k]
-		for _, t := range g.scratch {
-			g.checkVar(t.Var)
-			m.Vars = append(m.Vars, t.Var)
-			m.CoeffIdx = append(m.CoeffIdx, g.coeffID(&t.Coeff))
-			i := t.Var.Index()
-			switch {
-			case k == 0 && t.Var.IsAux():
-				g.aAux, g.aExt = g.setAux(g.aAux, g.aExt, i)
-			case k == 1 && t.Var.IsAux():
-				g.bAux, g.bExt = g.setAux(g.bAux, g.bExt, i)
-			case k == 1:
-				g.bInputs[i>>6] |= 1 << (uint(i) & 63)
-			}
+	appendRow(&g.m, &g.scratch, a, b, c, g.coeffID, func(k int, v Variable) {
+		g.checkVar(v)
+		i := v.Index()
+		switch {
+		case k == 0 && v.IsAux():
+			g.aAux, g.aExt = g.setAux(g.aAux, g.aExt, i)
+		case k == 1 && v.IsAux():
+			g.bAux, g.bExt = g.setAux(g.bAux, g.bExt, i)
+		case k == 1:
+			g.bInputs[i>>6] |= 1 << (uint(i) & 63)
 		}
-		if uint64(len(m.Vars)) > math.MaxUint32 {
-			panic("r1cs: a segment matrix has more than 2^32-1 terms") // a circuit bug
-		}
-		m.RowStart = append(m.RowStart, uint32(len(m.Vars)))
-	}
+	})
 }
 
 func (g *Segment) setAux(local []uint64, ext []uint32, i int) ([]uint64, []uint32) {

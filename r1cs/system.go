@@ -140,26 +140,37 @@ func (s *System) Enforce(a, b, c LC) {
 }
 
 func (s *System) enforce(a, b, c LC) {
+	appendRow(&s.m, &s.scratch, a, b, c, s.coeffID, func(k int, v Variable) {
+		s.checkVar(v)
+		switch {
+		case k == 0 && v.IsAux():
+			s.aAux.set(v.Index())
+		case k == 1 && v.IsAux():
+			s.bAux.set(v.Index())
+		case k == 1:
+			s.bInputs.set(v.Index())
+		}
+	})
+}
+
+// appendRow appends the constraint a·b = c to the matrices m: each LC's
+// terms merged (in scratch), their coefficients numbered by coeffID, and
+// use(k, v) called on every variable v of matrix k before it is recorded.
+// It panics (a circuit bug, not an input error) when a matrix would pass
+// 2^32−1 terms.
+func appendRow(m *[3]Matrix, scratch *LC, a, b, c LC, coeffID func(*fr.Element) uint32, use func(k int, v Variable)) {
 	for k, lc := range [3]LC{a, b, c} {
-		s.scratch = mergeTerms(append(s.scratch[:0], lc...))
-		m := &s.m[k]
-		for _, t := range s.scratch {
-			s.checkVar(t.Var)
-			m.Vars = append(m.Vars, t.Var)
-			m.CoeffIdx = append(m.CoeffIdx, s.coeffID(&t.Coeff))
-			switch {
-			case k == 0 && t.Var.IsAux():
-				s.aAux.set(t.Var.Index())
-			case k == 1 && t.Var.IsAux():
-				s.bAux.set(t.Var.Index())
-			case k == 1:
-				s.bInputs.set(t.Var.Index())
-			}
+		*scratch = mergeTerms(append((*scratch)[:0], lc...))
+		mk := &m[k]
+		for _, t := range *scratch {
+			use(k, t.Var)
+			mk.Vars = append(mk.Vars, t.Var)
+			mk.CoeffIdx = append(mk.CoeffIdx, coeffID(&t.Coeff))
 		}
-		if uint64(len(m.Vars)) > math.MaxUint32 {
-			panic("r1cs: a matrix has more than 2^32-1 terms") // a circuit bug, not an input error
+		if uint64(len(mk.Vars)) > math.MaxUint32 {
+			panic("r1cs: a matrix has more than 2^32-1 terms")
 		}
-		m.RowStart = append(m.RowStart, uint32(len(m.Vars)))
+		mk.RowStart = append(mk.RowStart, uint32(len(mk.Vars)))
 	}
 }
 
