@@ -201,8 +201,7 @@ func ReadCompact(r io.Reader) (*System, error) {
 		}
 	}
 	s := &System{
-		coeffs:      make([]fr.Element, 0, min(ncoef, 1<<10)),
-		coeffIndex:  make(map[fr.Element]uint32),
+		coeffTable:  newCoeffTable(min(ncoef, 1<<10)),
 		synthesized: nsyn,
 		finalized:   true,
 	}

@@ -56,7 +56,7 @@ func (r *Segmented) Segment(nInputs, nAux int) *Segment {
 		inEnd:   r.nIn,
 		inLimit: r.nIn + nInputs,
 		auxBase: r.nAux, auxEnd: r.nAux, auxLimit: r.nAux + nAux,
-		coeffIndex: make(map[fr.Element]uint32),
+		coeffTable: newCoeffTable(0),
 		bInputs:    make([]uint64, (len(r.inputs)+63)/64),
 	}
 	w0, w1 := g.auxBase>>6, (g.auxLimit+63)>>6
@@ -80,8 +80,7 @@ type Segment struct {
 	inBase, inEnd, inLimit    int
 	auxBase, auxEnd, auxLimit int
 	m                         [3]Matrix // CoeffIdx into coeffs; RowStart from 0
-	coeffs                    []fr.Element
-	coeffIndex                map[fr.Element]uint32
+	coeffTable
 	// aAux and bAux: the densities of the segment's own aux variables,
 	// word w covering global aux variables 64·(auxBase/64 + w) onwards;
 	// aExt and bExt: earlier aux variables dense in A, B (repeats allowed).
@@ -154,16 +153,6 @@ func (g *Segment) checkVar(v Variable) {
 	}
 }
 
-func (g *Segment) coeffID(c *fr.Element) uint32 {
-	if id, ok := g.coeffIndex[*c]; ok {
-		return id
-	}
-	id := uint32(len(g.coeffs))
-	g.coeffs = append(g.coeffs, *c)
-	g.coeffIndex[*c] = id
-	return id
-}
-
 // NumConstraints returns the number of constraints the segment recorded.
 func (g *Segment) NumConstraints() int { return len(g.m[0].RowStart) - 1 }
 
@@ -191,7 +180,7 @@ func (r *Segmented) System(workers int) (*System, error) {
 
 	// Row and term offsets of each segment, and its coefficients in the
 	// joined table, where they come in order of first use as in a System.
-	s := &System{inputs: r.inputs, aux: r.aux, coeffIndex: make(map[fr.Element]uint32)}
+	s := &System{inputs: r.inputs, aux: r.aux, coeffTable: newCoeffTable(0)}
 	rows := make([]int, len(r.segs)+1)
 	terms := make([][3]uint64, len(r.segs)+1)
 	remap := make([][]uint32, len(r.segs))

@@ -77,8 +77,7 @@ type Matrix struct {
 // circuits built from bits use few distinct coefficients.
 type System struct {
 	inputs, aux []fr.Element
-	coeffs      []fr.Element
-	coeffIndex  map[fr.Element]uint32
+	coeffTable
 	m           [3]Matrix
 	aAux        Density
 	bInputs     Density
@@ -94,7 +93,7 @@ type System struct {
 
 // NewSystem returns an empty recording system holding input ONE.
 func NewSystem() *System {
-	s := &System{coeffIndex: make(map[fr.Element]uint32)}
+	s := &System{coeffTable: newCoeffTable(0)}
 	for k := range s.m {
 		s.m[k].RowStart = []uint32{0}
 	}
@@ -180,13 +179,25 @@ func (s *System) checkVar(v Variable) {
 	}
 }
 
-func (s *System) coeffID(c *fr.Element) uint32 {
-	if id, ok := s.coeffIndex[*c]; ok {
+// coeffTable is a deduplicated table of coefficients.
+type coeffTable struct {
+	coeffs     []fr.Element
+	coeffIndex map[fr.Element]uint32
+}
+
+// newCoeffTable returns an empty table with room for capacity coefficients.
+func newCoeffTable(capacity int) coeffTable {
+	return coeffTable{coeffs: make([]fr.Element, 0, capacity), coeffIndex: make(map[fr.Element]uint32)}
+}
+
+// coeffID returns c's index in the table, adding c if it is new.
+func (t *coeffTable) coeffID(c *fr.Element) uint32 {
+	if id, ok := t.coeffIndex[*c]; ok {
 		return id
 	}
-	id := uint32(len(s.coeffs))
-	s.coeffs = append(s.coeffs, *c)
-	s.coeffIndex[*c] = id
+	id := uint32(len(t.coeffs))
+	t.coeffs = append(t.coeffs, *c)
+	t.coeffIndex[*c] = id
 	return id
 }
 
