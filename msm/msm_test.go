@@ -36,23 +36,28 @@ func porepLike(rng *rand.Rand, n int) []fr.Element {
 	return s
 }
 
+// splitDense returns the split of a dense segment and a sparse one selected
+// by dens, and the same query written out densely.
+func splitDense(t *testing.T, dense, sparse []fr.Element, dens *r1cs.Density) (*Split, []fr.Element) {
+	t.Helper()
+	sp, err := NewSplit(Segment{Scalars: dense}, Segment{Scalars: sparse, Density: dens})
+	require.NoError(t, err)
+	full := append([]fr.Element(nil), dense...)
+	for i := range sparse {
+		if dens.Get(i) {
+			full = append(full, sparse[i])
+		}
+	}
+	return sp, full
+}
+
 func TestSplitMSMEqualsFullMSM(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 63, 64, 65, 1000, 5000} {
 		inputs := porepLike(rng, 3)
 		aux := porepLike(rng, n)
 		dens := r1cs.NewDensity(n, func(int) bool { return rng.IntN(4) == 0 })
-		sp, err := NewSplit(Segment{Scalars: inputs}, Segment{Scalars: aux, Density: &dens})
-		require.NoError(t, err)
-
-		// The same query written out densely.
-		var full []fr.Element
-		full = append(full, inputs...)
-		for i := range aux {
-			if dens.Get(i) {
-				full = append(full, aux[i])
-			}
-		}
+		sp, full := splitDense(t, inputs, aux, &dens)
 		require.Equal(t, len(full), sp.N)
 		require.Equal(t, sp.N, sp.NumOnes+sp.NumZeros+len(sp.Tail))
 

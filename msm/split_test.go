@@ -32,16 +32,7 @@ func TestSplitPieces(t *testing.T) {
 	}
 	a, b := scalars(2*splitPiece+77), scalars(3*splitPiece+5)
 	dens := r1cs.NewDensity(len(b), func(int) bool { return rng.IntN(3) != 0 })
-	sp, err := NewSplit(Segment{Scalars: a}, Segment{Scalars: b, Density: &dens})
-	require.NoError(t, err)
-
-	var sel []fr.Element
-	sel = append(sel, a...)
-	for i := range b {
-		if dens.Get(i) {
-			sel = append(sel, b[i])
-		}
-	}
+	sp, sel := splitDense(t, a, b, &dens)
 	want := &Split{N: len(sel), Ones: make([]uint64, (len(sel)+63)/64)}
 	for i, v := range sel {
 		switch {

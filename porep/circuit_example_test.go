@@ -28,18 +28,7 @@ func ExampleShape() {
 // Decode a C1 output, take its partitions, and count the constraints of the
 // first one without storing them.
 func ExampleSynthesize() {
-	b, err := os.ReadFile("../testdata/refgen/out/porep-2k/c1.json")
-	if err != nil {
-		log.Fatal(err)
-	}
-	c1, err := porep.DecodeC1(b)
-	if err != nil {
-		log.Fatal(err)
-	}
-	shape, parts, err := porep.Partitions(c1)
-	if err != nil {
-		log.Fatal(err)
-	}
+	shape, parts := refgenPartitions()
 	cnt := r1cs.NewCounter()
 	if err := porep.Synthesize(cnt, shape, parts[0]); err != nil {
 		log.Fatal(err)
@@ -55,6 +44,20 @@ func ExampleSynthesize() {
 // Compute the witness of a partition on all cores; its digest equals the
 // one rust-fil-proofs' circuit produces (testdata/refgen meta.json).
 func ExampleWitness() {
+	shape, parts := refgenPartitions()
+	w, err := porep.Witness(shape, parts[0], 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	d := r1cs.WitnessDigest(w.Inputs, w.Aux)
+	fmt.Println(len(w.Inputs), len(w.Aux), hex.EncodeToString(d[:]))
+	// Output:
+	// 40 2685673 cc87897f38c04da130201c39032dd585eb27ccd697fc079b4e6ea8a6fb570e05
+}
+
+// refgenPartitions decodes the 2 KiB C1 output of testdata/refgen and
+// returns its shape and partitions.
+func refgenPartitions() (porep.Shape, []*porep.Partition) {
 	b, err := os.ReadFile("../testdata/refgen/out/porep-2k/c1.json")
 	if err != nil {
 		log.Fatal(err)
@@ -67,12 +70,5 @@ func ExampleWitness() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	w, err := porep.Witness(shape, parts[0], 0)
-	if err != nil {
-		log.Fatal(err)
-	}
-	d := r1cs.WitnessDigest(w.Inputs, w.Aux)
-	fmt.Println(len(w.Inputs), len(w.Aux), hex.EncodeToString(d[:]))
-	// Output:
-	// 40 2685673 cc87897f38c04da130201c39032dd585eb27ccd697fc079b4e6ea8a6fb570e05
+	return shape, parts
 }

@@ -75,27 +75,24 @@ func TestChaCha20MatchesXCrypto(t *testing.T) {
 // invert on awkward sizes.
 func TestFeistelPermutation(t *testing.T) {
 	keys := [4]uint64{1, 2, 3, 4}
-	for _, n := range []uint64{4, 16, 64, 256} {
-		f := newFeistel(n, keys)
-		seen := make(map[uint64]bool)
-		for i := range n {
-			p := f.encode(i)
-			require.Less(t, p, n)
-			require.Equal(t, i, f.decode(p))
-			seen[p] = true
+	for _, c := range []struct {
+		sizes             []uint64
+		forward, backward func(f *feistel, x uint64) uint64
+	}{
+		{[]uint64{4, 16, 64, 256}, (*feistel).encode, (*feistel).decode},
+		{[]uint64{5, 6, 8, 12, 17, 1 << 13}, (*feistel).permute, (*feistel).invert},
+	} {
+		for _, n := range c.sizes {
+			f := newFeistel(n, keys)
+			seen := make(map[uint64]bool)
+			for i := range n {
+				p := c.forward(&f, i)
+				require.Less(t, p, n)
+				require.Equal(t, i, c.backward(&f, p))
+				seen[p] = true
+			}
+			require.Len(t, seen, int(n))
 		}
-		require.Len(t, seen, int(n))
-	}
-	for _, n := range []uint64{5, 6, 8, 12, 17, 1 << 13} {
-		f := newFeistel(n, keys)
-		seen := make(map[uint64]bool)
-		for i := range n {
-			p := f.permute(i)
-			require.Less(t, p, n)
-			require.Equal(t, i, f.invert(p))
-			seen[p] = true
-		}
-		require.Len(t, seen, int(n))
 	}
 }
 
