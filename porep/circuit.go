@@ -234,6 +234,22 @@ func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r
 	return WitnessInto(ctx, s, p, workers, nil)
 }
 
+// start checks p against s and ctx before synthesis of p begins, and
+// returns the worker count to use: workers, or GOMAXPROCS when it is not
+// positive.
+func (s Shape) start(ctx context.Context, p *Partition, workers int) (int, error) {
+	if err := s.Check(p, 0); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return workers, nil
+}
+
 // WitnessInto is WitnessContext writing the aux assignment into buf when
 // its capacity suffices (the result's Aux then shares buf's array), else
 // into a new array: a caller proving partition after partition reuses one
@@ -241,14 +257,9 @@ func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r
 // variable each time (4.2 GB for a 32 GiB partition). Every element of the
 // result's Aux is written; buf's former contents do not matter.
 func WitnessInto(ctx context.Context, s Shape, p *Partition, workers int, buf []fr.Element) (*r1cs.Witness, error) {
-	if err := s.Check(p, 0); err != nil {
+	workers, err := s.start(ctx, p, workers)
+	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
 	}
 	w := r1cs.NewWitness(s.NumInputs(), 0)
 	g := synthGlobal(gadget.New(w), p)

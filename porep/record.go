@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/sealc2/c2/porep/gadget"
@@ -38,14 +37,9 @@ func Record(s Shape, p *Partition, workers int) (*r1cs.System, error) {
 // No segment starts once ctx is done (a segment is one label, Merkle proof
 // or column batch); ctx's error is then returned when those running end.
 func RecordContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1cs.System, error) {
-	if err := s.Check(p, 0); err != nil {
+	workers, err := s.start(ctx, p, workers)
+	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
 	}
 	sz, err := recordSizes(ctx, s, p, workers)
 	if err != nil {

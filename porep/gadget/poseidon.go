@@ -96,10 +96,7 @@ func (cs *CS) sboxCircuit(e *pelt, pre, post *fr.Element) {
 	}
 	v2 := cs.alloc(x2)
 	if cs.record {
-		cs.la = append(cs.la[:0], r1cs.Term{Var: l, Coeff: feOne})
-		if pre != nil {
-			cs.la = append(cs.la, r1cs.Term{Var: r1cs.One, Coeff: *pre})
-		}
+		cs.setShifted(l, pre)
 		cs.lc = append(cs.lc[:0], r1cs.Term{Var: v2, Coeff: feOne})
 		cs.enforce(cs.la, cs.la, cs.lc)
 	}
@@ -111,10 +108,7 @@ func (cs *CS) sboxCircuit(e *pelt, pre, post *fr.Element) {
 	}
 	v5 := cs.alloc(x5)
 	if cs.record {
-		cs.la = append(cs.la[:0], r1cs.Term{Var: l, Coeff: feOne})
-		if pre != nil {
-			cs.la = append(cs.la, r1cs.Term{Var: r1cs.One, Coeff: *pre})
-		}
+		cs.setShifted(l, pre)
 		cs.lb = append(cs.lb[:0], r1cs.Term{Var: v4, Coeff: feOne})
 		cs.lc = append(cs.lc[:0], r1cs.Term{Var: v5, Coeff: feOne})
 		if post != nil {
@@ -125,6 +119,14 @@ func (cs *CS) sboxCircuit(e *pelt, pre, post *fr.Element) {
 		cs.enforce(cs.la, cs.lb, cs.lc)
 	}
 	*e = pelt{alloc: true, v: v5, val: x5}
+}
+
+// setShifted sets cs.la to the LC l + pre (l alone when pre is nil).
+func (cs *CS) setShifted(l r1cs.Variable, pre *fr.Element) {
+	cs.la = append(cs.la[:0], r1cs.Term{Var: l, Coeff: feOne})
+	if pre != nil {
+		cs.la = append(cs.la, r1cs.Term{Var: r1cs.One, Coeff: *pre})
+	}
 }
 
 // Poseidon hashes preimage (exactly c.Arity numbers) in the circuit as
