@@ -54,12 +54,8 @@ func TestCPUCancel(t *testing.T) {
 	d := NewCPU(CPUOptions{Threads: 2})
 	defer d.Close()
 	bg := context.Background()
-	key, err := d.LoadKey(bg, pk)
-	require.NoError(t, err)
-	defer key.Release()
-	slot, err := d.Acquire(bg, key)
-	require.NoError(t, err)
-	defer slot.Release()
+	slot, release := openSlot(t, bg, d, pk)
+	defer release()
 
 	done, cancel := context.WithCancel(bg)
 	cancel()
@@ -84,7 +80,7 @@ func TestCPUCancel(t *testing.T) {
 
 	// The whole MSM, then cancelled a quarter of the way through.
 	t0 := time.Now()
-	_, err = slot.TailG1(bg, SectionL, nil, sc)
+	_, err := slot.TailG1(bg, SectionL, nil, sc)
 	require.NoError(t, err)
 	full := time.Since(t0)
 	for _, name := range []string{"tail G1", "H"} {

@@ -144,17 +144,30 @@ func slotTestKey(t *testing.T, rng *rand.Rand) *groth16.ProvingKey {
 	return testKey(t, rng, 64, 100, 70, 30, tau)
 }
 
+// openSlot loads pk on d and acquires a slot for it; release returns the
+// slot, then the key.
+func openSlot(t *testing.T, ctx context.Context, d Device, pk *groth16.ProvingKey) (slot Slot, release func()) {
+	t.Helper()
+	key, err := d.LoadKey(ctx, pk)
+	require.NoError(t, err)
+	slot, err = d.Acquire(ctx, key)
+	if err != nil {
+		key.Release()
+	}
+	require.NoError(t, err)
+	return slot, func() {
+		slot.Release()
+		key.Release()
+	}
+}
+
 func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand) {
 	const n = 64
 	var tau fr.Element
 	tau.SetUint64(123456789)
 	ctx := context.Background()
-	key, err := d.LoadKey(ctx, pk)
-	require.NoError(t, err)
-	defer key.Release()
-	slot, err := d.Acquire(ctx, key)
-	require.NoError(t, err)
-	defer slot.Release()
+	slot, release := openSlot(t, ctx, d, pk)
+	defer release()
 
 	// H: a·b − c vanishes on the domain except by the quotient h; check
 	// h(τ)·(τⁿ−1) = A(τ)B(τ) − C(τ) with A, B, C interpolated independently.
