@@ -180,31 +180,27 @@ func TestView(t *testing.T) {
 
 func BenchmarkBudgetReserveRelease(b *testing.B) {
 	budget := NewBudget("bench", 1<<30)
-	ctx := context.Background()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			r, err := budget.Reserve(ctx, 1<<20)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			r.Release()
-		}
-	})
+	benchGetRelease(b, func(ctx context.Context) (*Reservation, error) { return budget.Reserve(ctx, 1<<20) })
 }
 
 func BenchmarkPoolGetRelease(b *testing.B) {
 	p := New(NewBudget("bench", 1<<30), nil)
 	defer p.Close()
+	benchGetRelease(b, func(ctx context.Context) (*Buffer, error) { return p.Get(ctx, 3<<20) })
+}
+
+// benchGetRelease times get and the release of what it returns, on
+// parallel goroutines.
+func benchGetRelease[R interface{ Release() }](b *testing.B, get func(context.Context) (R, error)) {
 	ctx := context.Background()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			buf, err := p.Get(ctx, 3<<20)
+			r, err := get(ctx)
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			buf.Release()
+			r.Release()
 		}
 	})
 }
