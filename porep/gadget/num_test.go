@@ -21,19 +21,25 @@ func bitsValue(bits []Bit) *big.Int {
 	return v
 }
 
+// toBits records the little-endian bit decomposition of x, strict or not,
+// in a new system.
+func toBits(x fr.Element, strict bool) (*r1cs.System, []Bit) {
+	s := r1cs.NewSystem()
+	cs := New(s)
+	n := cs.AllocNum(x)
+	if strict {
+		return s, cs.ToBitsLEStrict(nil, n)
+	}
+	return s, cs.ToBitsLE(nil, n)
+}
+
 func TestToBitsLE(t *testing.T) {
 	var minusOne fr.Element
 	minusOne.Neg(&feOne)
 	for _, x := range append(randElements(3, 31), minusOne, fr.Element{}) {
 		for _, strict := range []bool{false, true} {
-			s := r1cs.NewSystem()
-			cs := New(s)
-			n := cs.AllocNum(x)
-			var bits []Bit
-			if strict {
-				bits = cs.ToBitsLEStrict(nil, n)
-			} else {
-				bits = cs.ToBitsLE(nil, n)
+			s, bits := toBits(x, strict)
+			if !strict {
 				require.Equal(t, 256, s.NumConstraints(), "255 booleanity + 1 packing")
 			}
 			require.Len(t, bits, 255)
@@ -55,15 +61,7 @@ func TestToBitsStrictRejectsOverflow(t *testing.T) {
 	var xe fr.Element
 	xe.SetBigInt(x)
 	for _, strict := range []bool{false, true} {
-		s := r1cs.NewSystem()
-		cs := New(s)
-		n := cs.AllocNum(xe)
-		var bits []Bit
-		if strict {
-			bits = cs.ToBitsLEStrict(nil, n)
-		} else {
-			bits = cs.ToBitsLE(nil, n)
-		}
+		s, bits := toBits(xe, strict)
 		require.NoError(t, s.IsSatisfied())
 		for i, b := range bits {
 			s.Aux()[b.Variable().Index()] = feBool(y.Bit(i) == 1)
