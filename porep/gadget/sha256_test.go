@@ -73,15 +73,21 @@ func requireFlipBreaks(t *testing.T, s *r1cs.System, auxIndex int) {
 	require.NoError(t, s.IsSatisfied())
 }
 
+// randMessage returns n random bytes and a new system holding them as
+// allocated bits in.
+func randMessage(rng *rand.Rand, n int) (msg []byte, s *r1cs.System, cs *CS, in []Bit) {
+	msg = make([]byte, n)
+	for i := range msg {
+		msg[i] = byte(rng.Uint32())
+	}
+	s = r1cs.NewSystem()
+	cs = New(s)
+	return msg, s, cs, allocBytes(cs, msg)
+}
+
 func TestSHA256CompressionCount(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	block := make([]byte, 64)
-	for i := range block {
-		block[i] = byte(rng.Uint32())
-	}
-	s := r1cs.NewSystem()
-	cs := New(s)
-	in := allocBytes(cs, block)
+	block, s, cs, in := randMessage(rng, 64)
 	before := s.Counts()
 	iv := SHA256IV()
 	out := cs.SHA256Compress(in, &iv)
@@ -110,13 +116,7 @@ func TestSHA256CompressionCount(t *testing.T) {
 func TestSHA256MatchesStdlib(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 3, 55, 56, 64, 100} {
-		msg := make([]byte, n)
-		for i := range msg {
-			msg[i] = byte(rng.Uint32())
-		}
-		s := r1cs.NewSystem()
-		cs := New(s)
-		in := allocBytes(cs, msg)
+		msg, s, cs, in := randMessage(rng, n)
 		before := s.NumConstraints()
 		out := cs.SHA256(nil, in)
 		want := sha256.Sum256(msg)
