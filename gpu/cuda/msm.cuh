@@ -128,6 +128,17 @@ __global__ void __launch_bounds__(128) k_fix_up(const uint32_t* __restrict__ fir
     if (t < nbuckets) fix_up<ec_group<F>>(t, first, order, buckets, extra);
 }
 
+// k * p for k >= 1: doublings from k's top bit down.
+template <class F>
+__device__ __noinline__ xyzz_t<F> times(const xyzz_t<F>& p, uint32_t k) {
+    xyzz_t<F> acc = p;
+    for (int b = 30 - __clz(k); b >= 0; b--) {
+        acc = acc.dbl();
+        if ((k >> b) & 1) acc = acc.add(p);
+    }
+    return acc;
+}
+
 // Thread (w, seg) computes sum over b in its segment of (b+1) * B[w][b].
 template <class F>
 __global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __restrict__ buckets, uint32_t nb,
@@ -143,7 +154,7 @@ __global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __rest
         run = run.add(B[b]);
         acc = acc.add(run);
     }
-    if (lo) acc = acc.add(run.mul_small(lo));
+    if (lo) acc = acc.add(times(run, lo));
     out[t] = acc;
 }
 
@@ -341,8 +352,11 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     }
 
     // window sums
+    // Up to 2^18 threads (W * nseg): each sums nb / nseg buckets in sequence,
+    // so more segments shorten the chain that bounds this latency-bound step
+    // (its weighted offset costs about 2 log2(nb) more additions per thread).
     uint32_t nseg = 1;
-    while (nseg * 2 <= nb && (uint64_t)W * nseg * 2 <= (1u << 16)) nseg *= 2;
+    while (nseg * 2 <= nb && (uint64_t)W * nseg * 2 <= (1u << 18)) nseg *= 2;
     C2_CHECK(m_part.alloc((size_t)W * nseg * sizeof(X), s));
     X* part = m_part.as<X>();
     k_window_segments<F><<<blocks_for((uint64_t)W * nseg, 128), 128, 0, s>>>(buckets, nb, W, nseg, part);
