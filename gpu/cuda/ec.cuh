@@ -25,6 +25,8 @@ struct affine_t {
 // registers: G2 portable 0: 1504 B, 1: 580 B, 2: 704 B; G2 FIELD=eo 0: 944 B,
 // 1: 328 B, 2: 532 B; G1 portable 0: 168 regs, 1: 200; G1 FIELD=eo 0: 178,
 // 1: 154, 2: 150. Defaults: G1 0, G2 1; FIELD=eo sets G1 1 (Makefile).
+// Where y3 is one fused product (fused_y: G1), y * ppp is part of it, and
+// orders 1 and 2 differ only in computing ppp or qq first.
 // C2_EC_ORDER_G1 / C2_EC_ORDER_G2 override.
 #ifndef C2_EC_ORDER_G1
 #define C2_EC_ORDER_G1 0
@@ -39,6 +41,18 @@ struct add_order {
 template <>
 struct add_order<fp2_t> {
     static constexpr int value = C2_EC_ORDER_G2;
+};
+
+// Whether the additions compute y3 = r (qq - x3) - y1 ppp as one fused
+// product F::prod_diff (one Montgomery reduction instead of two; Fp) or as
+// two products and a subtraction (Fp2).
+template <class F>
+struct fused_y {
+    static constexpr bool value = false;
+};
+template <class P>
+struct fused_y<Fe<P>> {
+    static constexpr bool value = true;
 };
 
 template <class F>
@@ -104,7 +118,31 @@ struct xyzz_t {
         }
         F pp = p.sqr();
         xyzz_t o;
-        if constexpr (Order == 1) {
+        if constexpr (fused_y<F>::value) {
+            // y3 = r (qq - x3) - y ppp as one fused product (Fe::prod_diff)
+            if constexpr (Order == 0) {
+                F ppp = p * pp;
+                F qq = x * pp;
+                o.x = r.sqr() - ppp - qq.dbl();
+                o.y = F::prod_diff(r, qq - o.x, y, ppp);
+                o.zz = zz * pp;
+                o.zzz = zzz * ppp;
+            } else {
+                o.zz = zz * pp;
+                F ppp, qq;
+                if constexpr (Order == 1) {
+                    ppp = p * pp;
+                    o.zzz = zzz * ppp;
+                    qq = x * pp;
+                } else {
+                    qq = x * pp;
+                    ppp = p * pp;
+                    o.zzz = zzz * ppp;
+                }
+                o.x = r.sqr() - ppp - qq.dbl();
+                o.y = F::prod_diff(r, qq - o.x, y, ppp);
+            }
+        } else if constexpr (Order == 1) {
             o.zz = zz * pp;
             F ppp = p * pp;
             o.zzz = zzz * ppp;
@@ -150,7 +188,11 @@ struct xyzz_t {
         F qq = u1 * pp;
         xyzz_t o;
         o.x = r.sqr() - ppp - qq.dbl();
-        o.y = r * (qq - o.x) - s1 * ppp;
+        if constexpr (fused_y<F>::value) {
+            o.y = F::prod_diff(r, qq - o.x, s1, ppp);
+        } else {
+            o.y = r * (qq - o.x) - s1 * ppp;
+        }
         o.zz = zz * q.zz * pp;
         o.zzz = zzz * q.zzz * ppp;
         return o;

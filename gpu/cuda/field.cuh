@@ -22,7 +22,7 @@ namespace c2 {
 struct FpParams {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
-    C2_HD static uint32_t mod(int i) {
+    C2_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
                                     0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
                                     0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
@@ -39,7 +39,7 @@ struct FpParams {
 struct FrParams {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
-    C2_HD static uint32_t mod(int i) {
+    C2_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
                                    0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
         return m[i];
@@ -90,6 +90,7 @@ C2_HD void subc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
 C2_HD void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
     asm volatile("subc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
 }
+C2_HD void note_kept_carry(uint32_t) {}
 #else
 inline void mad_lo_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
     uint64_t s = (uint64_t)(uint32_t)((uint64_t)a * b) + c;
@@ -142,6 +143,10 @@ inline void subc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
     f.cf = (uint32_t)(s >> 63);
 }
 inline void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) { d = a - b - f.cf; }
+// The host counts the carries above word N that prod_sum_eo keeps ("wide"),
+// so hosttest can show that its checks reach them.
+inline uint64_t kept_carries = 0;
+inline void note_kept_carry(uint32_t z) { kept_carries += z; }
 #endif
 
 // Field element with N 32-bit limbs in Montgomery form.
@@ -312,6 +317,24 @@ struct Fe {
 #endif
     }
 
+    // (a*b + c*d)/R mod p and (a*b - c*d)/R mod p (R the Montgomery radix),
+    // fully reduced. Under C2_FIELD_EO one interleaved Montgomery reduction
+    // serves both products (prod_sum_eo); otherwise they are two products.
+    C2_HD static Fe prod_sum(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
+#ifdef C2_FIELD_EO
+        return prod_sum_eo(a, b, c, d);
+#else
+        return a * b + c * d;
+#endif
+    }
+    C2_HD static Fe prod_diff(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
+#ifdef C2_FIELD_EO
+        return prod_sum_eo(a, b, c.neg(), d);
+#else
+        return a * b - c * d;
+#endif
+    }
+
     // CIOS on 32-bit limbs, portable C++ (64-bit accumulators).
     C2_HD static Fe mul_portable(const Fe& a, const Fe& b) {
         uint32_t t[N + 2];
@@ -363,36 +386,63 @@ struct Fe {
     // and the carry out of a chain that ends at y's top word is zero; x's
     // carries go into y[N-1] (the same word N).
 
-    // Adds m*p with m = x[0] * (-p^-1): even limbs of p into x, odd ones into
-    // y; x[0] becomes 0.
-    C2_HD static void eo_reduce(uint32_t* x, uint32_t* y, carry_t& f) {
-        const uint32_t m = x[0] * P::INV;
-        mad_lo_cc(y[0], P::mod(1), m, y[0], f);
-        madc_hi_cc(y[1], P::mod(1), m, y[1], f);
+    // Adds u*w (u's limbs given by ux, w one word) in place: the odd limbs of
+    // u into y, the even ones into x. The carry out of word N (y's top word)
+    // is dropped (the caller bounds the value below 2^(32(N+1))), or with
+    // Wide returned in z (the caller bounds the value below 2^(32(N+1)+1)).
+    template <bool Wide = false, class U>
+    C2_HD static void eo_add_row(uint32_t* x, uint32_t* y, U ux, uint32_t w, uint32_t& z, carry_t& f) {
+        mad_lo_cc(y[0], ux(1), w, y[0], f);
+        madc_hi_cc(y[1], ux(1), w, y[1], f);
 #pragma unroll
         for (int j = 3; j < N - 1; j += 2) {
-            madc_lo_cc(y[j - 1], P::mod(j), m, y[j - 1], f);
-            madc_hi_cc(y[j], P::mod(j), m, y[j], f);
+            madc_lo_cc(y[j - 1], ux(j), w, y[j - 1], f);
+            madc_hi_cc(y[j], ux(j), w, y[j], f);
         }
-        madc_lo_cc(y[N - 2], P::mod(N - 1), m, y[N - 2], f);
-        madc_hi(y[N - 1], P::mod(N - 1), m, y[N - 1], f);
-        mad_lo_cc(x[0], P::mod(0), m, x[0], f);
-        madc_hi_cc(x[1], P::mod(0), m, x[1], f);
+        madc_lo_cc(y[N - 2], ux(N - 1), w, y[N - 2], f);
+        if constexpr (Wide) {
+            madc_hi_cc(y[N - 1], ux(N - 1), w, y[N - 1], f);
+            addc(z, 0, 0, f);
+        } else {
+            madc_hi(y[N - 1], ux(N - 1), w, y[N - 1], f);
+        }
+        mad_lo_cc(x[0], ux(0), w, x[0], f);
+        madc_hi_cc(x[1], ux(0), w, x[1], f);
 #pragma unroll
         for (int j = 2; j < N; j += 2) {
-            madc_lo_cc(x[j], P::mod(j), m, x[j], f);
-            madc_hi_cc(x[j + 1], P::mod(j), m, x[j + 1], f);
+            madc_lo_cc(x[j], ux(j), w, x[j], f);
+            madc_hi_cc(x[j + 1], ux(j), w, x[j + 1], f);
         }
-        addc(y[N - 1], y[N - 1], 0, f);
+        if constexpr (Wide) {
+            addc_cc(y[N - 1], y[N - 1], 0, f);
+            addc(z, z, 0, f);
+            note_kept_carry(z);
+        } else {
+            addc(y[N - 1], y[N - 1], 0, f);
+        }
+    }
+
+    // Adds m*p with m = x[0] * (-p^-1): even limbs of p into x, odd ones into
+    // y; x[0] becomes 0. Wide keeps the carry out of word N in z (see
+    // eo_add_row).
+    template <bool Wide = false>
+    C2_HD static void eo_reduce(uint32_t* x, uint32_t* y, uint32_t& z, carry_t& f) {
+        const uint32_t m = x[0] * P::INV;
+        eo_add_row<Wide>(x, y, [](int j) { return P::mod(j); }, m, z, f);
+    }
+    C2_HD static void eo_reduce(uint32_t* x, uint32_t* y, carry_t& f) {
+        uint32_t z = 0;
+        eo_reduce(x, y, z, f);
     }
 
     // Divides the value (x[0] == 0) by 2^32 and adds u*w (u's limbs given by
-    // ux, which may be a or p): afterwards x is again the even half (word 0
-    // up) and y the odd half.
+    // ux, which may be a or p) and top * 2^(32N) (a word above the value's
+    // N + 1 words before the division): afterwards x is again the even half
+    // (word 0 up) and y the odd half.
     // wf maps the new word 0 to w (a row of a product ignores it; a row of a
     // plain reduction returns word0 * (-p^-1)).
     template <class U, class W>
-    C2_HD static void eo_shift_row(uint32_t* x, uint32_t* y, U ux, W wf, carry_t& f) {
+    C2_HD static void eo_shift_row(uint32_t* x, uint32_t* y, U ux, W wf, carry_t& f, uint32_t top = 0) {
         // new word 0 = y[0] + x[1]; its carry enters word 1, the first word
         // of the new odd half, which is x >> 64 plus the odd limbs of u*w.
         add_cc(y[0], y[0], x[1], f);
@@ -403,7 +453,7 @@ struct Fe {
             madc_hi_cc(x[j], ux(j), w, x[j + 2], f);
         }
         madc_lo_cc(x[N - 2], ux(N - 1), w, 0, f);
-        madc_hi(x[N - 1], ux(N - 1), w, 0, f);
+        madc_hi(x[N - 1], ux(N - 1), w, top, f);
         // the old y (words 0..N-1 now) takes the even limbs
         mad_lo_cc(y[0], ux(0), w, y[0], f);
         madc_hi_cc(y[1], ux(0), w, y[1], f);
@@ -463,6 +513,58 @@ struct Fe {
             const uint32_t bi = b.v[i];
             eo_shift_row(x, y, ax, [&](uint32_t) { return bi; }, f);
             eo_reduce(x, y, f);
+        }
+        return eo_final(x, y, f);
+    }
+
+    // (a*b + c*d)/R mod p in one Montgomery reduction (R = 2^(32N)): each row
+    // adds a*b_i (with the division by 2^32 of eo_shift_row), then c*d_i
+    // (eo_add_row), then m*p, so one m and one m*p serve both products.
+    //
+    // Bounds, for a, b, c, d in [0, p) and t = p's top limb + 1 (p < t 2^(32(N-1))),
+    // t <= 2^31 - 1 (p < R/2 - R/2^32; Fp: t ~ 0.10 2^32, Fr: t ~ 0.45 2^32):
+    //  - the value T after each row's division is below 3p: T' 2^32 = T + a b_i
+    //    + c d_i + m p < 3p + 3p (2^32 - 1) = 3p 2^32;
+    //  - inside a row, T + a b_i + c d_i < 3p + 2p (2^32 - 1) < (2^33 + 1) p
+    //    < 2^32 R, so these additions never carry out of word N;
+    //  - m p brings the value below 3p 2^32 < 2^(32(N+1)+1). When 3t <= 2^32
+    //    (Fp) that is below 2^(32(N+1)) and nothing leaves word N, as in mul_eo.
+    //    Otherwise (Fr: "wide") the carry out of word N is kept in z and added
+    //    to word N of the next row after its division (eo_shift_row's top);
+    //  - after the last row T R = a b + c d + M p with M < R, so T < 2p^2/R + p
+    //    < 2p (p < R/2): the last row stays below 2p 2^32 < 2^(32(N+1)) (its
+    //    reduction needs no z), and eo_final's single subtraction of p leaves
+    //    the result in [0, p).
+    // By these bounds every carry that a chain drops (addc, madc_hi) is zero;
+    // the host emulation counts the non-zero ones (hosttest/field_test.cc).
+    C2_HD static Fe prod_sum_eo(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
+        static_assert((uint64_t)P::mod(N - 1) + 1 <= 0x7fffffffu, "prod_sum_eo needs p < R/2 - R/2^32");
+        constexpr bool wide = 3 * ((uint64_t)P::mod(N - 1) + 1) > (1ull << 32);
+        uint32_t x[N], y[N], z = 0;
+        carry_t f;
+        auto ax = [&](int j) { return a.v[j]; };
+        auto cx = [&](int j) { return c.v[j]; };
+        const uint32_t b0 = b.v[0];
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            uint64_t pe = (uint64_t)a.v[j] * b0, po = (uint64_t)a.v[j + 1] * b0;
+            x[j] = (uint32_t)pe;
+            x[j + 1] = (uint32_t)(pe >> 32);
+            y[j] = (uint32_t)po;
+            y[j + 1] = (uint32_t)(po >> 32);
+        }
+        eo_add_row(x, y, cx, d.v[0], z, f);
+        eo_reduce<wide>(x, y, z, f);
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            const uint32_t bi = b.v[i];
+            eo_shift_row(x, y, ax, [&](uint32_t) { return bi; }, f, z);
+            eo_add_row(x, y, cx, d.v[i], z, f);
+            if (i < N - 1) {
+                eo_reduce<wide>(x, y, z, f);
+            } else {
+                eo_reduce(x, y, f);
+            }
         }
         return eo_final(x, y, f);
     }

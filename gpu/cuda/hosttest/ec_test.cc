@@ -1,9 +1,12 @@
 // Host check that the statement orders of the mixed addition (ec.cuh,
-// xyzz_t::add_affine_in<0/1/2>) give identical results, for G1
-// (Fp) and G2 (Fp2) coordinates: random accumulators and points (the
-// formulas are field arithmetic, so points need not be on the curve) and the
-// special cases (either operand at infinity, equal points -> doubling,
-// opposite points -> infinity). Build and run: make -C gpu/cuda hosttest
+// xyzz_t::add_affine_in<0/1/2>) and the XYZZ addition (xyzz_t::add) give
+// exactly the results of the reference formulas below (madd-2008-s and
+// add-2008-s with y3 = r (qq - x3) - y1 ppp as two products and a
+// subtraction; ec.cuh fuses them with Fe::prod_diff for G1), for G1 (Fp) and
+// G2 (Fp2) coordinates: random accumulators and points (the formulas are
+// field arithmetic, so points need not be on the curve) and the special cases
+// (either operand at infinity, equal points -> doubling, opposite points ->
+// infinity, y1 = 0). Build and run: make -C gpu/cuda hosttest
 #include <stdio.h>
 #include <stdlib.h>
 #include <random>
@@ -40,6 +43,44 @@ static bool same(const xyzz_t<F>& a, const xyzz_t<F>& b) {
     return a.x == b.x && a.y == b.y && a.zz == b.zz && a.zzz == b.zzz;
 }
 
+// madd-2008-s: two products for y3.
+template <class F>
+static xyzz_t<F> ref_add_affine(const xyzz_t<F>& a, const affine_t<F>& q) {
+    if (q.is_inf()) return a;
+    if (a.is_inf()) return xyzz_t<F>::from_affine(q);
+    F u2 = q.x * a.zz, s2 = q.y * a.zzz;
+    F p = u2 - a.x, r = s2 - a.y;
+    if (p.is_zero()) return r.is_zero() ? xyzz_t<F>::dbl_affine(q) : xyzz_t<F>::inf();
+    F pp = p.sqr(), ppp = p * pp, qq = a.x * pp;
+    xyzz_t<F> o;
+    o.x = r.sqr() - ppp - qq.dbl();
+    F t = qq - o.x;
+    F ry = r * t, yp = a.y * ppp;
+    o.y = ry - yp;
+    o.zz = a.zz * pp;
+    o.zzz = a.zzz * ppp;
+    return o;
+}
+
+// add-2008-s: two products for y3.
+template <class F>
+static xyzz_t<F> ref_add(const xyzz_t<F>& a, const xyzz_t<F>& q) {
+    if (q.is_inf()) return a;
+    if (a.is_inf()) return q;
+    F u1 = a.x * q.zz, u2 = q.x * a.zz, s1 = a.y * q.zzz, s2 = q.y * a.zzz;
+    F p = u2 - u1, r = s2 - s1;
+    if (p.is_zero()) return r.is_zero() ? a.dbl() : xyzz_t<F>::inf();
+    F pp = p.sqr(), ppp = p * pp, qq = u1 * pp;
+    xyzz_t<F> o;
+    o.x = r.sqr() - ppp - qq.dbl();
+    F t = qq - o.x;
+    F ry = r * t, sp = s1 * ppp;
+    o.y = ry - sp;
+    o.zz = a.zz * q.zz * pp;
+    o.zzz = a.zzz * q.zzz * ppp;
+    return o;
+}
+
 template <class F>
 static int check(const char* name, int iters) {
     int bad = 0, dbl = 0, inf = 0;
@@ -57,17 +98,57 @@ static int check(const char* name, int iters) {
             q.y = a.y * a.zzz.inverse();
             if (it % 8 == 3) q.y = q.y.neg();
             break;
+        case 4: a.y = F::zero(); break;  // -y = 0 in the fused product
         default: break;
         }
+        xyzz_t<F> ref = ref_add_affine(a, q);
         xyzz_t<F> r0 = a.template add_affine_in<0>(q);
         xyzz_t<F> r1 = a.template add_affine_in<1>(q);
         xyzz_t<F> r2 = a.template add_affine_in<2>(q);
-        if ((!same(r1, r0) || !same(r2, r0)) && bad++ < 5) printf("%s: orders differ at iteration %d\n", name, it);
+        if ((!same(r0, ref) || !same(r1, ref) || !same(r2, ref)) && bad++ < 5)
+            printf("%s: an order differs from the reference at iteration %d\n", name, it);
         if (it % 8 == 2 && !r0.is_inf()) dbl++;
         if (it % 8 == 3 && r0.is_inf()) inf++;
     }
-    printf("%s: %d mixed additions (%d doublings, %d cancellations), %d differences\n", name, iters, dbl, inf, bad);
+    printf("%s: %d mixed additions in each of 3 orders (%d doublings, %d cancellations), %d differences\n", name,
+           iters, dbl, inf, bad);
     // the special cases must have been reached
+    if (dbl != (iters + 5) / 8 || inf != (iters + 4) / 8) bad++;
+    return bad;
+}
+
+// xyzz_t::add against ref_add: random operands, either one at infinity, the
+// same point in other coordinates (q = (l^2 x, l^3 y, l^2 zz, l^3 zzz):
+// doubling) and its negation (cancellation).
+template <class F>
+static int check_add(const char* name, int iters) {
+    int bad = 0, dbl = 0, inf = 0;
+    for (int it = 0; it < iters; it++) {
+        xyzz_t<F> a, q;
+        random_el(a.x), random_el(a.y), random_el(a.zz), random_el(a.zzz);
+        random_el(q.x), random_el(q.y), random_el(q.zz), random_el(q.zzz);
+        switch (it % 8) {
+        case 0: q.zz = F::zero(); break;
+        case 1: a.zz = F::zero(); break;
+        case 2:
+        case 3: {
+            F l;
+            random_el(l);
+            F l2 = l.sqr(), l3 = l2 * l;
+            q = {a.x * l2, a.y * l3, a.zz * l2, a.zzz * l3};
+            if (it % 8 == 3) q.y = q.y.neg();
+            break;
+        }
+        case 4: a.y = F::zero(); break;  // -s1 = 0 in the fused product
+        default: break;
+        }
+        xyzz_t<F> ref = ref_add(a, q);
+        xyzz_t<F> r = a.add(q);
+        if (!same(r, ref) && bad++ < 5) printf("%s: add differs from the reference at iteration %d\n", name, it);
+        if (it % 8 == 2 && !r.is_inf()) dbl++;
+        if (it % 8 == 3 && r.is_inf()) inf++;
+    }
+    printf("%s: %d XYZZ additions (%d doublings, %d cancellations), %d differences\n", name, iters, dbl, inf, bad);
     if (dbl != (iters + 5) / 8 || inf != (iters + 4) / 8) bad++;
     return bad;
 }
@@ -84,5 +165,6 @@ int main(int argc, char** argv) {
     std::mt19937_64 r(seed);
     rng = &r;
     int bad = check<fp_t>("g1", 40000) + check<fp2_t>("g2", 16000);
+    bad += check_add<fp_t>("g1", 40000) + check_add<fp2_t>("g2", 16000);
     return bad ? 1 : 0;
 }

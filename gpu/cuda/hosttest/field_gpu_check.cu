@@ -1,7 +1,8 @@
 // GPU check of the field products (needs a CUDA device): every function in
-// field.cuh (portable, mul_eo, sqr_eo, add/sub/neg_eo) runs on the device over
-// edge pairs and random operands, and each result is compared with the
-// portable product computed on the host (the one the Go tests tie to
+// field.cuh (portable, mul_eo, sqr_eo, add/sub/neg_eo, the fused prod_sum_eo
+// for a*b + c*d and a*b - c*d) runs on the device over edge values and
+// random operands, and each result is compared with the portable products
+// computed on the host (the one the Go tests tie to
 // gnark-crypto). This checks what the host tests cannot: the inline-PTX
 // mapping of the carry primitives and ptxas' handling of the carry flag.
 // Build and run: make -C gpu/cuda gpucheck   (optional argument: a seed)
@@ -14,20 +15,23 @@
 
 using namespace c2;
 
-enum { V_PORTABLE, V_EO, V_SQR_EO, V_ADD_EO, V_SUB_EO, V_NEG_EO, V_COUNT };
-static const char* vname[V_COUNT] = {"portable", "mul_eo", "sqr_eo", "add_eo", "sub_eo", "neg_eo"};
+enum { V_PORTABLE, V_EO, V_SQR_EO, V_ADD_EO, V_SUB_EO, V_NEG_EO, V_PROD_SUM_EO, V_PROD_DIFF_EO, V_COUNT };
+static const char* vname[V_COUNT] = {"portable", "mul_eo",      "sqr_eo",        "add_eo",
+                                     "sub_eo",   "neg_eo", "prod_sum_eo", "prod_sum_eo(-c)"};
 
 template <class F>
-__global__ void k_products(const F* a, const F* b, F* out, size_t n) {
+__global__ void k_products(const F* a, const F* b, const F* c, const F* d, F* out, size_t n) {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const F x = a[i], y = b[i];
+    const F x = a[i], y = b[i], z = c[i], w = d[i];
     out[V_PORTABLE * n + i] = F::mul_portable(x, y);
     out[V_EO * n + i] = F::mul_eo(x, y);
     out[V_SQR_EO * n + i] = F::sqr_eo(x);
     out[V_ADD_EO * n + i] = F::add_eo(x, y);
     out[V_SUB_EO * n + i] = F::sub_eo(x, y);
     out[V_NEG_EO * n + i] = F::neg_eo(x);
+    out[V_PROD_SUM_EO * n + i] = F::prod_sum_eo(x, y, z, w);
+    out[V_PROD_DIFF_EO * n + i] = F::prod_sum_eo(x, y, F::neg_eo(z), w);
 }
 
 #define CK(call)                                                                         \
@@ -44,7 +48,7 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
     using F = Fe<P>;
     gen<P> g{rng};
     std::vector<F> edges = g.edges();
-    std::vector<F> a(n), b(n);
+    std::vector<F> a(n), b(n), c(n), d(n);
     size_t i = 0;
     for (const F& x : edges)
         for (const F& y : edges)
@@ -57,18 +61,34 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
         default: a[i] = edges[rng() % edges.size()], b[i] = i & 4 ? g.uniform() : g.sparse();
         }
     }
-    F *da, *db, *dout;
+    // the second pair of the fused products: edge values where a and b are
+    // edge values, other operands elsewhere
+    const size_t ne = edges.size();
+    for (i = 0; i < n; i++) {
+        if (i < ne * ne) {
+            c[i] = edges[(i * 7 + 1) % ne], d[i] = edges[(i / ne * 5 + i + 2) % ne];
+        } else {
+            c[i] = a[n - 1 - i + ne * ne], d[i] = b[(i + n / 2) % n];
+        }
+    }
+    F *da, *db, *dc, *dd, *dout;
     CK(cudaMalloc(&da, n * sizeof(F)));
     CK(cudaMalloc(&db, n * sizeof(F)));
+    CK(cudaMalloc(&dc, n * sizeof(F)));
+    CK(cudaMalloc(&dd, n * sizeof(F)));
     CK(cudaMalloc(&dout, V_COUNT * n * sizeof(F)));
     CK(cudaMemcpy(da, a.data(), n * sizeof(F), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, b.data(), n * sizeof(F), cudaMemcpyHostToDevice));
-    k_products<F><<<(unsigned)((n + 127) / 128), 128>>>(da, db, dout, n);
+    CK(cudaMemcpy(dc, c.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dd, d.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    k_products<F><<<(unsigned)((n + 127) / 128), 128>>>(da, db, dc, dd, dout, n);
     CK(cudaGetLastError());
     std::vector<F> out(V_COUNT * n);
     CK(cudaMemcpy(out.data(), dout, V_COUNT * n * sizeof(F), cudaMemcpyDeviceToHost));
     CK(cudaFree(da));
     CK(cudaFree(db));
+    CK(cudaFree(dc));
+    CK(cudaFree(dd));
     CK(cudaFree(dout));
     int bad = 0;
     for (int v = 0; v < V_COUNT; v++) {
@@ -80,11 +100,17 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
             case V_ADD_EO: want = F::add_portable(a[k], b[k]); break;
             case V_SUB_EO: want = F::sub_portable(a[k], b[k]); break;
             case V_NEG_EO: want = F::neg_portable(a[k]); break;
+            case V_PROD_SUM_EO:
+                want = F::add_portable(F::mul_portable(a[k], b[k]), F::mul_portable(c[k], d[k]));
+                break;
+            case V_PROD_DIFF_EO:
+                want = F::sub_portable(F::mul_portable(a[k], b[k]), F::mul_portable(c[k], d[k]));
+                break;
             default: want = F::mul_portable(a[k], b[k]);
             }
             if (out[v * n + k] != want && wrong++ < 3) printf("%s %s: wrong at %zu\n", name, vname[v], k);
         }
-        printf("%s %-9s: %zu results on the device, %zu differ from the host's portable version\n", name,
+        printf("%s %-15s: %zu results on the device, %zu differ from the host's portable version\n", name,
                vname[v], n, wrong);
         if (wrong) bad++;
     }

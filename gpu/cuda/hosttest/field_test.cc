@@ -4,7 +4,10 @@
 // the portable product (the one the GPU tests compared with gnark-crypto) on
 // edge values and millions of random operands, and all of them with a
 // big-integer reference (a*b mod p == r*2^(32N) mod p, r < p), which shares
-// no code with field.cuh.
+// no code with field.cuh. The fused product prod_sum_eo (a*b + c*d, and
+// a*b - c*d with -c) is compared with two portable products on all
+// quadruples of edge values and millions of random ones, and with the
+// reference.
 // Build and run: make -C gpu/cuda hosttest   (optional argument: a seed)
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +85,39 @@ static bool reference_ok(const Fe<P>& a, const Fe<P>& b, const Fe<P>& r) {
     return lhs == rhs;
 }
 
+// r is the Montgomery form of a*b + c*d (or a*b - c*d for sub): r < p and
+// r * 2^(32N) == a*b +- c*d (mod p).
+template <class P>
+static bool reference2_ok(const Fe<P>& a, const Fe<P>& b, const Fe<P>& c, const Fe<P>& d, bool sub,
+                          const Fe<P>& r) {
+    const int N = P::N;
+    uint32_t m[N];
+    for (int i = 0; i < N; i++) m[i] = P::mod(i);
+    for (int k = N - 1; k >= 0; k--) {
+        if (r.v[k] != m[k]) {
+            if (r.v[k] > m[k]) return false;
+            break;
+        }
+        if (k == 0) return false;  // r == p
+    }
+    big ab = big_mod(big_mul(a.v, b.v, N), m, N);
+    big cd = big_mod(big_mul(c.v, d.v, N), m, N);
+    // ab +- cd + p, then mod p (both terms < p)
+    big s(N + 1, 0);
+    int64_t borrow = 0;
+    for (int i = 0; i < N; i++) {
+        int64_t t = (int64_t)ab[i] + (int64_t)m[i] + (sub ? -(int64_t)cd[i] : (int64_t)cd[i]) + borrow;
+        s[i] = (uint32_t)t;
+        borrow = t >> 32;  // arithmetic shift: -1, 0, 1 or 2
+    }
+    s[N] = (uint32_t)borrow;
+    big lhs = big_mod(s, m, N);
+    big rs(2 * N, 0);
+    for (int i = 0; i < N; i++) rs[N + i] = r.v[i];
+    big rhs = big_mod(rs, m, N);
+    return lhs == rhs;
+}
+
 template <class P>
 static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
     using F = Fe<P>;
@@ -132,6 +168,84 @@ static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
     return bad;
 }
 
+// The fused product prod_sum_eo (a*b + c*d, one reduction) and a*b - c*d as
+// prod_sum_eo(a, b, -c, d), against two portable products, on all quadruples
+// of edge values and on random quadruples; a part also against the
+// big-integer reference. prod_sum/prod_diff (the build's dispatch, here the
+// portable one) are compared too.
+template <class P>
+static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
+    using F = Fe<P>;
+    gen<P> g{rng};
+    std::vector<F> edges = g.edges();
+    int bad = 0, nref = 0;
+    long cases = 0;
+    auto report = [&](const char* what, const F& a, const F& b, const F& c, const F& d) {
+        if (bad++ < 5) {
+            printf("%s: %s mismatch for", name, what);
+            for (const F* x : {&a, &b, &c, &d}) {
+                printf(" (");
+                for (int k = F::N - 1; k >= 0; k--) printf("%s%08x", k == F::N - 1 ? "" : " ", x->v[k]);
+                printf(")");
+            }
+            printf("\n");
+        }
+    };
+    auto one = [&](const F& a, const F& b, const F& c, const F& d, bool ref) {
+        cases++;
+        F ab = F::mul_portable(a, b), cd = F::mul_portable(c, d);
+        F sum = F::add_portable(ab, cd), diff = F::sub_portable(ab, cd);
+        F r = F::prod_sum_eo(a, b, c, d);
+        if (r != sum) report("prod_sum_eo", a, b, c, d);
+        F rd = F::prod_sum_eo(a, b, F::neg_eo(c), d);
+        if (rd != diff) report("prod_sum_eo(a, b, -c, d)", a, b, c, d);
+        if (F::prod_sum(a, b, c, d) != sum) report("prod_sum", a, b, c, d);
+        if (F::prod_diff(a, b, c, d) != diff) report("prod_diff", a, b, c, d);
+        if (ref) {
+            nref++;
+            if (!reference2_ok(a, b, c, d, false, r)) report("prod_sum_eo vs reference", a, b, c, d);
+            if (!reference2_ok(a, b, c, d, true, rd)) report("prod_sum_eo(a, b, -c, d) vs reference", a, b, c, d);
+        }
+    };
+    const size_t ne = edges.size();
+    for (size_t i = 0; i < ne * ne * ne * ne; i++) {
+        size_t k = i;
+        const F& a = edges[k % ne];
+        k /= ne;
+        const F& b = edges[k % ne];
+        k /= ne;
+        const F& c = edges[k % ne];
+        k /= ne;
+        one(a, b, c, edges[k], i % 64 == 0);
+    }
+    // the largest operands: p - 1..3 (edges[5..7]) and all-ones limbs under
+    // p's top limb (edges[ne - 2])
+    const F top = edges[ne - 2];
+    for (int it = 0; it < iters; it++) {
+        F a, b, c, d;
+        switch (it % 5) {
+        case 0: a = g.uniform(), b = g.uniform(), c = g.uniform(), d = g.uniform(); break;
+        case 1: a = g.sparse(), b = g.sparse(), c = g.sparse(), d = g.sparse(); break;
+        case 2: a = g.sparse(), b = g.uniform(), c = g.uniform(), d = g.sparse(); break;
+        case 3:  // large operands with random multipliers: the widest intermediate values
+            a = edges[5 + rng() % 3], c = edges[5 + rng() % 3];
+            b = it & 8 ? top : g.uniform(), d = it & 16 ? top : g.sparse();
+            break;
+        default:
+            a = edges[rng() % ne], b = g.uniform(), c = it & 4 ? g.uniform() : g.sparse(), d = edges[rng() % ne];
+        }
+        one(a, b, c, d, it < refs);
+    }
+    printf("%s: %ld fused products (%zu edge quadruples, %d random; %d also against the big-integer reference), "
+           "%d mismatches, %llu non-zero carries dropped, %llu carries kept above word N\n",
+           name, cases, ne * ne * ne * ne, iters, nref, bad, (unsigned long long)dropped_carries,
+           (unsigned long long)kept_carries);
+    if (dropped_carries) bad++;
+    dropped_carries = 0;
+    kept_carries = 0;
+    return bad;
+}
+
 int main(int argc, char** argv) {
     uint64_t seed;
     if (argc > 1) {
@@ -143,5 +257,6 @@ int main(int argc, char** argv) {
     printf("seed %llu\n", (unsigned long long)seed);
     std::mt19937_64 rng(seed);
     int bad = check<FrParams>("fr", rng, 2000000, 50000) + check<FpParams>("fp", rng, 2000000, 30000);
+    bad += check2<FrParams>("fr", rng, 2000000, 40000) + check2<FpParams>("fp", rng, 2000000, 20000);
     return bad ? 1 : 0;
 }

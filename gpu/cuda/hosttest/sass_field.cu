@@ -1,5 +1,6 @@
 // One field operation per kernel, for counting SASS instructions of the
-// portable and even/odd functions (make sass; nothing here is run).
+// portable and even/odd functions, and of the fused a*b +- c*d against two
+// products (make sass; nothing here is run).
 #include "../field.cuh"
 
 using namespace c2;
@@ -25,3 +26,17 @@ C2_SASS_KERNEL(k_fr_portable, fr_t, fr_t::mul_portable(a, b))
 C2_SASS_KERNEL(k_fr_eo, fr_t, fr_t::mul_eo(a, b))
 C2_SASS_KERNEL(k_fr_sqr_eo, fr_t, fr_t::sqr_eo(a))
 C2_SASS_KERNEL(k_fr_default, fr_t, a * b)
+// a*b + c*d and a*b - c*d: the fused product against two products
+#define C2_SASS_KERNEL4(name, F, expr)                                         \
+    __global__ void name(F* out, const F* in) {                                \
+        const F a = in[threadIdx.x], b = in[threadIdx.x + blockDim.x];         \
+        const F c = in[threadIdx.x + 2 * blockDim.x];                          \
+        const F d = in[threadIdx.x + 3 * blockDim.x];                          \
+        out[threadIdx.x] = expr;                                               \
+    }
+C2_SASS_KERNEL4(k_fp_prod_sum_eo, fp_t, fp_t::prod_sum_eo(a, b, c, d))
+C2_SASS_KERNEL4(k_fp_two_eo, fp_t, fp_t::add_eo(fp_t::mul_eo(a, b), fp_t::mul_eo(c, d)))
+C2_SASS_KERNEL4(k_fp_prod_diff_eo, fp_t, fp_t::prod_sum_eo(a, b, fp_t::neg_eo(c), d))
+C2_SASS_KERNEL4(k_fp_two_diff_eo, fp_t, fp_t::sub_eo(fp_t::mul_eo(a, b), fp_t::mul_eo(c, d)))
+C2_SASS_KERNEL4(k_fr_prod_sum_eo, fr_t, fr_t::prod_sum_eo(a, b, c, d))
+C2_SASS_KERNEL4(k_fr_two_eo, fr_t, fr_t::add_eo(fr_t::mul_eo(a, b), fr_t::mul_eo(c, d)))
