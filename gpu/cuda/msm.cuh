@@ -370,17 +370,52 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     return ok(st);
 }
 
-// Each thread sums the selected points of a contiguous range.
+// Word i of the bitmap with the bits at or past n cleared.
+__device__ __forceinline__ uint64_t word_at(const uint64_t* bitmap, uint64_t n, uint64_t i) {
+    uint64_t w = bitmap[i];
+    const uint64_t end = n - i * 64;
+    return end < 64 ? w & ((1ull << end) - 1) : w;
+}
+
+// Selected points of each bitmap word (bits at or past n ignored).
+static __global__ void k_word_counts(const uint64_t* __restrict__ bitmap, uint64_t n, uint64_t words,
+                                     uint32_t* __restrict__ count) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= words) return;
+    count[i] = __popcll(word_at(bitmap, n, i));
+}
+
+// Thread t sums the selected points numbered [t*per, (t+1)*per) in bitmap
+// order, per = ceil(total / nthreads) (first[i] and count[i]: selected
+// points before and in word i), so every thread of a warp adds in every
+// step whatever the bitmap's pattern; the word holding its first point is
+// found by binary search over first.
 template <class F>
 __global__ void __launch_bounds__(128) k_batch_add(const affine_t<F>* __restrict__ bases,
-                                                   const uint64_t* __restrict__ bitmap, uint64_t n, uint64_t per,
+                                                   const uint64_t* __restrict__ bitmap, uint64_t n, uint64_t words,
+                                                   const uint32_t* __restrict__ first, const uint32_t* __restrict__ count,
                                                    uint32_t nthreads, xyzz_t<F>* __restrict__ out) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nthreads) return;
     xyzz_t<F> acc = xyzz_t<F>::inf();
-    uint64_t lo = (uint64_t)t * per, hi = lo + per < n ? lo + per : n;
-    for (uint64_t i = lo; i < hi; i++) {
-        if ((bitmap[i >> 6] >> (i & 63)) & 1) acc = acc.add_affine(bases[i]);
+    const uint64_t total = (uint64_t)first[words - 1] + count[words - 1];
+    const uint64_t per = (total + nthreads - 1) / nthreads;
+    const uint64_t k0 = (uint64_t)t * per;
+    if (k0 < total) {
+        const uint64_t k1 = k0 + per < total ? k0 + per : total;
+        uint64_t lo = 0, hi = words - 1;  // the last word with first[i] <= k0
+        while (lo < hi) {
+            const uint64_t mid = (lo + hi + 1) / 2;
+            if (first[mid] <= k0) lo = mid; else hi = mid - 1;
+        }
+        uint64_t i = lo, w = word_at(bitmap, n, i);
+        for (uint64_t skip = k0 - first[i]; skip; skip--) w &= w - 1;
+        for (uint64_t k = k0; k < k1; k++) {
+            while (w == 0) w = word_at(bitmap, n, ++i);
+            const int b = __ffsll((long long)w) - 1;
+            w &= w - 1;
+            acc = acc.add_affine(bases[i * 64 + b]);
+        }
     }
     out[t] = acc;
 }
@@ -395,8 +430,9 @@ int batch_add_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool
         *out = X::inf();
         return ok(st);
     }
-    scratch m_bits, m_bases, m_part;
-    uint64_t words = (n + 63) / 64;
+    if (n > 0xffffffffull) return set_status(st, C2_ERR_INVALID, 0, "batch add: %llu bases", (unsigned long long)n);
+    const uint64_t words = (n + 63) / 64;
+    scratch m_bits, m_bases, m_part, m_count, m_cub;
     C2_CHECK(m_bits.alloc(words * 8, s));
     C2_CHECK(cudaMemcpyAsync(m_bits.p, bitmap, words * 8, cudaMemcpyHostToDevice, s));
     const A* d_bases = bases;
@@ -405,13 +441,24 @@ int batch_add_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool
         C2_CHECK(cudaMemcpyAsync(m_bases.p, bases, n * sizeof(A), cudaMemcpyHostToDevice, s));
         d_bases = m_bases.as<A>();
     }
+    // first[i] = selected points before word i
+    C2_CHECK(m_count.alloc(2 * words * sizeof(uint32_t), s));
+    uint32_t* count = m_count.as<uint32_t>();
+    uint32_t* first = count + words;
+    k_word_counts<<<blocks_for(words, 256), 256, 0, s>>>(m_bits.as<uint64_t>(), n, words, count);
+    C2_CHECK_LAUNCH(k_word_counts);
+    size_t cub_bytes = 0;
+    C2_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, count, first, (int)words, s));
+    C2_CHECK(m_cub.alloc(cub_bytes, s));
+    C2_CHECK(cub::DeviceScan::ExclusiveSum(m_cub.p, cub_bytes, count, first, (int)words, s));
+    // a power of two (tree_sum) near 256 threads per multiprocessor, with
+    // at least 32 bases each
     uint32_t nthreads = 1;
-    uint64_t target = (uint64_t)sc->sm_count * 512;
-    while (nthreads < target && (uint64_t)nthreads * 16 < n) nthreads *= 2;
-    uint64_t per = (n + nthreads - 1) / nthreads;
+    const uint64_t target = (uint64_t)sc->sm_count * 256;
+    while (nthreads < target && (uint64_t)nthreads * 64 <= n) nthreads *= 2;
     C2_CHECK(m_part.alloc((size_t)nthreads * sizeof(X), s));
-    k_batch_add<F><<<blocks_for(nthreads, 128), 128, 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, per, nthreads,
-                                                             m_part.as<X>());
+    k_batch_add<F><<<blocks_for(nthreads, 128), 128, 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, words, first, count,
+                                                             nthreads, m_part.as<X>());
     C2_CHECK_LAUNCH(k_batch_add);
     int rc = tree_sum<F>(st, s, m_part.as<X>(), 1, nthreads);
     if (rc) return rc;
