@@ -28,10 +28,8 @@ const postRefgen = "testdata/refgen/out/post-2k"
 func writePoStDevParams(t *testing.T, dir string, shapes ...post.Shape) {
 	for _, s := range shapes {
 		t0 := time.Now()
-		blank, err := post.BlankPartition(s)
-		require.NoError(t, err)
 		sys := r1cs.NewSystem()
-		require.NoError(t, post.Synthesize(sys, s, blank))
+		require.NoError(t, post.SynthesizeBlank(sys, s))
 		sys.Finalize()
 		pk, err := groth16.Setup(sys, rand.Reader)
 		require.NoError(t, err)
