@@ -36,25 +36,20 @@ func (p *Prover) DevSetup(ctx context.Context, sys *r1cs.System, rng io.Reader) 
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range p.devs {
+	for _, d := range p.rot.Devices() {
 		km, ok := d.Device.(gpu.KeyMaker)
-		if !ok || d.dead.Load() {
+		if !ok || !d.Live() {
 			continue
 		}
 		t0 := time.Now()
 		key, err := km.SetupKey(ctx, sys, tw)
-		p.log.Info("c2: development key made on the device", "device", d.name, "constraints", sys.NumConstraints(),
+		p.log.Info("c2: development key made on the device", "device", d.Name, "constraints", sys.NumConstraints(),
 			"duration", time.Since(t0), "err", err)
 		if err != nil {
 			return nil, err
 		}
-		pk := key.ProvingKey()
-		l := new(lazy[gpu.Key])
-		l.set(key)
-		p.keyMu.Lock()
-		p.keys[keyID{pk, d}] = l
-		p.keyMu.Unlock()
-		return pk, nil
+		p.keys.Put(d, key)
+		return key.ProvingKey(), nil
 	}
 	return nil, ErrNoKeyMaker
 }
@@ -78,10 +73,10 @@ func (p *Prover) DevSetupProof(ctx context.Context, proof string, rng io.Reader)
 	}
 	c, done := p.useShape(s)
 	defer done()
-	if _, ok := c.pk.peek(); ok {
+	if _, ok := c.pk.Peek(); ok {
 		return nil, fmt.Errorf("c2: %s already has a proving key", s.Name)
 	}
-	rec, err := c.sys.getCtx(ctx, p.recorded(s))
+	rec, err := c.sys.GetCtx(ctx, p.recorded(s))
 	if err != nil {
 		return nil, err
 	}
@@ -89,14 +84,14 @@ func (p *Prover) DevSetupProof(ctx context.Context, proof string, rng io.Reader)
 	if err != nil {
 		return nil, err
 	}
-	c.pk.set(pk)
+	c.pk.Set(pk)
 	return &pk.VK, nil
 }
 
 // hasKeyMaker reports whether a live device makes keys in its memory.
 func (p *Prover) hasKeyMaker() bool {
-	for _, d := range p.devs {
-		if _, ok := d.Device.(gpu.KeyMaker); ok && !d.dead.Load() {
+	for _, d := range p.rot.Devices() {
+		if _, ok := d.Device.(gpu.KeyMaker); ok && d.Live() {
 			return true
 		}
 	}

@@ -79,7 +79,7 @@ func TestDevSetupProvesOnTheMaker(t *testing.T) {
 
 	// Once the maker is gone, nothing can prove with the key: a clear error,
 	// not a CPU attempt.
-	p.retire(p.devs[1], gpu.ErrDeviceLost)
+	p.rot.Retire(p.rot.Devices()[1], gpu.ErrDeviceLost)
 	_, err = p.ProvePartitions(ctx, pk, f.parts)
 	require.ErrorIs(t, err, ErrNoDevice)
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/route"
+	"github.com/sealc2/c2/internal/stage"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -48,7 +50,7 @@ func findParamsFile(path, name, ext string) (file string, dev bool, err error) {
 
 // readKey opens the proving key in the file find resolves (its verifying
 // key decoded, its bases read later by the devices that load it; see
-// openKey) and checks that it has numInputs public inputs, ONE included.
+// route.Keys) and checks that it has numInputs public inputs, ONE included.
 // label names the shape in logs and errors.
 func (p *Prover) readKey(ctx context.Context, label string, numInputs int, find func() (string, bool, error)) (*groth16.ProvingKey, error) {
 	path, _, err := find()
@@ -60,13 +62,13 @@ func (p *Prover) readKey(ctx context.Context, label string, numInputs int, find 
 		opts = append(opts, groth16.TrustedFile())
 	}
 	t0 := time.Now()
-	pk, err := p.openKey(ctx, path, opts...)
+	pk, err := p.keys.Open(ctx, path, opts...)
 	p.log.Debug("c2: parameters read", "shape", label, "file", path, "duration", time.Since(t0), "err", err)
 	if err != nil {
 		return nil, err
 	}
 	if pk.VK.NumInputs() != numInputs {
-		p.closeKey(pk)
+		p.keys.Release(pk)
 		return nil, fmt.Errorf("c2: %s: key for %d public inputs, %s has %d", path, pk.VK.NumInputs(), label, numInputs)
 	}
 	return pk, nil
@@ -95,7 +97,7 @@ func (p *Prover) recordSystem(label string, synthesize func(*r1cs.System) error)
 // the other; ctx's error is returned once ctx ends.
 func (p *Prover) keyAndSystem(ctx context.Context, c *shapeCache, find func() (string, bool, error),
 	key func(context.Context) (*groth16.ProvingKey, error), record func(context.Context) (*r1cs.System, error)) (*groth16.ProvingKey, *r1cs.System, error) {
-	if _, cached := c.pk.peek(); !cached {
+	if _, cached := c.pk.Peek(); !cached {
 		if _, _, err := find(); err != nil {
 			return nil, nil, err
 		}
@@ -105,8 +107,8 @@ func (p *Prover) keyAndSystem(ctx context.Context, c *shapeCache, find func() (s
 		rec *r1cs.System
 	)
 	eg, ectx := errgroup.WithContext(ctx)
-	eg.Go(func() (err error) { pk, err = c.pk.getCtx(ectx, key); return err })
-	eg.Go(func() (err error) { rec, err = c.sys.getCtx(ectx, record); return err })
+	eg.Go(func() (err error) { pk, err = c.pk.GetCtx(ectx, key); return err })
+	eg.Go(func() (err error) { rec, err = c.sys.GetCtx(ectx, record); return err })
 	if err := eg.Wait(); err != nil {
 		return nil, nil, err
 	}
@@ -153,18 +155,23 @@ func (p *Prover) loadCircuit(ctx context.Context, c *shapeCache, label string, n
 		})
 }
 
-// proveShape is the flow shared by the circuits proved from vanilla
-// proofs: the shape's key and R1CS from cache c (see loadCircuit), then
-// for each partition k its witness, checked against want[k] — mismatch
-// builds the error for a differing public input i — proved in groups,
-// verified and serialized. label names the shape in logs and errors. tm
-// receives the wait for the key and R1CS (ParamsLoad) and proveStream's
-// times, on error those of the stages that ran.
-func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
-	record func(*r1cs.System) error, witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error),
+// proveCircuit is the flow shared by the circuits proved from vanilla
+// proofs: c's key and R1CS from its cache (see loadCircuit), held until the
+// call returns, then for each partition k its witness, checked against
+// want[k] — mismatch builds the error for a differing public input i —
+// proved in groups, verified and serialized. tm receives the wait for the
+// key and R1CS (ParamsLoad) and proveStream's times, on error those of the
+// stages that ran. Errors: ErrClosed after Close, and those of loadCircuit
+// and proveStream.
+func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error),
 	want [][]fr.Element, mismatch func(k, i int) error, tm *ProveTimes) ([]byte, error) {
+	cache, done := p.useCache(c.cache)
+	defer done()
+	if p.isClosed() {
+		return nil, ErrClosed
+	}
 	t0 := time.Now()
-	pk, rec, err := p.loadCircuit(ctx, c, label, numInputs, find, record)
+	pk, rec, err := p.loadCircuit(ctx, cache, c.label, c.numInputs, c.find, c.record)
 	tm.ParamsLoad = time.Since(t0)
 	if err != nil {
 		return nil, err
@@ -194,7 +201,7 @@ func (p *Prover) proveShape(ctx context.Context, c *shapeCache, label string, nu
 // built one after the other, and each goes to the devices as soon as it is
 // built, so that the synthesis of partition k+1 overlaps the proving of
 // partition k. At most p.inflight witnesses exist at once: each is lent to
-// its partition's stages (see lease) until the device holds the values in
+// its partition's stages (see stage.Lease) until the device holds the values in
 // its own form (the witness pass) or, on the host path, until the proof is
 // verified.
 // tm receives the summed synthesis and verification times and the wall
@@ -236,22 +243,19 @@ func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *grot
 			cancel()
 			break
 		}
-		ls := &lease{
-			give: func() {
-				bufs.put(sys.Aux(), inflight)
-				<-held
-			},
-			rebuild: func(ctx context.Context) (*r1cs.System, error) { return build(ctx, k, nil) },
-		}
+		ls := stage.NewLease(func() {
+			bufs.put(sys.Aux(), inflight)
+			<-held
+		}, func(ctx context.Context) (*r1cs.System, error) { return build(ctx, k, nil) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer ls.release()
+			defer ls.Release()
 			proof, d, err := p.proveVerified(ctx, pk, sys, ls, want[k], &verify)
 			if err != nil {
 				pe := &PartitionError{Index: k, Err: err}
 				if d != nil {
-					pe.Device = d.name
+					pe.Device = d.Name
 				}
 				errs[k] = pe
 				cancel()
@@ -290,8 +294,8 @@ func (p *Prover) inflight(pk *groth16.ProvingKey, rec *r1cs.System) int {
 // system's constraints itself (gpu.ShapeLoader): its partitions need no
 // host a, b, c.
 func (p *Prover) evaluatesOnDevice() bool {
-	for _, d := range p.devs {
-		if _, ok := d.Device.(gpu.ShapeLoader); ok && !d.dead.Load() {
+	for _, d := range p.rot.Devices() {
+		if _, ok := d.Device.(gpu.ShapeLoader); ok && d.Live() {
 			return true
 		}
 	}
@@ -305,8 +309,8 @@ func (p *Prover) evaluatesOnDevice() bool {
 // checked): the device leaves the rotation and the partition is proved
 // again elsewhere, while devices remain. It returns the device that made
 // the proof or failed.
-func (p *Prover) proveVerified(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, ls *lease, inputs []fr.Element, verify *atomic.Int64) (groth16.Proof, *device, error) {
-	exclude := make(map[*device]bool)
+func (p *Prover) proveVerified(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, ls *stage.Lease, inputs []fr.Element, verify *atomic.Int64) (groth16.Proof, *route.Device, error) {
+	exclude := make(map[*route.Device]bool)
 	for {
 		proof, d, err := p.provePartition(ctx, pk, sys, ls, exclude)
 		if err != nil {
@@ -316,14 +320,14 @@ func (p *Prover) proveVerified(ctx context.Context, pk *groth16.ProvingKey, sys 
 		err = groth16.Verify(&pk.VK, &proof, inputs)
 		dt := time.Since(t0)
 		verify.Add(int64(dt))
-		p.st.add(&p.st.verify, dt)
+		p.st.Add(&p.st.Verify, dt)
 		if err == nil {
 			return proof, d, nil
 		}
-		if !errors.Is(err, groth16.ErrInvalidProof) || d == p.fall || exclude[d] {
+		if !errors.Is(err, groth16.ErrInvalidProof) || p.rot.IsFallback(d) || exclude[d] {
 			return groth16.Proof{}, d, err
 		}
-		p.retire(d, errors.New("a proof failed verification"))
+		p.rot.Retire(d, errors.New("a proof failed verification"))
 		exclude[d] = true
 	}
 }

@@ -21,13 +21,7 @@ func (p *Prover) postCircuit(s post.Shape) vanillaCircuit {
 		label:     s.Name,
 		numInputs: s.NumInputs(),
 		find:      func() (string, bool, error) { return p.postParamsPath(s) },
-		record: func(sys *r1cs.System) error {
-			blank, err := post.BlankPartition(s) // the R1CS depends only on the shape
-			if err != nil {
-				return err
-			}
-			return post.Synthesize(sys, s, blank)
-		},
+		record:    func(sys *r1cs.System) error { return post.SynthesizeBlank(sys, s) },
 	}
 }
 
@@ -210,17 +204,7 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 	if err := ctx.Err(); err != nil {
 		return nil, tm, err
 	}
-	c := p.postCircuit(shape)
-	cache, done := p.useCache(c.cache)
-	defer done()
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		return nil, tm, ErrClosed
-	}
-
-	out, err := p.proveShape(ctx, cache, c.label, c.numInputs, c.find, c.record,
+	out, err := p.proveCircuit(ctx, p.postCircuit(shape),
 		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
 			return post.WitnessContext(ctx, shape, parts[k], workers)
 		},

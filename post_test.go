@@ -28,10 +28,8 @@ const postRefgen = "testdata/refgen/out/post-2k"
 func writePoStDevParams(t *testing.T, dir string, shapes ...post.Shape) {
 	for _, s := range shapes {
 		t0 := time.Now()
-		blank, err := post.BlankPartition(s)
-		require.NoError(t, err)
 		sys := r1cs.NewSystem()
-		require.NoError(t, post.Synthesize(sys, s, blank))
+		require.NoError(t, post.SynthesizeBlank(sys, s))
 		sys.Finalize()
 		pk, err := groth16.Setup(sys, rand.Reader)
 		require.NoError(t, err)
@@ -122,19 +120,6 @@ func (c postCase) proveTimed(ctx context.Context, p *c2.Prover, vanilla [][]byte
 	return proof, tm, time.Since(t0), err
 }
 
-// requireTimes checks a successful timed call's stages: each positive
-// (ParamsLoad, near zero once the circuit is cached, is not checked),
-// parameters and proving within the call's wall time, synthesis and
-// verification within the proving span.
-func requireTimes(t *testing.T, tm c2.ProveTimes, wall time.Duration) {
-	t.Helper()
-	require.Positive(t, tm.Synthesis)
-	require.Positive(t, tm.Prove)
-	require.Positive(t, tm.Verify)
-	require.LessOrEqual(t, tm.ParamsLoad+tm.Prove, wall)
-	require.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove, "synthesis and verification happen inside the proving span")
-}
-
 // TestProvePoSt2KiB proves the 2 KiB Window (V1_2, V1) and Winning PoSt
 // vanilla proofs rust-fil-proofs made (refgen post-2k) under development
 // parameters generated here, and checks each partition's proof against
@@ -206,20 +191,15 @@ func TestPreloadEvictPoStTimed(t *testing.T) {
 	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
 	src := t.TempDir()
 	writePoStDevParams(t, src, win)
-	params := t.TempDir()
-	name := c2.DevParamsPrefix + win.ParamsName() + ".params"
-	file := filepath.Join(params, name)
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p, link, unlink := linkedProver(t, filepath.Join(src, c2.DevParamsPrefix+win.ParamsName()+".params"))
 	ctx := context.Background()
 	c := loadPoStCase(t, "window-2k-v1_2")
 
-	require.NoError(t, os.Symlink(filepath.Join(src, name), file))
+	link()
 	t0 := time.Now()
 	require.NoError(t, p.PreloadPoSt(ctx, "StackedDrgWindow2KiBV1")) // V1 and V1_2 share the circuit
 	preload := time.Since(t0)
-	require.NoError(t, os.Remove(file))
+	unlink()
 
 	proof, tm, wall, err := c.proveTimed(ctx, p, c.bincode)
 	require.NoError(t, err, "the preloaded key is used; the file is gone")
@@ -232,7 +212,7 @@ func TestPreloadEvictPoStTimed(t *testing.T) {
 	_, _, _, err = c.proveTimed(ctx, p, c.bincode)
 	require.ErrorIs(t, err, c2.ErrNoParams, "the key was dropped")
 
-	require.NoError(t, os.Symlink(filepath.Join(src, name), file))
+	link()
 	_, again, wall, err := c.proveTimed(ctx, p, c.bincode)
 	require.NoError(t, err)
 	t.Logf("prove after EvictPoSt %v: %+v", wall, again)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
-	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
@@ -178,86 +176,14 @@ type vanillaCircuit struct {
 	record func(*r1cs.System) error
 }
 
-// useCache returns the cache named name (as cache does) counted as used
-// (Evict refuses it) until done is called; done may be called more than
-// once.
-func (p *Prover) useCache(name string) (c *shapeCache, done func()) {
-	p.shapesMu.Lock()
-	c = p.cacheLocked(name)
-	c.users++
-	p.shapesMu.Unlock()
-	var once sync.Once
-	return c, func() {
-		once.Do(func() {
-			p.shapesMu.Lock()
-			c.users--
-			p.shapesMu.Unlock()
-		})
-	}
-}
-
 // preloadCircuit is PreloadPoSt and PreloadUpdate: c's key and R1CS loaded
 // into the cache its Prove calls use, holding the cache meanwhile.
 func (p *Prover) preloadCircuit(ctx context.Context, c vanillaCircuit) error {
 	cache, done := p.useCache(c.cache)
 	defer done()
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
+	if p.isClosed() {
 		return ErrClosed
 	}
 	_, _, err := p.loadCircuit(ctx, cache, c.label, c.numInputs, c.find, c.record)
 	return err
-}
-
-// evictCache is Evict for the cache named name, of a PoRep shape or a
-// circuit; label names it in the error and the log.
-func (p *Prover) evictCache(name, label string) error {
-	p.shapesMu.Lock()
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		p.shapesMu.Unlock()
-		return ErrClosed
-	}
-	c, ok := p.shapes[name]
-	if ok && c.users > 0 {
-		n := c.users
-		p.shapesMu.Unlock()
-		return fmt.Errorf("%w: %d calls are proving or loading %s", ErrShapeInUse, n, label)
-	}
-	delete(p.shapes, name)
-	p.shapesMu.Unlock()
-	if !ok {
-		return nil
-	}
-	if pk, ok := c.pk.peek(); ok {
-		p.releaseKeys(pk)
-	}
-	p.log.Debug("c2: shape evicted", "shape", label)
-	return nil
-}
-
-// releaseKeys releases and forgets the device keys loaded from pk, as Close
-// does for all keys. The caller ensures that no call uses pk any more (its
-// shape has no users and has left the cache), so that no load or use of
-// these keys is in flight.
-func (p *Prover) releaseKeys(pk *groth16.ProvingKey) {
-	p.keyMu.Lock()
-	defer p.keyMu.Unlock()
-	if fk, ok := p.files[pk]; ok {
-		_ = fk.f.Close()
-		delete(p.files, pk)
-	}
-	for id, l := range p.keys {
-		if id.pk != pk {
-			continue
-		}
-		if k, ok := l.peek(); ok {
-			k.Release()
-		}
-		delete(p.keys, id)
-	}
 }

@@ -36,11 +36,11 @@ func TestEvictDropsOneShape(t *testing.T) {
 		c, done := p.useShape(s)
 		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)} // domain 2^10
 		sys := r1cs.NewSystem()
-		_, err := c.pk.getCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
+		_, err := c.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
 		require.NoError(t, err)
-		_, err = c.sys.getCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
+		_, err = c.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
 		require.NoError(t, err)
-		_, err = p.key(ctx, p.devs[0], pk, sys)
+		_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
 		require.NoError(t, err)
 		return pk, sys, done
 	}
@@ -100,7 +100,7 @@ func TestPreloadErrors(t *testing.T) {
 	require.ErrorIs(t, p.Preload(cctx, "StackedDrg2KiBV1_1"), context.Canceled)
 	c := p.shapes[porep.Shape2KiB.Name]
 	require.NotNil(t, c)
-	_, ok := c.pk.peek()
+	_, ok := c.pk.Peek()
 	require.False(t, ok)
 	require.Zero(t, c.users)
 	require.NoError(t, p.Evict("StackedDrg2KiBV1_1"))
@@ -125,11 +125,11 @@ func TestEvictPoStUpdate(t *testing.T) {
 		cache, done := p.useCache(c.cache)
 		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)}
 		sys := r1cs.NewSystem()
-		_, err := cache.pk.getCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
+		_, err := cache.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
 		require.NoError(t, err)
-		_, err = cache.sys.getCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
+		_, err = cache.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
 		require.NoError(t, err)
-		_, err = p.key(ctx, p.devs[0], pk, sys)
+		_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
 		require.NoError(t, err)
 		return pk, done
 	}
@@ -207,7 +207,7 @@ func TestPreloadPoStUpdateErrors(t *testing.T) {
 		require.ErrorIs(t, c.preload(cctx), context.Canceled)
 		cache := p.shapes[c.cache]
 		require.NotNil(t, cache)
-		_, ok := cache.pk.peek()
+		_, ok := cache.pk.Peek()
 		require.False(t, ok)
 		require.Zero(t, cache.users)
 	}

@@ -21,20 +21,21 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/route"
+	"github.com/sealc2/c2/internal/stage"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
 )
 
 // ErrNoDevice is returned (wrapped in a *PartitionError) when every device
 // has failed and Config.CPUFallback is off.
-var ErrNoDevice = errors.New("c2: no usable device left")
+var ErrNoDevice = route.ErrNoDevice
 
 // ErrClosed is returned by calls on a closed Prover.
 var ErrClosed = errors.New("c2: prover closed")
@@ -61,48 +62,18 @@ type Prover struct {
 	cfg  Config
 	log  *slog.Logger // cfg.Logger, or one that discards
 	cpu  *gpu.CPU     // b_g2 beside devices, and the fallback device
-	devs []*device
-	fall *device // the CPU as a device, used after every device failed
+	rot  *route.Rotation
+	keys *route.Keys
+	run  *stage.Runner
 	host *pool.Pool
-	prep chan struct{} // prep semaphore
-	// serial is held through a whole partition when overlap is disabled.
-	serial sync.Mutex
+	st   stage.Times
 
-	pickMu sync.Mutex
-	freed  chan struct{} // closed (and replaced) whenever a partition leaves a device
-	keyMu  sync.Mutex    // guards the keys map, not the loads
-	mu     sync.Mutex
-	keys   map[keyID]*lazy[gpu.Key]
-	files  map[*groth16.ProvingKey]*fileKey // keys read from .params files, by their key without bases
+	mu     sync.Mutex // guards closed
 	closed bool
-	// lastFailure is why the most recent device left the rotation.
-	lastFailure error
-	calls       sync.WaitGroup
-
-	st stats
+	calls  sync.WaitGroup
 
 	shapesMu sync.Mutex
 	shapes   map[string]*shapeCache // per sector shape: key and recorded R1CS
-}
-
-type keyID struct {
-	pk  *groth16.ProvingKey
-	dev *device
-}
-
-type device struct {
-	gpu.Device
-	name string
-	dead atomic.Bool
-	load atomic.Int32 // partitions routed here and not finished
-	busy busyClock
-	done atomic.Int32 // partitions completed here
-	// ahead bounds the partitions prepared (or being prepared) for this
-	// device and not yet admitted to it, so that host buffers are not
-	// filled far ahead of what the device can take.
-	ahead chan struct{}
-	mu    sync.Mutex
-	err   error // why it was taken out of rotation
 }
 
 // New returns a Prover for cfg.
@@ -120,12 +91,10 @@ func newProver(cfg Config, devs []gpu.Device) (*Prover, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Prover{
-		cfg:   c,
-		log:   log,
-		cpu:   gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
-		prep:  make(chan struct{}, c.PrepWorkers),
-		keys:  make(map[keyID]*lazy[gpu.Key]),
-		freed: make(chan struct{}),
+		cfg:  c,
+		log:  log,
+		cpu:  gpu.NewCPU(gpu.CPUOptions{Threads: c.Threads, Memory: c.HostMemory}),
+		keys: route.NewKeys(log),
 	}
 	switch {
 	case devs != nil:
@@ -155,10 +124,12 @@ func newProver(cfg Config, devs []gpu.Device) (*Prover, error) {
 		}
 	}
 	p.host = pool.New(pool.NewBudget("host", c.HostMemory), alloc)
-	for _, d := range devs {
-		p.devs = append(p.devs, &device{Device: d, name: d.Info().Name, ahead: make(chan struct{}, c.PrepWorkers)})
+	ro := route.Options{Ahead: c.PrepWorkers, Log: log}
+	if c.CPUFallback {
+		ro.Fallback = p.cpu
 	}
-	p.fall = &device{Device: p.cpu, name: "cpu", ahead: make(chan struct{}, c.PrepWorkers)}
+	p.rot = route.New(devs, ro)
+	p.run = stage.New(p.keys, p.host, stage.Options{Threads: c.Threads, Workers: c.PrepWorkers, Serial: c.DisableOverlap, Times: &p.st, Log: log})
 	return p, nil
 }
 
@@ -179,8 +150,8 @@ func openCUDA(c Config) ([]gpu.Device, error) {
 // Devices returns the names of the devices in rotation order.
 func (p *Prover) Devices() []string {
 	var out []string
-	for _, d := range p.devs {
-		out = append(out, d.name)
+	for _, d := range p.rot.Devices() {
+		out = append(out, d.Name)
 	}
 	return out
 }
@@ -196,20 +167,9 @@ func (p *Prover) Close() error {
 	p.mu.Unlock()
 	p.calls.Wait()
 	p.dropShapes()
-	p.keyMu.Lock()
-	defer p.keyMu.Unlock()
-	for pk, fk := range p.files {
-		_ = fk.f.Close()
-		delete(p.files, pk)
-	}
-	for id, l := range p.keys { // no load is in flight once the calls returned
-		if k, ok := l.peek(); ok {
-			k.Release()
-		}
-		delete(p.keys, id)
-	}
+	p.keys.Close() // no load is in flight once the calls returned
 	var errs []error
-	for _, d := range p.devs {
+	for _, d := range p.rot.Devices() {
 		if d.Device != gpu.Device(p.cpu) {
 			errs = append(errs, d.Close())
 		}
@@ -229,6 +189,13 @@ func (p *Prover) begin() (end func(), err error) {
 	}
 	p.calls.Add(1)
 	return p.calls.Done, nil
+}
+
+// isClosed reports whether Close was called.
+func (p *Prover) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
 }
 
 // ProvePartitions proves each finalized, satisfied system under pk and
@@ -257,17 +224,17 @@ func (p *Prover) ProvePartitions(ctx context.Context, pk *groth16.ProvingKey, pa
 	defer cancel()
 
 	proofs := make([]groth16.Proof, len(parts))
-	origin := make([]*device, len(parts))
+	origin := make([]*route.Device, len(parts))
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
-	run := func(i int, exclude map[*device]bool) {
+	run := func(i int, exclude map[*route.Device]bool) {
 		defer wg.Done()
 		var err error
 		proofs[i], origin[i], err = p.provePartition(ctx, pk, parts[i], nil, exclude)
 		if err != nil {
 			name := ""
 			if origin[i] != nil {
-				name = origin[i].name
+				name = origin[i].Name
 			}
 			errs[i] = &PartitionError{Index: i, Device: name, Err: err}
 			cancel()
@@ -292,18 +259,18 @@ func (p *Prover) ProvePartitions(ctx context.Context, pk *groth16.ProvingKey, pa
 	for attempt := 0; ; attempt++ {
 		t0 := time.Now()
 		err := groth16.VerifyBatch(&pk.VK, proofs, inputs)
-		p.st.add(&p.st.verify, time.Since(t0))
+		p.st.Add(&p.st.Verify, time.Since(t0))
 		if err == nil {
 			return proofs, nil
 		}
 		var ve *groth16.VerifyError
-		if !errors.As(err, &ve) || !errors.Is(err, groth16.ErrInvalidProof) || attempt > len(parts)+len(p.devs) {
+		if !errors.As(err, &ve) || !errors.Is(err, groth16.ErrInvalidProof) || attempt > len(parts)+len(p.rot.Devices()) {
 			return nil, &PartitionError{Index: indexOf(ve), Err: err}
 		}
 		bad := origin[ve.Index]
-		p.retire(bad, fmt.Errorf("partition %d: proof failed verification", ve.Index))
+		p.rot.Retire(bad, fmt.Errorf("partition %d: proof failed verification", ve.Index))
 		wg.Add(1)
-		run(ve.Index, map[*device]bool{bad: true})
+		run(ve.Index, map[*route.Device]bool{bad: true})
 		if err := firstError(ctx, errs); err != nil {
 			return nil, err
 		}

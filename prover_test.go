@@ -20,6 +20,7 @@ import (
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/stage"
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
@@ -179,14 +180,14 @@ func TestProvePartitionsCPU(t *testing.T) {
 // ones stay dense.
 func TestClassify(t *testing.T) {
 	narrow := newFixture(t, 60, 3, false).parts[0]
-	sp, err := classify([]msm.Segment{{Scalars: narrow.Aux()}})
+	sp, err := stage.Classify([]msm.Segment{{Scalars: narrow.Aux()}})
 	require.NoError(t, err)
-	assert.Nil(t, sp.full)
+	assert.Nil(t, sp.Full)
 	wide := newFixture(t, 60, 3, true).parts[0]
-	sp, err = classify([]msm.Segment{{Scalars: wide.Aux()}})
+	sp, err = stage.Classify([]msm.Segment{{Scalars: wide.Aux()}})
 	require.NoError(t, err)
-	require.NotNil(t, sp.full)
-	assert.Equal(t, wide.Aux(), sp.full)
+	require.NotNil(t, sp.Full)
+	assert.Equal(t, wide.Aux(), sp.Full)
 	assert.Greater(t, 2*len(sp.Tail), sp.N)
 }
 

@@ -1,80 +1,10 @@
 package c2
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sealc2/c2/gpu"
 )
-
-// Counters: stage times summed over partitions, device busy time, memory
-// peaks.
-
-// stats accumulates stage times over all partitions, in nanoseconds.
-type stats struct {
-	prep, h, batch, tail, bg2, epilogue, verify atomic.Int64
-}
-
-func (s *stats) add(acc *atomic.Int64, d time.Duration) { acc.Add(int64(d)) }
-
-// name returns the stage an accumulator of s counts, for logs.
-func (s *stats) name(acc *atomic.Int64) string {
-	switch acc {
-	case &s.prep:
-		return "prep"
-	case &s.h:
-		return "h"
-	case &s.batch:
-		return "batch-add"
-	case &s.tail:
-		return "tail-msm"
-	case &s.bg2:
-		return "b_g2"
-	case &s.epilogue:
-		return "epilogue"
-	case &s.verify:
-		return "verify"
-	}
-	return "?"
-}
-
-// busyClock measures the time during which at least one stage runs on a
-// device.
-type busyClock struct {
-	mu     sync.Mutex
-	active int
-	since  time.Time
-	total  time.Duration
-}
-
-func (b *busyClock) start() {
-	b.mu.Lock()
-	if b.active == 0 {
-		b.since = time.Now()
-	}
-	b.active++
-	b.mu.Unlock()
-}
-
-func (b *busyClock) stop() {
-	b.mu.Lock()
-	b.active--
-	if b.active == 0 {
-		b.total += time.Since(b.since)
-	}
-	b.mu.Unlock()
-}
-
-func (b *busyClock) read() time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	t := b.total
-	if b.active > 0 {
-		t += time.Since(b.since)
-	}
-	return t
-}
 
 // StageTimes are stage durations summed over partitions. Stages of
 // different partitions overlap, so the sum may exceed the wall time.
@@ -114,21 +44,19 @@ type Stats struct {
 func (p *Prover) Stats() Stats {
 	var s Stats
 	s.Stages = StageTimes{
-		Prep: time.Duration(p.st.prep.Load()), H: time.Duration(p.st.h.Load()),
-		BatchAdd: time.Duration(p.st.batch.Load()), Tail: time.Duration(p.st.tail.Load()),
-		BG2: time.Duration(p.st.bg2.Load()), Epilogue: time.Duration(p.st.epilogue.Load()),
-		Verify: time.Duration(p.st.verify.Load()),
+		Prep: time.Duration(p.st.Prep.Load()), H: time.Duration(p.st.H.Load()),
+		BatchAdd: time.Duration(p.st.Batch.Load()), Tail: time.Duration(p.st.Tail.Load()),
+		BG2: time.Duration(p.st.BG2.Load()), Epilogue: time.Duration(p.st.Epilogue.Load()),
+		Verify: time.Duration(p.st.Verify.Load()),
 	}
-	for _, d := range append(p.devs, p.fall) {
-		if d == p.fall && d.done.Load() == 0 {
-			continue
-		}
-		d.mu.Lock()
-		failed := d.err
-		d.mu.Unlock()
+	devs := p.rot.Devices()
+	if f := p.rot.Fallback(); f != nil && f.Completed() > 0 {
+		devs = append(devs[:len(devs):len(devs)], f)
+	}
+	for _, d := range devs {
 		ds := DeviceStats{
-			Name: d.name, Partitions: int(d.done.Load()), Busy: d.busy.read(),
-			PeakMemory: d.Budget().Peak(), Budget: d.Budget().Total(), Failed: failed,
+			Name: d.Name, Partitions: d.Completed(), Busy: d.Busy(),
+			PeakMemory: d.Budget().Peak(), Budget: d.Budget().Total(), Failed: d.Failure(),
 		}
 		if t, ok := d.Device.(gpu.Timed); ok {
 			dt := t.DeviceTimes()

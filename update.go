@@ -25,13 +25,7 @@ func (p *Prover) updateCircuit(s update.Shape) vanillaCircuit {
 			}
 			return FindUpdateParams(p.cfg.Params, s, ".params")
 		},
-		record: func(sys *r1cs.System) error {
-			blank, err := update.BlankPartition(s) // the R1CS depends only on the shape
-			if err != nil {
-				return err
-			}
-			return update.Synthesize(sys, s, update.BlankInputs(s), blank, 0)
-		},
+		record: func(sys *r1cs.System) error { return update.SynthesizeBlank(sys, s) },
 	}
 }
 
@@ -158,17 +152,7 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 	if err := ctx.Err(); err != nil {
 		return nil, tm, err
 	}
-	c := p.updateCircuit(shape)
-	cache, done := p.useCache(c.cache)
-	defer done()
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		return nil, tm, ErrClosed
-	}
-
-	out, err := p.proveShape(ctx, cache, c.label, c.numInputs, c.find, c.record,
+	out, err := p.proveCircuit(ctx, p.updateCircuit(shape),
 		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
 			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers)
 		},

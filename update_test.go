@@ -133,21 +133,15 @@ func TestPreloadEvictUpdateTimed(t *testing.T) {
 	dir, err := devparams.UpdateDir()
 	require.NoError(t, err)
 	src, vkPath := devparams.UpdatePaths(dir)
-	src, err = filepath.Abs(src)
-	require.NoError(t, err)
-	params := t.TempDir()
-	file := filepath.Join(params, filepath.Base(src))
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p, link, unlink := linkedProver(t, src)
 	ctx := context.Background()
 	c := loadUpdateCase(t)
 
-	require.NoError(t, os.Symlink(src, file))
+	link()
 	t0 := time.Now()
 	require.NoError(t, p.PreloadUpdate(ctx, c.proof))
 	preload := time.Since(t0)
-	require.NoError(t, os.Remove(file))
+	unlink()
 
 	t0 = time.Now()
 	proof, tm, err := p.ProveUpdateTimed(ctx, c.proof, c.comms, c.bincode)
@@ -162,12 +156,8 @@ func TestPreloadEvictUpdateTimed(t *testing.T) {
 	for k := range ps {
 		require.NoError(t, groth16.Verify(vk, &ps[k], c.inputs[k]), "partition %d under Rust's inputs", k)
 	}
-	require.Positive(t, tm.Synthesis)
-	require.Positive(t, tm.Prove)
-	require.Positive(t, tm.Verify)
+	requireTimes(t, tm, wall)
 	require.Less(t, tm.ParamsLoad, preload/10, "nothing left to load after PreloadUpdate")
-	require.LessOrEqual(t, tm.ParamsLoad+tm.Prove, wall)
-	require.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove, "synthesis and verification happen inside the proving span")
 
 	require.NoError(t, p.EvictUpdate(c.proof))
 	_, _, err = p.ProveUpdateTimed(ctx, c.proof, c.comms, c.bincode)

@@ -160,6 +160,17 @@ func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r
 	return w, nil
 }
 
+// SynthesizeBlank synthesizes the circuit of shape s from its
+// [BlankPartition] into b: the R1CS of the shape, with values that satisfy
+// nothing.
+func SynthesizeBlank(b r1cs.Builder, s Shape) error {
+	blank, err := BlankPartition(s)
+	if err != nil {
+		return err
+	}
+	return Synthesize(b, s, blank)
+}
+
 // BlankPartition returns a partition of shape s whose values are all zero:
 // it synthesizes the R1CS of the shape (which depends on nothing else), as
 // FallbackPoStCompound::blank_circuit does for parameter generation, but

@@ -381,10 +381,8 @@ func writePoStParams(t *testing.T, dir string, names ...string) {
 	for _, n := range names {
 		s, ok := post.ShapeByName(n)
 		require.True(t, ok, n)
-		blank, err := post.BlankPartition(s)
-		require.NoError(t, err)
 		sys := r1cs.NewSystem()
-		require.NoError(t, post.Synthesize(sys, s, blank))
+		require.NoError(t, post.SynthesizeBlank(sys, s))
 		sys.Finalize()
 		pk, err := groth16.Setup(sys, rand.Reader)
 		require.NoError(t, err)

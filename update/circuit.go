@@ -394,6 +394,17 @@ func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition
 	return w, nil
 }
 
+// SynthesizeBlank synthesizes the circuit of shape s from its
+// [BlankPartition] and [BlankInputs] into b: the R1CS of the shape, with
+// values that satisfy nothing.
+func SynthesizeBlank(b r1cs.Builder, s Shape) error {
+	blank, err := BlankPartition(s)
+	if err != nil {
+		return err
+	}
+	return Synthesize(b, s, BlankInputs(s), blank, 0)
+}
+
 // BlankPartition returns a partition of shape s whose values are all zero:
 // it synthesizes the R1CS of the shape (which depends on nothing else), as
 // EmptySectorUpdateCompound::blank_circuit does for parameter generation,

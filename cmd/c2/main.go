@@ -1,12 +1,16 @@
-// Command c2 produces and checks Filecoin PoRep C2 (Groth16, BLS12-381)
-// proofs.
+// Command c2 produces and checks Filecoin Groth16 (BLS12-381) proofs: PoRep
+// C2, Window and Winning PoSt, and SnapDeals updates.
 //
-//	c2 demo     prove an embedded 2 KiB sector's C1 output (development parameters)
-//	c2 prove    prove a C1 output with a sector size's parameters
-//	c2 verify   verify a proof file against a .vk/.params file and public inputs
-//	c2 setup    generate INSECURE development parameters for a sector size
-//	c2 bench    run synthetic PoRep-shaped partitions through the pipeline
-//	c2 devices  list CUDA devices, or say why there are none
+//	c2 demo          prove an embedded 2 KiB sector's C1 output (development parameters)
+//	c2 prove         prove a C1 output with a sector size's parameters
+//	c2 post-prove    prove a Window or Winning PoSt from per-sector vanilla proofs
+//	c2 update-prove  prove a SnapDeals update from its vanilla partition proofs
+//	c2 verify        verify a proof file against a .vk/.params file and public inputs
+//	c2 setup         generate INSECURE development parameters (PoRep, PoSt, SnapDeals)
+//	c2 c1gen         write a synthetic but valid C1 output for a sector size
+//	c2 bench         run synthetic partitions or C1s through the pipeline
+//	c2 serve         run a proving daemon speaking Curio's cuzk.v1 gRPC protocol
+//	c2 devices       list CUDA devices, or say why there are none
 //
 // Run `c2 <command> -h` for a command's flags.
 package main

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -28,16 +27,7 @@ func postSetup(name, dir string) error {
 	if !ok {
 		return fmt.Errorf("--post %q: no registered PoSt proof of that name (e.g. StackedDrgWindow2KiBV1_2, StackedDrgWinning32GiBV1)", name)
 	}
-	fmt.Println("WARNING: INSECURE development parameters (single-party setup); proofs made with them prove nothing on chain.")
-	fmt.Printf("shape: %v\n", shape)
-	return devSetupSystem(shape.ParamsName(), dir, func() (*r1cs.System, error) {
-		blank, err := post.BlankPartition(shape) // the R1CS depends only on the shape
-		if err != nil {
-			return nil, err
-		}
-		sys := r1cs.NewSystem()
-		return sys, post.Synthesize(sys, shape, blank)
-	})
+	return setupCircuit(shape, shape.ParamsName(), dir, func(b r1cs.Builder) error { return post.SynthesizeBlank(b, shape) })
 }
 
 // filesFlag collects the values of a repeated flag.
@@ -50,16 +40,11 @@ func runPoStProve(args []string) error {
 	fs := flag.NewFlagSet("post-prove", flag.ContinueOnError)
 	name := fs.String("proof", "", "registered PoSt proof, e.g. StackedDrgWindow32GiBV1_2 or StackedDrgWinning32GiBV1 (required)")
 	rnd := fs.String("randomness", "", "the PoSt randomness: 64 hex digits, a canonical scalar's 32 bytes (required)")
-	var vanilla filesFlag
-	fs.Var(&vanilla, "vanilla", "a sector's vanilla proof (bincode from generate_single_vanilla_proof, or its JSON object), or a JSON array of them; repeat in sector order (required)")
-	params := fs.String("params", "", "a .params file, or a directory holding the proof's official or "+devPrefix+" parameters (required)")
-	out := fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)")
-	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
-	trust := fs.Bool("trust-params", false, "skip the subgroup checks of the parameter points (as filecoin-proofs does); only for files from a trusted source")
+	f := addCircuitFlags(fs, "a sector's vanilla proof (bincode from generate_single_vanilla_proof, or its JSON object), or a JSON array of them; repeat in sector order (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *name == "" || *rnd == "" || len(vanilla) == 0 || *params == "" {
+	if *name == "" || *rnd == "" || len(f.vanilla) == 0 || *f.params == "" {
 		fs.Usage()
 		return errors.New("--proof, --randomness, --vanilla and --params are required")
 	}
@@ -67,47 +52,23 @@ func runPoStProve(args []string) error {
 	if !ok {
 		return &post.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered PoSt proof", *name)}
 	}
-	var randomness [32]byte
-	if b, err := hex.DecodeString(strings.TrimPrefix(*rnd, "0x")); err != nil || len(b) != 32 {
+	randomness, ok := hex32(*rnd)
+	if !ok {
 		return &post.InputError{Field: "randomness", Msg: fmt.Sprintf("%q is not 64 hex digits", *rnd)}
-	} else {
-		copy(randomness[:], b)
 	}
-	o, err := createOutput(*out)
-	if err != nil {
-		return err
-	}
-	defer o.abort()
-
-	proofs, err := readVanilla(vanilla)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s: %d vanilla proof(s), %s\n", shape.Name, len(proofs), shape)
-	_, dev, err := c2.FindPoStParams(*params, shape, ".params")
-	if err != nil {
-		return fmt.Errorf("%w (c2 setup --post %s --out DIR makes development parameters)", err, shape.Name)
-	}
-	prover, err := openProver(dev, c2.Config{Backend: c2.Backend(*backend), Params: *params, TrustParams: *trust})
-	if err != nil {
-		return err
-	}
-	defer prover.Close()
-	prove := prover.ProveWindowPoStTimed
+	prove := (*c2.Prover).ProveWindowPoStTimed
 	if shape.Kind == post.Winning {
-		prove = prover.ProveWinningPoStTimed
+		prove = (*c2.Prover).ProveWinningPoStTimed
 	}
-	t0 := time.Now()
-	proof, tm, err := prove(context.Background(), shape.Name, randomness, proofs)
-	if err != nil {
-		return err
-	}
-	stageTimes(time.Since(t0), tm, len(proof)/192)
-	if err := o.commit(bytesWriter(proof)); err != nil {
-		return err
-	}
-	fmt.Printf("wrote %s (%d bytes), verified against public inputs derived from the randomness and sectors\n", *out, len(proof))
-	return nil
+	return f.prove(circuitProof{
+		name: shape.Name, setupFlag: "--post",
+		describe: func(n int) { fmt.Printf("%s: %d vanilla proof(s), %s\n", shape.Name, n, shape) },
+		find:     func(params string) (string, bool, error) { return c2.FindPoStParams(params, shape, ".params") },
+		prove: func(ctx context.Context, p *c2.Prover, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
+			return prove(p, ctx, shape.Name, randomness, vanilla)
+		},
+		verified: "the randomness and sectors",
+	})
 }
 
 // stageTimes prints the wall time of a timed call that proved n

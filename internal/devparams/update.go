@@ -100,12 +100,8 @@ func EnsureUpdate(dir string) error {
 // it and writes the key and its verifying key into dir (each through a
 // temporary file renamed into place, .params first).
 func GenerateUpdate(dir string) error {
-	blank, err := update.BlankPartition(UpdateShape) // the R1CS depends only on the shape
-	if err != nil {
-		return err
-	}
 	sys := r1cs.NewSystem()
-	if err := update.Synthesize(sys, UpdateShape, update.BlankInputs(UpdateShape), blank, 0); err != nil {
+	if err := update.SynthesizeBlank(sys, UpdateShape); err != nil {
 		return err
 	}
 	sys.Finalize()

@@ -231,20 +231,14 @@ func TestPreloadEvictProveTimed(t *testing.T) {
 	dir, err := devparams.Dir()
 	require.NoError(t, err)
 	src, _ := devparams.Paths(dir)
-	src, err = filepath.Abs(src)
-	require.NoError(t, err)
-	params := t.TempDir()
-	file := filepath.Join(params, filepath.Base(src))
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p, link, unlink := linkedProver(t, src)
 	ctx := context.Background()
 
-	require.NoError(t, os.Symlink(src, file))
+	link()
 	t0 := time.Now()
 	require.NoError(t, p.Preload(ctx, "StackedDrg2KiBV1_1"))
 	preload := time.Since(t0)
-	require.NoError(t, os.Remove(file))
+	unlink()
 
 	t0 = time.Now()
 	proof, tm, err := p.ProveTimed(ctx, raw)
@@ -252,12 +246,8 @@ func TestPreloadEvictProveTimed(t *testing.T) {
 	require.NoError(t, err, "the preloaded key is used; the file is gone")
 	require.Len(t, proof, groth16.ProofSize)
 	t.Logf("preload %v; prove %v: %+v", preload, wall, tm)
-	require.Positive(t, tm.Synthesis)
-	require.Positive(t, tm.Prove)
-	require.Positive(t, tm.Verify)
+	requireTimes(t, tm, wall)
 	require.Less(t, tm.ParamsLoad, preload/10, "nothing left to load after Preload")
-	require.LessOrEqual(t, tm.ParamsLoad+tm.Prove, wall)
-	require.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove, "synthesis and verification happen inside the proving span")
 
 	require.NoError(t, p.Evict("StackedDrg2KiBV1"))
 	_, _, err = p.ProveTimed(ctx, raw)
@@ -265,7 +255,7 @@ func TestPreloadEvictProveTimed(t *testing.T) {
 
 	// The file back: a Preload reads it again, and Evict refuses while it
 	// does.
-	require.NoError(t, os.Symlink(src, file))
+	link()
 	res := make(chan error, 1)
 	t0 = time.Now()
 	go func() { res <- p.Preload(ctx, "StackedDrg2KiBV1_1") }()

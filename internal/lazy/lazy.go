@@ -1,4 +1,11 @@
-package c2
+// Package lazy holds a value built on first use while other callers wait
+// for it. A failed build is not kept: the next caller tries again. Waiters
+// give up when their own context ends. With [Value.Get] the builder is the
+// first caller and always finishes its attempt; with [Value.GetCtx] the
+// build runs on its own goroutine and stops once no caller waits for it.
+// A panic in a build ends the attempt: Get's builder panics on, GetCtx
+// returns the panic as an error.
+package lazy
 
 import (
 	"context"
@@ -7,13 +14,9 @@ import (
 	"sync"
 )
 
-// lazy holds a value built on first use while the other callers wait.
-// A failed build is not kept: the next caller tries again (parameters
-// installed after a failure are found). Waiters give up when their own
-// context ends. With get the builder is the first caller and always
-// finishes its attempt; with getCtx the build runs on its own and is
-// stopped once no caller waits for it any more.
-type lazy[T any] struct {
+// Value is a value of type T built on first use. The zero Value is empty
+// and ready to use; a Value must not be copied after first use.
+type Value[T any] struct {
 	mu   sync.Mutex
 	busy chan struct{} // non-nil while a build is in progress; closed when it ends
 	att  *attempt[T]   // the build in progress when getCtx started it
@@ -32,8 +35,8 @@ type attempt[T any] struct {
 	err     error
 }
 
-// get returns the value, building it with build when no one has yet.
-func (l *lazy[T]) get(ctx context.Context, build func() (T, error)) (T, error) {
+// Get returns the value, building it with build when no one has yet.
+func (l *Value[T]) Get(ctx context.Context, build func() (T, error)) (T, error) {
 	var zero T
 	for {
 		if v, ok := l.lockUnbuilt(); ok {
@@ -66,7 +69,7 @@ func (l *lazy[T]) get(ctx context.Context, build func() (T, error)) (T, error) {
 
 // build runs one attempt and ends it, even if build panics (the waiters then
 // try again rather than wait forever).
-func (l *lazy[T]) build(busy chan struct{}, build func() (T, error)) (v T, err error) {
+func (l *Value[T]) build(busy chan struct{}, build func() (T, error)) (v T, err error) {
 	ok := false
 	defer func() {
 		l.mu.Lock()
@@ -84,7 +87,7 @@ func (l *lazy[T]) build(busy chan struct{}, build func() (T, error)) (v T, err e
 
 // lockUnbuilt returns the value if it has been built; otherwise it
 // returns with l.mu held.
-func (l *lazy[T]) lockUnbuilt() (T, bool) {
+func (l *Value[T]) lockUnbuilt() (T, bool) {
 	l.mu.Lock()
 	if !l.ok {
 		var zero T
@@ -95,21 +98,21 @@ func (l *lazy[T]) lockUnbuilt() (T, bool) {
 	return v, true
 }
 
-// peek returns the value if it has been built.
-func (l *lazy[T]) peek() (T, bool) {
+// Peek returns the value if it has been built.
+func (l *Value[T]) Peek() (T, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.val, l.ok
 }
 
-// getCtx returns the value, building it with build when no one has yet.
+// GetCtx returns the value, building it with build when no one has yet.
 // The build runs on its own goroutine under a context that carries ctx's
 // values but is cancelled only when every caller waiting for it has left
 // (their contexts ended): a caller leaves at once when its context ends,
 // and a build nobody waits for stops as soon as build honours its context.
 // Callers that join a build receive its result, error included; a panic in
 // build becomes an error.
-func (l *lazy[T]) getCtx(ctx context.Context, build func(context.Context) (T, error)) (T, error) {
+func (l *Value[T]) GetCtx(ctx context.Context, build func(context.Context) (T, error)) (T, error) {
 	var zero T
 	for {
 		if v, ok := l.lockUnbuilt(); ok {
@@ -155,10 +158,10 @@ func (l *lazy[T]) getCtx(ctx context.Context, build func(context.Context) (T, er
 }
 
 // run builds for attempt a and publishes the result.
-func (l *lazy[T]) run(ctx context.Context, a *attempt[T], build func(context.Context) (T, error)) {
+func (l *Value[T]) run(ctx context.Context, a *attempt[T], build func(context.Context) (T, error)) {
 	defer func() {
 		if r := recover(); r != nil {
-			a.err = fmt.Errorf("c2: building a cached value panicked: %v\n%s", r, debug.Stack())
+			a.err = fmt.Errorf("lazy: build panicked: %v\n%s", r, debug.Stack())
 		}
 		a.stop()
 		l.mu.Lock()
@@ -172,9 +175,9 @@ func (l *lazy[T]) run(ctx context.Context, a *attempt[T], build func(context.Con
 	a.val, a.err = build(ctx)
 }
 
-// set stores v as the built value (a value made elsewhere, such as a key
+// Set stores v as the built value (a value made elsewhere, such as a key
 // made on a device); it must not race with a build.
-func (l *lazy[T]) set(v T) {
+func (l *Value[T]) Set(v T) {
 	l.mu.Lock()
 	l.val, l.ok = v, true
 	l.mu.Unlock()

@@ -36,64 +36,6 @@ func (e *InputMismatchError) Error() string {
 	return fmt.Sprintf("c2: C1 partition %d: public input %d derived from replica id, commitments and seed differs from the vanilla proof's", e.Partition, e.Input)
 }
 
-// shapeCache holds, per sector shape, the proving key and the R1CS recorded
-// once and shared by every partition proved afterwards. Failures are not
-// cached: parameters installed after a failed call are found by the next.
-type shapeCache struct {
-	pk  lazy[*groth16.ProvingKey]
-	sys lazy[*r1cs.System]
-	// witnesses are idle witness buffers of the shape's partitions.
-	witnesses witnessBuffers
-	// users counts the Prove and Preload calls holding this cache (from
-	// before they look for the key until they return), guarded by
-	// Prover.shapesMu: Evict drops a cache only when it is 0.
-	users int
-}
-
-// shape returns the cache of shape s; after Close, a fresh one the Prover
-// does not keep, so that a call racing Close leaves nothing behind.
-func (p *Prover) shape(s porep.Shape) *shapeCache { return p.cache(s.Name) }
-
-// cache returns the cache named name (a PoRep shape's Name, or a PoSt
-// circuit's key from post.go), as shape does.
-func (p *Prover) cache(name string) *shapeCache {
-	p.shapesMu.Lock()
-	defer p.shapesMu.Unlock()
-	return p.cacheLocked(name)
-}
-
-// cacheLocked is cache with p.shapesMu held.
-func (p *Prover) cacheLocked(name string) *shapeCache {
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		return &shapeCache{}
-	}
-	if p.shapes == nil {
-		p.shapes = make(map[string]*shapeCache)
-	}
-	c, ok := p.shapes[name]
-	if !ok {
-		c = &shapeCache{}
-		p.shapes[name] = c
-	}
-	return c
-}
-
-// useShape is useCache for PoRep shape s.
-func (p *Prover) useShape(s porep.Shape) (c *shapeCache, done func()) { return p.useCache(s.Name) }
-
-// dropShapes releases the proving keys and R1CS of every shape, PoRep and
-// PoSt (Close
-// calls it once the calls in progress have returned): loads still running
-// finish into caches nothing refers to any more.
-func (p *Prover) dropShapes() {
-	p.shapesMu.Lock()
-	p.shapes = nil
-	p.shapesMu.Unlock()
-}
-
 // FindParams resolves where the parameters of shape s are: path itself when
 // it is a file, else in the directory path the official file
 // (<ParamsName><ext>, ext ".params" or ".vk") or, failing that, the
@@ -270,10 +212,7 @@ func verifyVanilla(shape porep.Shape, parts []*porep.Partition) error {
 // one fails at once, not after the synthesis), and a failure of one stops
 // this call's wait for the other.
 func (p *Prover) loadShape(ctx context.Context, c *shapeCache, s porep.Shape) (*groth16.ProvingKey, *r1cs.System, error) {
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
+	if p.isClosed() {
 		return nil, nil, ErrClosed
 	}
 	return p.keyAndSystem(ctx, c, func() (string, bool, error) { return p.paramsPath(s) }, p.provingKey(s), p.recorded(s))
@@ -290,19 +229,7 @@ func partitionSystem(ctx context.Context, rec *r1cs.System, shape porep.Shape, p
 		}
 		return nil, &PartitionError{Index: k, Err: err}
 	}
-	if len(w.Inputs) != len(want)+1 {
-		return nil, &PartitionError{Index: k, Err: fmt.Errorf("witness has %d public inputs, the proof type %d", len(w.Inputs)-1, len(want))}
-	}
-	for i := range want {
-		if w.Inputs[i+1] != want[i] {
-			return nil, &InputMismatchError{Partition: k, Input: i + 1}
-		}
-	}
-	sys, err := rec.WithAssignment(w.Inputs, w.Aux)
-	if err != nil {
-		return nil, &PartitionError{Index: k, Err: err}
-	}
-	return sys, nil
+	return assignedSystem(rec, w, want, k, func(i int) error { return &InputMismatchError{Partition: k, Input: i} })
 }
 
 // derivedInputs computes every partition's public inputs (ONE excluded) from

@@ -1,0 +1,40 @@
+package c2_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2"
+)
+
+// requireTimes checks a successful timed call's stages: each positive
+// (ParamsLoad, near zero once the circuit is cached, is not checked),
+// parameters and proving within the call's wall time, synthesis and
+// verification within the proving span.
+func requireTimes(t *testing.T, tm c2.ProveTimes, wall time.Duration) {
+	t.Helper()
+	require.Positive(t, tm.Synthesis)
+	require.Positive(t, tm.Prove)
+	require.Positive(t, tm.Verify)
+	require.LessOrEqual(t, tm.ParamsLoad+tm.Prove, wall)
+	require.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove, "synthesis and verification happen inside the proving span")
+}
+
+// linkedProver returns a CPU Prover (closed at the test's end) whose
+// Config.Params is a fresh directory, with link, which puts a link to the
+// parameter file src there, and unlink, which removes it.
+func linkedProver(t *testing.T, src string) (p *c2.Prover, link, unlink func()) {
+	t.Helper()
+	src, err := filepath.Abs(src)
+	require.NoError(t, err)
+	params := t.TempDir()
+	file := filepath.Join(params, filepath.Base(src))
+	p, err = c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p, func() { require.NoError(t, os.Symlink(src, file)) }, func() { require.NoError(t, os.Remove(file)) }
+}

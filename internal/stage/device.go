@@ -1,0 +1,189 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/route"
+	"github.com/sealc2/c2/r1cs"
+)
+
+// deviceStages acquires a slot on d and runs H, the batch additions and the
+// tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2.
+// With onDevice, H starts from the witness on the device once it is
+// classified; otherwise from the prepared a, b, c.
+func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key, sys *r1cs.System, ls *Lease, pr *prepared, onDevice bool, admitted func(), g2 *g2Job) (*groth16.Sums, error) {
+	slot, err := d.Acquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer slot.Release()
+	admitted()
+
+	var sums groth16.Sums
+	stage := func(acc *atomic.Int64, f func() error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dt, err := d.Stage(f)
+		r.o.Times.Add(acc, dt)
+		r.o.Log.Debug("c2: device stage", "device", d.Name, "stage", r.o.Times.name(acc), "duration", dt, "err", err)
+		return err
+	}
+	classified := func() error {
+		select {
+		case <-pr.classified:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return pr.classErr
+	}
+	if onDevice {
+		ws, ok := slot.(gpu.WitnessSlot)
+		if !ok {
+			return nil, &gpu.Error{Device: d.Name, Stage: gpu.StageH, Err: fmt.Errorf("%w: slot of a shape key cannot take a witness", gpu.ErrBadArgument)}
+		}
+		// The handoff is L's classification: H starts as soon as it is
+		// ready, A's and B's follow meanwhile.
+		select {
+		case <-pr.lDone:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if pr.lErr != nil {
+			return nil, pr.lErr
+		}
+		if err := stage(&r.o.Times.H, func() (err error) { sums.H, err = ws.ComputeHWitness(ctx, pr.witness(sys)); return }); err != nil {
+			var ue *r1cs.UnsatisfiedError
+			if errors.As(err, &ue) && hostSatisfied(ctx, sys, ls, pr) == nil {
+				// The host finds every constraint satisfied: the device erred.
+				err = &gpu.Error{Device: d.Name, Stage: gpu.StageH, Section: gpu.SectionH,
+					Err: fmt.Errorf("%w: device found constraint %d unsatisfied, the host finds it satisfied", gpu.ErrKernel, ue.Index)}
+			}
+			return nil, err
+		}
+		if err := classified(); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := stage(&r.o.Times.H, func() (err error) { sums.H, err = slot.ComputeH(ctx, pr.a, pr.b, pr.c); return }); err != nil {
+			return nil, err
+		}
+		pr.freeABC() // a, b, c are spent: let the next partition have them
+		// H needs only a, b, c; the rest waits for the classification.
+		if err := classified(); err != nil {
+			return nil, err
+		}
+	}
+	g2idx, g2scalars := pr.B.g2Scalars()
+	g2cpu := !d.Info().G2
+
+	g1 := []struct {
+		sec gpu.Section
+		sp  *Split
+		dst *bls.G1Jac
+	}{{gpu.SectionL, pr.l, &sums.L}, {gpu.SectionA, pr.A, &sums.A}, {gpu.SectionBG1, pr.B, &sums.BG1}}
+	ones := make([]bls.G1Jac, len(g1))
+	var ones2 bls.G2Jac
+	for i, q := range g1 {
+		if q.sp.Full != nil {
+			continue
+		}
+		if err := stage(&r.o.Times.Batch, func() (err error) { ones[i], err = slot.BatchAddG1(ctx, q.sec, q.sp.Ones); return }); err != nil {
+			return nil, err
+		}
+	}
+	if pr.B.Full == nil {
+		if err := stage(&r.o.Times.Batch, func() (err error) { ones2, err = slot.BatchAddG2(ctx, pr.B.Ones); return }); err != nil {
+			return nil, err
+		}
+	}
+	for i, q := range g1 {
+		var idx []uint32
+		scalars := q.sp.Full
+		if scalars == nil {
+			idx, scalars = q.sp.TailIdx, q.sp.Tail
+		}
+		if err := stage(&r.o.Times.Tail, func() (err error) { *q.dst, err = slot.TailG1(ctx, q.sec, idx, scalars); return }); err != nil {
+			return nil, err
+		}
+		q.dst.AddAssign(&ones[i])
+	}
+	if g2cpu {
+		// The device is done: free its slot for the next partition before
+		// joining the CPU's B_G2 work.
+		slot.Release()
+		if err := g2.wait(ctx); err != nil {
+			return nil, err
+		}
+		sums.BG2 = g2.sum
+	} else if err := stage(&r.o.Times.Tail, func() (err error) { sums.BG2, err = slot.TailG2(ctx, g2idx, g2scalars); return }); err != nil {
+		return nil, err
+	}
+	sums.BG2.AddAssign(&ones2)
+	return &sums, nil
+}
+
+// g2Job is the CPU's B_G2 tail MSM for one partition.
+type g2Job struct {
+	start func() // non-nil until started, when it runs on demand (no overlap)
+	done  chan struct{}
+	sum   bls.G2Jac
+	err   error
+}
+
+// wait runs the job if it was deferred, then waits for it.
+func (g *g2Job) wait(ctx context.Context) error {
+	if g.start != nil {
+		f := g.start
+		g.start = nil
+		f()
+	}
+	select {
+	case <-g.done:
+		return g.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// join waits for a started job to end (no goroutine outlives its partition).
+func (g *g2Job) join() {
+	if g.start == nil {
+		<-g.done
+	}
+}
+
+// runG2 computes B_G2's tail on the CPU once the classification is known.
+func (r *Runner) runG2(ctx context.Context, pk *groth16.ProvingKey, pr *prepared, g *g2Job) {
+	defer close(g.done)
+	<-pr.classified
+	if pr.classErr != nil {
+		g.err = pr.classErr
+		return
+	}
+	if g.err = ctx.Err(); g.err != nil {
+		return
+	}
+	t0 := time.Now()
+	idx, scalars := pr.B.g2Scalars()
+	g.sum, g.err = gpu.TailG2CPU(ctx, pk.BG2, idx, scalars, r.o.Threads)
+	r.o.Times.Add(&r.o.Times.BG2, time.Since(t0))
+}
+
+// g2Scalars returns what B_G2's MSM beyond the batch addition takes: the
+// tail, or every scalar when the split was not worth it.
+func (s *Split) g2Scalars() ([]uint32, []fr.Element) {
+	if s.Full != nil {
+		return nil, s.Full
+	}
+	return s.TailIdx, s.Tail
+}
