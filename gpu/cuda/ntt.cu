@@ -19,11 +19,6 @@ namespace c2 {
 
 static constexpr int NTT_TMAX = 9;        // index bits per pass
 static constexpr int NTT_THREADS = 256;
-// Blocks of the pass kernel that each multiprocessor keeps resident: ptxas
-// fits the registers to it (65536 / (256 * blocks) per thread).
-#ifndef C2_NTT_MIN_BLOCKS
-#define C2_NTT_MIN_BLOCKS 2
-#endif
 
 struct pow_tables {
     const fr_t* lo;  // base^i, i < 2^h
@@ -73,34 +68,12 @@ __device__ __forceinline__ void sts(uint32_t* sm, int E, int e, const fr_t& x) {
     for (int l = 0; l < 8; l++) sm[l * E + e] = x.v[l];
 }
 
-// Entry i of a pass's twiddle table (AoS in shared memory).
-__device__ __forceinline__ fr_t tw_at(const uint32_t* tw, int i) {
-    fr_t z;
-#pragma unroll
-    for (int k = 0; k < 8; k++) z.v[k] = tw[i * 8 + k];
-    return z;
-}
-
-// The stage of distance 1 (both orders): pairs (2i, 2i+1) of each column
-// become (u + v, u - v); its twiddles are all 1. Ends with a barrier.
-__device__ __forceinline__ void unit_stage(uint32_t* sm, int E, int L_log) {
-    const int L = 1 << L_log;
-    for (int q = threadIdx.x; q < (E >> 1); q += blockDim.x) {
-        const int l = q & (L - 1), b = q >> L_log;
-        const int ea = ((2 * b) << L_log) + l, eb = ea + L;
-        const fr_t u = lds(sm, E, ea), v = lds(sm, E, eb);
-        sts(sm, E, ea, u + v);
-        sts(sm, E, eb, u - v);
-    }
-    __syncthreads();
-}
-
 // One pass. Rows have 2^row_log elements; this pass owns t bits; L columns per
 // block. prescale (DIT only, first pass): element at position p is multiplied
 // by ps.at(bitrev_k(p)) on load. mul (DIF only, first pass; null for none):
 // element at position p is multiplied by mul[p] on load.
 template <bool DIT>
-__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int L_log,
+__global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int L_log,
                                                           pow_tables w, bool prescale, pow_tables ps,
                                                           const fr_t* mul) {
     extern __shared__ uint32_t smem[];
@@ -140,72 +113,48 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
     }
     __syncthreads();
 
-    // Stages in pairs (radix 4): a group is the four elements
-    // base + {0, h, 2h, 3h} of one column (h = 2^lo), which the stages of
-    // distances h and 2h combine among themselves only, so each group goes
-    // through both stages in registers: half the shared-memory round trips
-    // and barriers of one stage at a time, and two independent butterflies
-    // per stage in each thread. An odd t leaves the stage of distance 1 on
-    // its own (the last of DIF, the first of DIT); its twiddles are all 1.
-    const int groups = E >> 2;
+    const int pairs = E >> 1;
     if (!DIT) {
-        int m_log = t - 1;
-        for (; m_log >= 1; m_log -= 2) {
-            const int lo = m_log - 1, h = 1 << lo, s1 = t - 1 - m_log;
-            for (int q = threadIdx.x; q < groups; q += blockDim.x) {
-                const int l = q & (L - 1), g = q >> L_log;
-                const int j = g & (h - 1);
-                const int e0 = ((((g >> lo) << (lo + 2)) + j) << L_log) + l, eh = h << L_log;
-                const fr_t x0 = lds(smem, E, e0), x1 = lds(smem, E, e0 + eh);
-                const fr_t x2 = lds(smem, E, e0 + 2 * eh), x3 = lds(smem, E, e0 + 3 * eh);
-                // distance 2h: pairs (0, 2h) with twiddle index j, (h, 3h) with j + h
-                fr_t a0 = x0 + x2, a2 = x0 - x2, a1 = x1 + x3, a3 = x1 - x3;
-                if (j) a2 = a2 * tw_at(tw, j << s1);
-                a3 = a3 * tw_at(tw, (j + h) << s1);
-                // distance h: pairs (0, h) and (2h, 3h), both with index j
-                fr_t y1 = a0 - a1, y3 = a2 - a3;
+        for (int m_log = t - 1; m_log >= 0; m_log--) {
+            const int m = 1 << m_log;
+            for (int q = threadIdx.x; q < pairs; q += blockDim.x) {
+                const int l = q & (L - 1), b = q >> L_log;
+                const int j = b & (m - 1);
+                const int n1a = ((b >> m_log) << (m_log + 1)) + j;
+                const int ea = (n1a << L_log) + l, eb = ((n1a + m) << L_log) + l;
+                fr_t u = lds(smem, E, ea), v = lds(smem, E, eb);
+                fr_t s = u + v;
+                fr_t d = u - v;
                 if (j) {
-                    const fr_t z = tw_at(tw, j << (s1 + 1));
-                    y1 = y1 * z;
-                    y3 = y3 * z;
+                    fr_t z;
+                    const int ti = j << (t - 1 - m_log);
+#pragma unroll
+                    for (int i = 0; i < 8; i++) z.v[i] = tw[ti * 8 + i];
+                    d = d * z;
                 }
-                sts(smem, E, e0, a0 + a1);
-                sts(smem, E, e0 + eh, y1);
-                sts(smem, E, e0 + 2 * eh, a2 + a3);
-                sts(smem, E, e0 + 3 * eh, y3);
+                sts(smem, E, ea, s);
+                sts(smem, E, eb, d);
             }
             __syncthreads();
         }
-        if (m_log == 0) unit_stage(smem, E, L_log);
     } else {
-        int m_log = 0;
-        if (t & 1) {
-            unit_stage(smem, E, L_log);
-            m_log = 1;
-        }
-        for (; m_log + 1 < t; m_log += 2) {
-            const int h = 1 << m_log, s0 = t - 1 - m_log;
-            for (int q = threadIdx.x; q < groups; q += blockDim.x) {
-                const int l = q & (L - 1), g = q >> L_log;
-                const int j = g & (h - 1);
-                const int e0 = ((((g >> m_log) << (m_log + 2)) + j) << L_log) + l, eh = h << L_log;
-                const fr_t x0 = lds(smem, E, e0), x2 = lds(smem, E, e0 + 2 * eh);
-                fr_t x1 = lds(smem, E, e0 + eh), x3 = lds(smem, E, e0 + 3 * eh);
-                // distance h: pairs (0, h) and (2h, 3h), both with twiddle index j
+        for (int m_log = 0; m_log < t; m_log++) {
+            const int m = 1 << m_log;
+            for (int q = threadIdx.x; q < pairs; q += blockDim.x) {
+                const int l = q & (L - 1), b = q >> L_log;
+                const int j = b & (m - 1);
+                const int n1a = ((b >> m_log) << (m_log + 1)) + j;
+                const int ea = (n1a << L_log) + l, eb = ((n1a + m) << L_log) + l;
+                fr_t u = lds(smem, E, ea), v = lds(smem, E, eb);
                 if (j) {
-                    const fr_t z = tw_at(tw, j << s0);
-                    x1 = x1 * z;
-                    x3 = x3 * z;
+                    fr_t z;
+                    const int ti = j << (t - 1 - m_log);
+#pragma unroll
+                    for (int i = 0; i < 8; i++) z.v[i] = tw[ti * 8 + i];
+                    v = v * z;
                 }
-                const fr_t a0 = x0 + x1, a1 = x0 - x1;
-                fr_t a2 = x2 + x3, a3 = x2 - x3;
-                // distance 2h: pairs (0, 2h) with index j, (h, 3h) with j + h
-                if (j) a2 = a2 * tw_at(tw, j << (s0 - 1));
-                a3 = a3 * tw_at(tw, (j + h) << (s0 - 1));
-                sts(smem, E, e0, a0 + a2);
-                sts(smem, E, e0 + 2 * eh, a0 - a2);
-                sts(smem, E, e0 + eh, a1 + a3);
-                sts(smem, E, e0 + 3 * eh, a1 - a3);
+                sts(smem, E, ea, u + v);
+                sts(smem, E, eb, u - v);
             }
             __syncthreads();
         }
