@@ -97,23 +97,8 @@ static __global__ void k_owner(const uint32_t* __restrict__ first, uint32_t nbuc
     if (t < nbuckets) fill_owner(t, first, owner);
 }
 
-// Blocks of 128 threads per multiprocessor that ptxas fits k_run_tasks'
-// registers to (1: no constraint). G1 takes C2_MSM_MIN_BLOCKS_G1; G2, whose
-// additions need every register, takes 1.
-#ifndef C2_MSM_MIN_BLOCKS_G1
-#define C2_MSM_MIN_BLOCKS_G1 1
-#endif
 template <class F>
-struct run_tasks_blocks {
-    static constexpr int value = C2_MSM_MIN_BLOCKS_G1;
-};
-template <>
-struct run_tasks_blocks<fp2_t> {
-    static constexpr int value = 1;
-};
-
-template <class F>
-__global__ void __launch_bounds__(128, run_tasks_blocks<F>::value) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
+__global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
                                                    const uint32_t* __restrict__ owner,
                                                    const uint32_t* __restrict__ order,
                                                    const uint32_t* __restrict__ start,
