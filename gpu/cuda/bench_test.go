@@ -52,12 +52,12 @@ func (bd *benchData) get(b *testing.B, d *Device, group, n int) (*Buffer, []fr.E
 			seeds := randG1(rng, 2*k)
 			bd.bases, err = d.Alloc(uint64(maxN) * g1Bytes)
 			require.NoError(b, err)
-			require.NoError(b, d.FillG1(bd.bases, maxN, seeds))
+			require.NoError(b, d.fillG1(bd.bases, maxN, seeds))
 		} else {
 			seeds := randG2(rng, 2*k)
 			bd.bases, err = d.Alloc(uint64(maxN) * g2Bytes)
 			require.NoError(b, err)
-			require.NoError(b, d.FillG2(bd.bases, maxN, seeds))
+			require.NoError(b, d.fillG2(bd.bases, maxN, seeds))
 		}
 		bd.scalars, err = AllocPinned(uint64(maxN) * frBytes)
 		require.NoError(b, err)
@@ -125,7 +125,7 @@ func deviceRandFr(b *testing.B, d *Device, n int, seed uint64) *Buffer {
 	for i := range v {
 		v[i] = fr.Element{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64() >> 2}
 	}
-	buf, err := d.UploadFr(v)
+	buf, err := d.uploadFr(v)
 	require.NoError(b, err)
 	return buf
 }
@@ -142,11 +142,11 @@ func BenchmarkNTT(b *testing.B) {
 		buf := deviceRandFr(b, d, 1<<lg, uint64(lg))
 		for _, k := range []struct {
 			name string
-			kind NTTKind
-		}{{"NR", kindForwardNR}, {"NN", Forward}, {"coset-NN", CosetForward}} {
+			kind nttKind
+		}{{"NR", kindForwardNR}, {"NN", nttForward}, {"coset-NN", nttCosetForward}} {
 			b.Run(fmt.Sprintf("%s/2^%d", k.name, lg), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					if err := d.NTTResident(buf, lg, k.kind); err != nil {
+					if err := d.nttResident(buf, lg, k.kind); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -95,7 +95,7 @@ func TestOpenErrorIsTyped(t *testing.T) {
 	require.NoError(t, d.Close())
 	_, err = d.Alloc(1)
 	require.ErrorIs(t, err, ErrClosed)
-	err = d.NTT(make([]fr.Element, 2), Forward)
+	err = d.ntt(make([]fr.Element, 2), nttForward)
 	require.ErrorIs(t, err, ErrClosed)
 }
 
@@ -120,7 +120,7 @@ func TestDeviceInfo(t *testing.T) {
 	require.NotEmpty(t, info.Name)
 	require.Positive(t, info.SMCount)
 	require.Positive(t, info.TotalMemory)
-	free, total, err := d.MemInfo()
+	free, total, err := d.memInfo()
 	require.NoError(t, err)
 	require.LessOrEqual(t, free, total)
 	t.Logf("%s: %d SMs, %d MiB, sm_%d%d", info.Name, info.SMCount, info.TotalMemory>>20, info.Major, info.Minor)
@@ -128,8 +128,8 @@ func TestDeviceInfo(t *testing.T) {
 
 func TestInvalidArguments(t *testing.T) {
 	d := testDevice(t)
-	require.ErrorIs(t, d.NTT(make([]fr.Element, 3), Forward), ErrInvalidArgument)
-	require.ErrorIs(t, d.NTT(nil, Forward), ErrInvalidArgument)
+	require.ErrorIs(t, d.ntt(make([]fr.Element, 3), nttForward), ErrInvalidArgument)
+	require.ErrorIs(t, d.ntt(nil, nttForward), ErrInvalidArgument)
 	require.ErrorIs(t, d.ComputeH(make([]fr.Element, 4), make([]fr.Element, 4), make([]fr.Element, 2)), ErrInvalidArgument)
 	_, err := d.MSMG1(make([]bls12381.G1Affine, 1), make([]fr.Element, 2))
 	require.ErrorIs(t, err, ErrInvalidArgument)
@@ -150,7 +150,7 @@ func TestOutOfMemoryIsTyped(t *testing.T) {
 	require.ErrorIs(t, err, ErrDeviceOutOfMemory)
 	// the device stays usable
 	v := []fr.Element{{1}, {2}}
-	require.NoError(t, d.NTT(v, Forward))
+	require.NoError(t, d.ntt(v, nttForward))
 }
 
 func TestConcurrentCalls(t *testing.T) {
@@ -162,7 +162,7 @@ func TestConcurrentCalls(t *testing.T) {
 	for i := range in {
 		in[i] = randFr(rng, 1<<12)
 		want[i] = append([]fr.Element(nil), in[i]...)
-		refNTT(want[i], Forward)
+		refNTT(want[i], nttForward)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -172,7 +172,7 @@ func TestConcurrentCalls(t *testing.T) {
 			defer wg.Done()
 			for r := 0; r < 4 && errs[i] == nil; r++ {
 				v := append([]fr.Element(nil), in[i]...)
-				if errs[i] = d.NTT(v, Forward); errs[i] == nil && !frEqual(v, want[i]) {
+				if errs[i] = d.ntt(v, nttForward); errs[i] == nil && !frEqual(v, want[i]) {
 					errs[i] = errors.New("wrong result")
 				}
 			}

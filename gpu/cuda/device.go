@@ -95,11 +95,8 @@ func Open(ordinal int) (*Device, error) {
 // Info returns the device's description.
 func (d *Device) Info() Info { return d.info }
 
-// Ordinal returns the device number given to Open.
-func (d *Device) Ordinal() int { return d.ordinal }
-
-// MemInfo returns the free and total device memory in bytes.
-func (d *Device) MemInfo() (free, total uint64, err error) { return rawMemInfo(d.ordinal) }
+// memInfo returns the free and total device memory in bytes.
+func (d *Device) memInfo() (free, total uint64, err error) { return rawMemInfo(d.ordinal) }
 
 // Close releases the device's streams. Buffers must be freed separately.
 func (d *Device) Close() error {

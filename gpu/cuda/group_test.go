@@ -56,13 +56,13 @@ type testGroup[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A,
 var (
 	testG1 = testGroup[bls12381.G1Affine, fp.Element, bls12381.G1Jac, *bls12381.G1Affine, *fp.Element, *bls12381.G1Jac]{
 		g: g1, random: randG1, hostMax: 1 << 12, fillSeeds: 1 << 11,
-		fill: (*Device).FillG1, download: (*Device).DownloadG1, upload: (*Device).UploadG1,
+		fill: (*Device).fillG1, download: (*Device).DownloadG1, upload: (*Device).UploadG1,
 		msm: (*Device).MSMG1, resident: (*Device).MSMG1Resident,
 		batchAdd: (*Device).BatchAddG1, batchRes: (*Device).BatchAddG1Resident,
 	}
 	testG2 = testGroup[bls12381.G2Affine, bls12381.E2, bls12381.G2Jac, *bls12381.G2Affine, *bls12381.E2, *bls12381.G2Jac]{
 		g: g2, random: randG2, hostMax: 1 << 10, fillSeeds: 1 << 10,
-		fill: (*Device).FillG2, download: (*Device).DownloadG2, upload: (*Device).UploadG2,
+		fill: (*Device).fillG2, download: (*Device).DownloadG2, upload: (*Device).UploadG2,
 		msm: (*Device).MSMG2, resident: (*Device).MSMG2Resident,
 		batchAdd: (*Device).BatchAddG2, batchRes: (*Device).BatchAddG2Resident,
 	}

@@ -57,7 +57,7 @@ func TestMSMG1OnDevice(t *testing.T) {
 	bufs := make([]*Buffer, 3)
 	for i, v := range [][]fr.Element{a, b, c} {
 		var err error
-		bufs[i], err = d.UploadFr(v)
+		bufs[i], err = d.uploadFr(v)
 		require.NoError(t, err)
 		defer bufs[i].Free()
 	}

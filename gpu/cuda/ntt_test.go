@@ -53,21 +53,21 @@ func scalePowers(v []fr.Element, x fr.Element) {
 
 // refNTT computes the transform on the CPU with gnark-crypto's plain FFTs,
 // natural order in and out, coset shift g = 7 applied literally.
-func refNTT(v []fr.Element, kind NTTKind) {
+func refNTT(v []fr.Element, kind nttKind) {
 	n := uint64(len(v))
 	dom := fft.NewDomain(n)
 	switch kind {
-	case Forward:
+	case nttForward:
 		dom.FFT(v, fft.DIF)
 		utils.BitReverse(v)
-	case Inverse:
+	case nttInverse:
 		dom.FFTInverse(v, fft.DIF)
 		utils.BitReverse(v)
-	case CosetForward:
+	case nttCosetForward:
 		scalePowers(v, dom.FrMultiplicativeGen)
 		dom.FFT(v, fft.DIF)
 		utils.BitReverse(v)
-	case CosetInverse:
+	case nttCosetInverse:
 		dom.FFTInverse(v, fft.DIF)
 		utils.BitReverse(v)
 		scalePowers(v, dom.FrMultiplicativeGenInv)
@@ -105,27 +105,27 @@ func TestRefCosetMatchesGnark(t *testing.T) {
 	rng := testRand(t)
 	v := randFr(rng, 1<<10)
 	w := append([]fr.Element(nil), v...)
-	refNTT(w, CosetForward)
+	refNTT(w, nttCosetForward)
 	dom := fft.NewDomain(uint64(len(v)))
 	dom.FFT(v, fft.DIF, fft.OnCoset())
 	utils.BitReverse(v)
 	requireFrEqual(t, w, v, "coset forward")
 	dom.FFTInverse(v, fft.DIF, fft.OnCoset())
 	utils.BitReverse(v)
-	refNTT(w, CosetInverse)
+	refNTT(w, nttCosetInverse)
 	requireFrEqual(t, w, v, "coset inverse")
 }
 
 func TestNTT(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)
-	kinds := []NTTKind{Forward, Inverse, CosetForward, CosetInverse}
+	kinds := []nttKind{nttForward, nttInverse, nttCosetForward, nttCosetInverse}
 	for logN := 0; logN <= 22; logN++ {
 		for _, kind := range kinds {
 			v := randFr(rng, 1<<logN)
 			want := append([]fr.Element(nil), v...)
 			refNTT(want, kind)
-			require.NoError(t, d.NTT(v, kind))
+			require.NoError(t, d.ntt(v, kind))
 			requireFrEqual(t, want, v, fmt.Sprintf("NTT kind %d 2^%d", kind, logN))
 		}
 	}
@@ -136,17 +136,17 @@ func TestNTTRoundTripResident(t *testing.T) {
 	rng := testRand(t)
 	for _, logN := range []int{5, 13, 19} {
 		v := randFr(rng, 1<<logN)
-		buf, err := d.UploadFr(v)
+		buf, err := d.uploadFr(v)
 		require.NoError(t, err)
-		require.NoError(t, d.NTTResident(buf, logN, CosetForward))
+		require.NoError(t, d.nttResident(buf, logN, nttCosetForward))
 		mid := make([]fr.Element, len(v))
-		require.NoError(t, d.DownloadFr(mid, buf))
+		require.NoError(t, d.downloadFr(mid, buf))
 		want := append([]fr.Element(nil), v...)
-		refNTT(want, CosetForward)
+		refNTT(want, nttCosetForward)
 		requireFrEqual(t, want, mid, "resident coset forward")
-		require.NoError(t, d.NTTResident(buf, logN, CosetInverse))
+		require.NoError(t, d.nttResident(buf, logN, nttCosetInverse))
 		got := make([]fr.Element, len(v))
-		require.NoError(t, d.DownloadFr(got, buf))
+		require.NoError(t, d.downloadFr(got, buf))
 		requireFrEqual(t, v, got, "round trip")
 		require.NoError(t, buf.Free())
 	}
@@ -207,12 +207,12 @@ func TestComputeH(t *testing.T) {
 			bufs := make([]*Buffer, 3)
 			for i, v := range [][]fr.Element{a, b, c} {
 				var err error
-				bufs[i], err = d.UploadFr(v)
+				bufs[i], err = d.uploadFr(v)
 				require.NoError(t, err)
 			}
 			require.NoError(t, d.ComputeHResident(bufs[0], bufs[1], bufs[2], logN))
 			got := make([]fr.Element, n)
-			require.NoError(t, d.DownloadFr(got, bufs[0]))
+			require.NoError(t, d.downloadFr(got, bufs[0]))
 			requireFrEqual(t, want, got, what+" resident")
 			for _, x := range bufs {
 				require.NoError(t, x.Free())

@@ -27,19 +27,19 @@ var (
 	_ [g2Bytes - unsafe.Sizeof(bls12381.G2Affine{})]struct{}
 )
 
-// NTTKind selects the transform. All kinds take and return natural order.
-type NTTKind int
+// nttKind selects the transform. All kinds take and return natural order.
+type nttKind int
 
 const (
-	// Forward: v_i <- sum_j v_j w^(ij), w = fft.NewDomain(n).Generator.
-	Forward NTTKind = iota
-	// Inverse: the inverse of Forward (includes the 1/n factor).
-	Inverse
-	// CosetForward: v_i <- sum_j v_j (g w^i)^j, g = 7 (Fr's multiplicative generator).
-	CosetForward
-	// CosetInverse: the inverse of CosetForward.
-	CosetInverse
-	// kindForwardNR: Forward without the final permutation (output in
+	// nttForward: v_i <- sum_j v_j w^(ij), w = fft.NewDomain(n).Generator.
+	nttForward nttKind = iota
+	// nttInverse: the inverse of nttForward (includes the 1/n factor).
+	nttInverse
+	// nttCosetForward: v_i <- sum_j v_j (g w^i)^j, g = 7 (Fr's multiplicative generator).
+	nttCosetForward
+	// nttCosetInverse: the inverse of nttCosetForward.
+	nttCosetInverse
+	// kindForwardNR: nttForward without the final permutation (output in
 	// bit-reversed order); benchmarks only.
 	kindForwardNR
 )
@@ -78,13 +78,13 @@ func log2Exact(n int) (int, bool) {
 	return bits.TrailingZeros(uint(n)), true
 }
 
-// NTT transforms v in place; len(v) must be a power of two.
-func (d *Device) NTT(v []fr.Element, kind NTTKind) error {
+// ntt transforms v in place; len(v) must be a power of two.
+func (d *Device) ntt(v []fr.Element, kind nttKind) error {
 	logN, ok := log2Exact(len(v))
 	if !ok || logN > MaxLogN {
 		return argError("NTT", "length %d is not a power of two <= 2^%d", len(v), MaxLogN)
 	}
-	if kind < Forward || kind > CosetInverse {
+	if kind < nttForward || kind > nttCosetInverse {
 		return argError("NTT", "kind %d", kind)
 	}
 	s, err := d.acquire("NTT")
@@ -95,9 +95,9 @@ func (d *Device) NTT(v []fr.Element, kind NTTKind) error {
 	return rawNTT(s, ptr{p: unsafe.Pointer(&v[0])}, logN, int(kind), constsFor(logN))
 }
 
-// NTTResident transforms the first 2^logN elements of buf in place.
-func (d *Device) NTTResident(buf *Buffer, logN int, kind NTTKind) error {
-	if logN < 0 || logN > MaxLogN || kind < Forward || kind > kindForwardNR {
+// nttResident transforms the first 2^logN elements of buf in place.
+func (d *Device) nttResident(buf *Buffer, logN int, kind nttKind) error {
+	if logN < 0 || logN > MaxLogN || kind < nttForward || kind > kindForwardNR {
 		return argError("NTTResident", "logN %d, kind %d", logN, kind)
 	}
 	if err := buf.check("NTTResident", frBytes<<logN); err != nil {
@@ -158,13 +158,13 @@ func (d *Device) ComputeHResident(a, b, c *Buffer, logN int) error {
 	return rawComputeH(s, a.arg(), b.arg(), c.arg(), logN, constsFor(logN))
 }
 
-// UploadFr copies v into a new device buffer.
-func (d *Device) UploadFr(v []fr.Element) (*Buffer, error) {
+// uploadFr copies v into a new device buffer.
+func (d *Device) uploadFr(v []fr.Element) (*Buffer, error) {
 	return upload(d, "UploadFr", unsafe.Pointer(unsafe.SliceData(v)), uint64(len(v))*frBytes)
 }
 
-// DownloadFr copies len(dst) elements from the start of buf.
-func (d *Device) DownloadFr(dst []fr.Element, buf *Buffer) error {
+// downloadFr copies len(dst) elements from the start of buf.
+func (d *Device) downloadFr(dst []fr.Element, buf *Buffer) error {
 	return d.copyOut("DownloadFr", unsafe.Pointer(unsafe.SliceData(dst)), buf, 0, uint64(len(dst))*frBytes)
 }
 
@@ -473,14 +473,14 @@ func (g group[A, F, J, PF, PJ]) batchAdd(d *Device, bases ptr, bitmap []uint64, 
 	return g.jac(&out), nil
 }
 
-// FillG1 writes n valid points into buf: point i = a[i%k] + b[(i/k)%k] with
+// fillG1 writes n valid points into buf: point i = a[i%k] + b[(i/k)%k] with
 // a = seeds[:k], b = seeds[k:] (len(seeds) = 2k). For tests and benchmarks.
-func (d *Device) FillG1(buf *Buffer, n int, seeds []bls12381.G1Affine) error {
+func (d *Device) fillG1(buf *Buffer, n int, seeds []bls12381.G1Affine) error {
 	return g1.fill(d, "FillG1", buf, n, seeds)
 }
 
-// FillG2 is FillG1 in G2.
-func (d *Device) FillG2(buf *Buffer, n int, seeds []bls12381.G2Affine) error {
+// fillG2 is fillG1 in G2.
+func (d *Device) fillG2(buf *Buffer, n int, seeds []bls12381.G2Affine) error {
 	return g2.fill(d, "FillG2", buf, n, seeds)
 }
 

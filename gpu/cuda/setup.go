@@ -102,8 +102,8 @@ func (t *FixedBase) Mul(dst *Buffer, offset int, scalars []fr.Element) error {
 	return t.mul(dst, offset, ptr{p: unsafe.Pointer(unsafe.SliceData(scalars))}, len(scalars))
 }
 
-// MulResident is Mul with the n scalars in device memory.
-func (t *FixedBase) MulResident(dst *Buffer, offset int, scalars *Buffer, n int) error {
+// mulResident is Mul with the n scalars in device memory.
+func (t *FixedBase) mulResident(dst *Buffer, offset int, scalars *Buffer, n int) error {
 	if err := scalars.check(t.op(), uint64(max(n, 0))*frBytes); err != nil {
 		return err
 	}

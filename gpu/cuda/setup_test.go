@@ -50,7 +50,7 @@ func TestFixedBaseMatchesCPU(t *testing.T) {
 	sc := fixedBaseScalars(rng, n)
 	want1 := msm.NewFixedBaseG1(&g1, 8).Mul(sc)
 	want2 := msm.NewFixedBaseG2(&g2, 8).Mul(sc)
-	scBuf, err := d.UploadFr(sc)
+	scBuf, err := d.uploadFr(sc)
 	require.NoError(t, err)
 	defer scBuf.Free()
 
@@ -83,7 +83,7 @@ func TestFixedBaseMatchesCPU(t *testing.T) {
 			require.NoError(t, err)
 			defer dst.Free()
 			if tc.resident {
-				require.NoError(t, tab.MulResident(dst, off, scBuf, n))
+				require.NoError(t, tab.mulResident(dst, off, scBuf, n))
 			} else {
 				require.NoError(t, tab.Mul(dst, off, sc))
 			}

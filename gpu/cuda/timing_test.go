@@ -54,7 +54,7 @@ func TestDeviceTimings(t *testing.T) {
 		go func() {
 			var err error
 			for range 3 {
-				if err = d.NTT(v, Forward); err != nil {
+				if err = d.ntt(v, nttForward); err != nil {
 					break
 				}
 			}
