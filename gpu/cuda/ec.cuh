@@ -198,16 +198,6 @@ struct xyzz_t {
         return o;
     }
 
-    // k * this for a small non-negative integer k.
-    C2_NOINLINE xyzz_t mul_small(uint32_t k) const {
-        xyzz_t acc = inf();
-        for (int b = 31; b >= 0; b--) {
-            acc = acc.dbl();
-            if ((k >> b) & 1) acc = acc.add(*this);
-        }
-        return acc;
-    }
-
     // Affine form (one inversion); infinity maps to (0, 0).
     C2_NOINLINE affine_t<F> to_affine() const {
         if (is_inf()) return {F::zero(), F::zero()};
