@@ -67,19 +67,13 @@ type jsonSectorProof struct {
 // *VanillaError values naming the JSON path.
 func DecodeSectorProofsJSON(b []byte) ([]SectorProof, error) {
 	out, err := vanilla.Array(b, (*SectorProof).decodeJSON)
-	if err != nil {
-		return nil, placed(err)
-	}
-	return out, nil
+	return out, placed(err)
 }
 
 // DecodeSectorProofJSON decodes one FallbackPoStSectorProof in serde JSON.
 func DecodeSectorProofJSON(b []byte) (*SectorProof, error) {
-	var p SectorProof
-	if err := p.decodeJSON(b, ""); err != nil {
-		return nil, placed(err)
-	}
-	return &p, nil
+	p, err := vanilla.One(b, (*SectorProof).decodeJSON)
+	return p, placed(err)
 }
 
 // decodeJSON decodes p from the serde JSON at path at; errors are

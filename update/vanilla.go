@@ -81,19 +81,13 @@ func DecodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
 		return []PartitionProof{*one}, nil
 	}
 	proofs, err := vanilla.Array(b, (*PartitionProof).decodeJSON)
-	if err != nil {
-		return nil, placed(err)
-	}
-	return proofs, nil
+	return proofs, placed(err)
 }
 
 // DecodePartitionProofJSON decodes one PartitionProof in serde JSON.
 func DecodePartitionProofJSON(b []byte) (*PartitionProof, error) {
-	var p PartitionProof
-	if err := p.decodeJSON(b, ""); err != nil {
-		return nil, placed(err)
-	}
-	return &p, nil
+	p, err := vanilla.One(b, (*PartitionProof).decodeJSON)
+	return p, placed(err)
 }
 
 // decodeJSON decodes p from the serde JSON at path at; errors are

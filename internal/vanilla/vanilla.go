@@ -83,7 +83,17 @@ func Missing(at, f string) *FieldError {
 	return &FieldError{Join(at, f), porep.ErrMissingField}
 }
 
-// Array decodes a JSON array, each element with decode at the path "[i]".
+// One decodes one JSON value with decode at the path "".
+func One[T any](b []byte, decode func(p *T, b []byte, at string) error) (*T, error) {
+	var p T
+	if err := decode(&p, b, ""); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Array decodes a JSON array, each element with decode at the path "[i]";
+// it returns nil with the first error.
 func Array[T any](b []byte, decode func(p *T, b []byte, at string) error) ([]T, error) {
 	var raw []json.RawMessage
 	if err := Strict(b, &raw, ""); err != nil {
