@@ -15,9 +15,6 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// refgenDir holds the vectors testdata/refgen writes with rust-fil-proofs.
-var refgenDir = refgen.Dir
-
 // refgenPoSt is the part of a post-2k meta.json the tests compare with.
 type refgenPoSt struct {
 	RegisteredProof string              `json:"registered_proof"`
@@ -41,13 +38,13 @@ type refgenPoSt struct {
 func loadPoSt(t *testing.T, name string) (refgenPoSt, string) {
 	var m refgenPoSt
 	refgen.ReadJSON(t, &m, "post-2k", name, "meta.json")
-	return m, filepath.Join(refgenDir, "post-2k", name)
+	return m, filepath.Join(refgen.Dir, "post-2k", name)
 }
 
 // TestWinningSectorChallenge: refgen's Winning vector proves the sector
 // generate_winning_post_sector_challenge picked among the three sealed.
 func TestWinningSectorChallenge(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(refgenDir, "post-2k", "sectors.json"))
+	b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-2k", "sectors.json"))
 	require.NoError(t, err)
 	var all struct {
 		ProverID   string `json:"prover_id"`

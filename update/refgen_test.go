@@ -13,9 +13,6 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// refgenDir holds the vectors testdata/refgen writes with rust-fil-proofs.
-var refgenDir = refgen.Dir
-
 // refgenUpdate is the part of update-2k/meta.json the tests compare with.
 type refgenUpdate struct {
 	RegisteredProof    string `json:"registered_proof"`
@@ -52,7 +49,7 @@ func loadUpdate(t testing.TB) (refgenUpdate, string) { return loadUpdateDir(t, "
 func loadUpdateDir(t testing.TB, name string) (refgenUpdate, string) {
 	var m refgenUpdate
 	refgen.ReadJSON(t, &m, name, "meta.json")
-	return m, filepath.Join(refgenDir, name)
+	return m, filepath.Join(refgen.Dir, name)
 }
 
 // refgenVector returns the shape, public inputs and decoded vanilla
@@ -61,7 +58,7 @@ func refgenVector(t testing.TB) (refgenUpdate, string, Shape, PublicInputs, []Pa
 	return refgenVectorDir(t, "update-2k")
 }
 
-// refgenVectorDir is refgenVector for the vector in refgenDir/name: the
+// refgenVectorDir is refgenVector for the vector in refgen.Dir/name: the
 // proofs come from vanilla.json where the vector has one, else from the
 // bincode files.
 func refgenVectorDir(t testing.TB, name string) (refgenUpdate, string, Shape, PublicInputs, []PartitionProof) {

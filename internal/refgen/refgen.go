@@ -57,3 +57,24 @@ func HexElement(t testing.TB, s string) fr.Element {
 	}
 	return e
 }
+
+// ReadScalars returns the consecutive 32-byte little-endian canonical
+// scalars of the file at path, failing t on a read error, a length not a
+// multiple of 32 or a non-canonical scalar.
+func ReadScalars(t testing.TB, path string) []fr.Element {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)%32 != 0 {
+		t.Fatalf("%s: %d bytes, not a multiple of 32", path, len(b))
+	}
+	out := make([]fr.Element, len(b)/32)
+	for i := range out {
+		if out[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:])); err != nil {
+			t.Fatalf("%s: scalar %d: %v", path, i, err)
+		}
+	}
+	return out
+}
