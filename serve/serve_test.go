@@ -373,12 +373,8 @@ func TestRejections(t *testing.T) {
 }
 
 func TestTimings(t *testing.T) {
-	f := newFake()
-	ts := startServer(t, "unix", f, Options{MaxConcurrent: 1})
+	f, ts := startQueued(t, "unix")
 	ctx := context.Background()
-	ts.submit(ctx, t, porepReq("a", "block-a", pb.Priority_NORMAL))
-	f.waitStart(t, "block-a")
-	ts.submit(ctx, t, porepReq("b", "b", pb.Priority_NORMAL))
 	time.Sleep(120 * time.Millisecond)
 	close(f.release)
 	r := ts.await(ctx, t, "b")
@@ -387,12 +383,8 @@ func TestTimings(t *testing.T) {
 }
 
 func TestShutdownDrains(t *testing.T) {
-	f := newFake()
-	ts := startServer(t, "tcp", f, Options{MaxConcurrent: 1})
+	f, ts := startQueued(t, "tcp")
 	ctx := context.Background()
-	ts.submit(ctx, t, porepReq("a", "block-a", pb.Priority_NORMAL))
-	f.waitStart(t, "block-a")
-	ts.submit(ctx, t, porepReq("b", "b", pb.Priority_NORMAL))
 	results := awaitAll(ts, "a", "b")
 
 	stopped := make(chan error, 1)
@@ -413,6 +405,19 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	require.NoError(t, <-stopped)
 	assert.Equal(t, []string{"block-a", "b"}, f.callList())
+}
+
+// startQueued starts a server running one job at a time over transport,
+// with job "a" running (held in f until f.release closes) and job "b"
+// queued behind it.
+func startQueued(t *testing.T, transport string) (*fakeProver, *testServer) {
+	t.Helper()
+	f := newFake()
+	ts := startServer(t, transport, f, Options{MaxConcurrent: 1})
+	ts.submit(context.Background(), t, porepReq("a", "block-a", pb.Priority_NORMAL))
+	f.waitStart(t, "block-a")
+	ts.submit(context.Background(), t, porepReq("b", "b", pb.Priority_NORMAL))
+	return f, ts
 }
 
 // awaitAll starts an AwaitProof call per id and returns their results as
@@ -437,12 +442,8 @@ func awaitAll(ts *testServer, ids ...string) <-chan *pb.AwaitProofResponse {
 }
 
 func TestShutdownCancelsAtDeadline(t *testing.T) {
-	f := newFake()
-	ts := startServer(t, "unix", f, Options{MaxConcurrent: 1})
+	f, ts := startQueued(t, "unix")
 	ctx := context.Background()
-	ts.submit(ctx, t, porepReq("a", "block-a", pb.Priority_NORMAL))
-	f.waitStart(t, "block-a")
-	ts.submit(ctx, t, porepReq("b", "b", pb.Priority_NORMAL))
 	results := awaitAll(ts, "a", "b")
 	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
