@@ -89,8 +89,7 @@ func TestRefgenPoSt2KiB(t *testing.T) {
 			// The bincode bytes filecoin-ffi hands over decode to the same proofs.
 			require.Len(t, m.VanillaBincode, len(proofs))
 			for i, f := range m.VanillaBincode {
-				b, err := os.ReadFile(filepath.Join(dir, f))
-				require.NoError(t, err)
+				b := refgen.ReadFile(t, filepath.Join(dir, f))
 				p, err := DecodeSectorProof(b)
 				require.NoError(t, err)
 				require.Equal(t, proofs[i], *p, f)

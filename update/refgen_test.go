@@ -75,8 +75,7 @@ func refgenVectorDir(t testing.TB, name string) (refgenUpdate, string, Shape, Pu
 		require.NoError(t, err)
 	} else {
 		for _, f := range m.VanillaBincode {
-			b, err := os.ReadFile(filepath.Join(dir, f))
-			require.NoError(t, err)
+			b := refgen.ReadFile(t, filepath.Join(dir, f))
 			p, err := DecodePartitionProof(b)
 			require.NoError(t, err)
 			proofs = append(proofs, *p)
@@ -108,8 +107,7 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 	// The bincode bytes filecoin-ffi hands over decode to the same proofs.
 	require.Len(t, m.VanillaBincode, len(proofs))
 	for k, f := range m.VanillaBincode {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
+		b := refgen.ReadFile(t, filepath.Join(dir, f))
 		p, err := DecodePartitionProof(b)
 		require.NoError(t, err)
 		require.Equal(t, proofs[k], *p, f)

@@ -30,14 +30,22 @@ func (c Counts) R1CS() r1cs.Counts {
 		AAux: c["a_aux_density"], BInputs: c["b_input_density"], BAux: c["b_aux_density"]}
 }
 
+// ReadFile returns the contents of the file at path, failing t on a read
+// error.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // ReadJSON unmarshals the JSON file at Dir/elem... into v, failing t on
 // any error.
 func ReadJSON(t testing.TB, v any, elem ...string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{Dir}, elem...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := ReadFile(t, filepath.Join(append([]string{Dir}, elem...)...))
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
 	}
@@ -63,15 +71,13 @@ func HexElement(t testing.TB, s string) fr.Element {
 // multiple of 32 or a non-canonical scalar.
 func ReadScalars(t testing.TB, path string) []fr.Element {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := ReadFile(t, path)
 	if len(b)%32 != 0 {
 		t.Fatalf("%s: %d bytes, not a multiple of 32", path, len(b))
 	}
 	out := make([]fr.Element, len(b)/32)
 	for i := range out {
+		var err error
 		if out[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:])); err != nil {
 			t.Fatalf("%s: scalar %d: %v", path, i, err)
 		}
