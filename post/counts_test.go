@@ -1,13 +1,12 @@
 package post
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -58,25 +57,20 @@ func TestRustCountTests(t *testing.T) {
 	require.Equal(t, 266_665, count(t, bench).Constraints)
 }
 
-// refgenCountsFile is refgen's post-counts.json: blank circuits of the
-// registered PoSt proofs counted by the Rust crates.
-func refgenCountsFile(t *testing.T) map[string]struct {
+// refgenCount is one proof of refgen's post-counts.json.
+type refgenCount struct {
 	Circuit struct {
 		SectorCount    int `json:"sector_count"`
 		ChallengeCount int `json:"challenge_count"`
 	} `json:"circuit"`
-	Counts refgenCounts `json:"counts"`
-} {
-	b, err := os.ReadFile(filepath.Join(refgenDir, "post-counts.json"))
-	require.NoError(t, err)
-	var m map[string]struct {
-		Circuit struct {
-			SectorCount    int `json:"sector_count"`
-			ChallengeCount int `json:"challenge_count"`
-		} `json:"circuit"`
-		Counts refgenCounts `json:"counts"`
-	}
-	require.NoError(t, json.Unmarshal(b, &m))
+	Counts refgen.Counts `json:"counts"`
+}
+
+// refgenCountsFile is refgen's post-counts.json: blank circuits of the
+// registered PoSt proofs counted by the Rust crates.
+func refgenCountsFile(t *testing.T) map[string]refgenCount {
+	var m map[string]refgenCount
+	refgen.ReadJSON(t, &m, "post-counts.json")
 	return m
 }
 
@@ -122,7 +116,7 @@ func TestRegisteredCounts(t *testing.T) {
 		if r, ok := ref[s.Name]; ok {
 			require.Equal(t, r.Circuit.SectorCount, s.Sectors, s.Name)
 			require.Equal(t, r.Circuit.ChallengeCount, s.Challenges, s.Name)
-			require.Equal(t, r.Counts.r1cs(), got, s.Name)
+			require.Equal(t, r.Counts.R1CS(), got, s.Name)
 		}
 		t.Logf("%s: %v", s.Name, got)
 	}

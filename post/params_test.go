@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/internal/refgen"
 )
 
 // TestParamsName: the parameter file names and circuit identifiers equal
@@ -17,12 +19,12 @@ func TestParamsName(t *testing.T) {
 		CircuitIdentifier  string `json:"circuit_identifier"`
 		OfficialParamsFile string `json:"official_params_file"`
 	}
-	b, err := os.ReadFile(filepath.Join(refgenDir, "post-counts.json"))
+	b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-counts.json"))
 	require.NoError(t, err)
 	var all map[string]rec
 	require.NoError(t, json.Unmarshal(b, &all))
 	for _, name := range []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"} {
-		b, err := os.ReadFile(filepath.Join(refgenDir, "post-2k", name, "meta.json"))
+		b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-2k", name, "meta.json"))
 		require.NoError(t, err)
 		var m struct {
 			RegisteredProof string `json:"registered_proof"`

@@ -11,19 +11,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/r1cs"
 )
-
-// refgenDir holds the vectors testdata/refgen writes with rust-fil-proofs.
-var refgenDir = filepath.Join("..", "testdata", "refgen", "out")
-
-// refgenCounts is a refgen "counts" object (README "Counts").
-type refgenCounts map[string]int
-
-func (c refgenCounts) r1cs() r1cs.Counts {
-	return r1cs.Counts{Constraints: c["constraints"], Inputs: c["inputs"], Aux: c["aux"],
-		AAux: c["a_aux_density"], BInputs: c["b_input_density"], BAux: c["b_aux_density"]}
-}
 
 // refgenPoSt is the part of a post-2k meta.json the tests compare with.
 type refgenPoSt struct {
@@ -37,27 +27,24 @@ type refgenPoSt struct {
 	} `json:"circuit"`
 	VanillaBincode []string `json:"vanilla_bincode"`
 	Partitions     []struct {
-		PublicInputs     []string     `json:"public_inputs"`
-		PublicInputsFile string       `json:"public_inputs_file"`
-		Counts           refgenCounts `json:"counts"`
-		R1CSSHA256       string       `json:"r1cs_sha256"`
-		WitnessSHA256    string       `json:"witness_sha256"`
+		PublicInputs     []string      `json:"public_inputs"`
+		PublicInputsFile string        `json:"public_inputs_file"`
+		Counts           refgen.Counts `json:"counts"`
+		R1CSSHA256       string        `json:"r1cs_sha256"`
+		WitnessSHA256    string        `json:"witness_sha256"`
 	} `json:"partitions"`
 }
 
 func loadPoSt(t *testing.T, name string) (refgenPoSt, string) {
-	dir := filepath.Join(refgenDir, "post-2k", name)
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	require.NoError(t, err)
 	var m refgenPoSt
-	require.NoError(t, json.Unmarshal(b, &m))
-	return m, dir
+	refgen.ReadJSON(t, &m, "post-2k", name, "meta.json")
+	return m, filepath.Join(refgen.Dir, "post-2k", name)
 }
 
 // TestWinningSectorChallenge: refgen's Winning vector proves the sector
 // generate_winning_post_sector_challenge picked among the three sealed.
 func TestWinningSectorChallenge(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(refgenDir, "post-2k", "sectors.json"))
+	b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-2k", "sectors.json"))
 	require.NoError(t, err)
 	var all struct {
 		ProverID   string `json:"prover_id"`
@@ -102,8 +89,7 @@ func TestRefgenPoSt2KiB(t *testing.T) {
 			// The bincode bytes filecoin-ffi hands over decode to the same proofs.
 			require.Len(t, m.VanillaBincode, len(proofs))
 			for i, f := range m.VanillaBincode {
-				b, err := os.ReadFile(filepath.Join(dir, f))
-				require.NoError(t, err)
+				b := refgen.ReadFile(t, filepath.Join(dir, f))
 				p, err := DecodeSectorProof(b)
 				require.NoError(t, err)
 				require.Equal(t, proofs[i], *p, f)
@@ -132,7 +118,7 @@ func TestRefgenPoSt2KiB(t *testing.T) {
 				cnt := r1cs.NewCounter()
 				require.NoError(t, Synthesize(cnt, s, p))
 				cnt.Finalize()
-				require.Equal(t, want.Counts.r1cs(), cnt.Counts(), "partition %d counts", k)
+				require.Equal(t, want.Counts.R1CS(), cnt.Counts(), "partition %d counts", k)
 				require.Equal(t, s.NumInputs(), want.Counts["inputs"])
 
 				sys := r1cs.NewSystem()

@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/internal/refgen"
 )
 
 // TestCheckRoots: rust-fil-proofs' vanilla proofs pass; one root changed
 // is named.
 func TestCheckRoots(t *testing.T) {
 	for _, name := range []string{"window-2k-v1_2", "winning-2k-v1"} {
-		b, err := os.ReadFile(filepath.Join(refgenDir, "post-2k", name, "vanilla.json"))
+		b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-2k", name, "vanilla.json"))
 		require.NoError(t, err)
 		proofs, err := DecodeSectorProofsJSON(b)
 		require.NoError(t, err)

@@ -1,15 +1,13 @@
 package post
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
-	"github.com/sealc2/c2/porep/gadget"
 )
 
 // SectorProof is filecoin-proofs' FallbackPoStSectorProof: the vanilla proof
@@ -68,97 +66,60 @@ type jsonSectorProof struct {
 // field must be present and unknown fields are rejected. Errors are
 // *VanillaError values naming the JSON path.
 func DecodeSectorProofsJSON(b []byte) ([]SectorProof, error) {
-	var raw []json.RawMessage
-	if err := strictJSON(b, &raw); err != nil {
-		return nil, &VanillaError{"", err}
-	}
-	out := make([]SectorProof, len(raw))
-	for i, r := range raw {
-		if err := out[i].decodeJSON(r, fmt.Sprintf("[%d]", i)); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	out, err := vanilla.Array(b, (*SectorProof).decodeJSON)
+	return out, placed(err)
 }
 
 // DecodeSectorProofJSON decodes one FallbackPoStSectorProof in serde JSON.
 func DecodeSectorProofJSON(b []byte) (*SectorProof, error) {
-	var p SectorProof
-	if err := p.decodeJSON(b, ""); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	p, err := vanilla.One(b, (*SectorProof).decodeJSON)
+	return p, placed(err)
 }
 
-func strictJSON(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("trailing data")
-	}
-	return nil
-}
-
+// decodeJSON decodes p from the serde JSON at path at; errors are
+// *vanilla.FieldError values.
 func (p *SectorProof) decodeJSON(b []byte, at string) error {
 	var j jsonSectorProof
-	if err := strictJSON(b, &j); err != nil {
-		var c *porep.C1Error
-		if errors.As(err, &c) {
-			err = c.Err
-		}
-		return &VanillaError{at, err}
+	if err := vanilla.Strict(b, &j, at); err != nil {
+		return err
 	}
-	missing := func(f string) error { return &VanillaError{joinField(at, f), porep.ErrMissingField} }
 	switch {
 	case j.SectorID == nil:
-		return missing("sector_id")
+		return vanilla.Missing(at, "sector_id")
 	case j.CommR == nil:
-		return missing("comm_r")
+		return vanilla.Missing(at, "comm_r")
 	case j.VanillaProof == nil:
-		return missing("vanilla_proof")
+		return vanilla.Missing(at, "vanilla_proof")
 	case j.VanillaProof.Sectors == nil:
-		return missing("vanilla_proof.sectors")
+		return vanilla.Missing(at, "vanilla_proof.sectors")
 	}
 	p.SectorID, p.CommR = *j.SectorID, *j.CommR
 	p.Sectors = make([]VanillaSector, len(*j.VanillaProof.Sectors))
 	for i, s := range *j.VanillaProof.Sectors {
-		f := joinField(at, fmt.Sprintf("vanilla_proof.sectors[%d]", i))
+		f := vanilla.Join(at, fmt.Sprintf("vanilla_proof.sectors[%d]", i))
 		switch {
 		case s.InclusionProofs == nil:
-			return missing(f[len(at):] + ".inclusion_proofs")
+			return vanilla.Missing(f, "inclusion_proofs")
 		case s.CommC == nil:
-			return missing(f[len(at):] + ".comm_c")
+			return vanilla.Missing(f, "comm_c")
 		case s.CommRLast == nil:
-			return missing(f[len(at):] + ".comm_r_last")
+			return vanilla.Missing(f, "comm_r_last")
 		}
 		v := &p.Sectors[i]
 		v.CommC, v.CommRLast = *s.CommC, *s.CommRLast
 		v.InclusionProofs = make([]porep.MerkleProof, len(*s.InclusionProofs))
 		for c, m := range *s.InclusionProofs {
-			if err := v.InclusionProofs[c].UnmarshalJSON(m); err != nil {
-				g := fmt.Sprintf("%s.inclusion_proofs[%d]", f, c)
-				var ce *porep.C1Error
-				if errors.As(err, &ce) {
-					return &VanillaError{joinField(g, ce.Field), ce.Err}
-				}
-				return &VanillaError{g, err}
+			if err := vanilla.MerkleJSON(&v.InclusionProofs[c], m, fmt.Sprintf("%s.inclusion_proofs[%d]", f, c)); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-func joinField(prefix, rest string) string {
-	switch {
-	case rest == "":
-		return prefix
-	case prefix == "" || rest[0] == '[':
-		return prefix + rest
-	}
-	return prefix + "." + rest
+// placed turns a *vanilla.FieldError into a *VanillaError.
+func placed(err error) error {
+	return vanilla.Place(err, func(field string, err error) error { return &VanillaError{field, err} })
 }
 
 // fieldErr is a shape mismatch at a vanilla-proof path.
@@ -169,49 +130,29 @@ func fieldErr(field, format string, args ...any) *VanillaError {
 // circuitSector converts one vanilla sector into a circuit sector with the
 // given comm_r, checking that each value is a canonical scalar.
 func circuitSector(v *VanillaSector, commR fr.Element, at string) (Sector, error) {
-	var sec Sector
-	sec.CommR = commR
+	sec := Sector{CommR: commR}
 	var err error
-	if sec.CommC, err = v.CommC.Element(); err != nil {
-		return sec, fieldErr(at+".comm_c", "not a canonical field element")
+	if sec.CommC, err = vanilla.Element(v.CommC, at+".comm_c"); err != nil {
+		return sec, placed(err)
 	}
-	if sec.CommRLast, err = v.CommRLast.Element(); err != nil {
-		return sec, fieldErr(at+".comm_r_last", "not a canonical field element")
+	if sec.CommRLast, err = vanilla.Element(v.CommRLast, at+".comm_r_last"); err != nil {
+		return sec, placed(err)
 	}
 	for c := range v.InclusionProofs {
-		leaf, path, err := inclusionPath(&v.InclusionProofs[c], fmt.Sprintf("%s.inclusion_proofs[%d]", at, c))
+		m := &v.InclusionProofs[c]
+		f := fmt.Sprintf("%s.inclusion_proofs[%d]", at, c)
+		leaf, err := vanilla.Element(m.Leaf, f+".leaf")
 		if err != nil {
-			return sec, err
+			return sec, placed(err)
+		}
+		path, err := vanilla.Levels(m, f)
+		if err != nil {
+			return sec, placed(err)
 		}
 		sec.Leaves = append(sec.Leaves, leaf)
 		sec.Paths = append(sec.Paths, path)
 	}
 	return sec, nil
-}
-
-// inclusionPath returns the leaf and the levels (base, sub, top) of m.
-func inclusionPath(m *porep.MerkleProof, at string) (fr.Element, []gadget.PathLevel, error) {
-	leaf, err := m.Leaf.Element()
-	if err != nil {
-		return leaf, nil, fieldErr(at+".leaf", "not a canonical field element")
-	}
-	var levels []gadget.PathLevel
-	for si, seg := range [][]porep.PathElement{m.Base, m.Sub, m.Top} {
-		for li, el := range seg {
-			f := fmt.Sprintf("%s.%s[%d]", at, [...]string{"base", "sub", "top"}[si], li)
-			if el.Index >= uint64(len(el.Hashes))+1 {
-				return leaf, nil, fieldErr(f+".index", "%d out of range for arity %d", el.Index, len(el.Hashes)+1)
-			}
-			lv := gadget.PathLevel{Index: int(el.Index), Siblings: make([]fr.Element, len(el.Hashes))}
-			for h := range el.Hashes {
-				if lv.Siblings[h], err = el.Hashes[h].Element(); err != nil {
-					return leaf, nil, fieldErr(fmt.Sprintf("%s.hashes[%d]", f, h), "not a canonical field element")
-				}
-			}
-			levels = append(levels, lv)
-		}
-	}
-	return leaf, levels, nil
 }
 
 // Partitions turns the per-sector vanilla proofs of a PoSt into the

@@ -5,20 +5,10 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/poseidon"
 )
-
-// pathPosition returns the leaf index a path leads from: its levels'
-// indices as digits, leaf level least significant.
-func pathPosition(path []gadget.PathLevel) uint64 {
-	var pos, scale uint64 = 0, 1
-	for _, l := range path {
-		pos += uint64(l.Index) * scale
-		scale *= uint64(l.Arity())
-	}
-	return pos
-}
 
 // Verify checks natively, without the circuit, that partition k of a PoSt
 // over pub (as [Partitions] returns them) with the given randomness proves
@@ -55,8 +45,8 @@ func (s Shape) Verify(randomness [32]byte, pub []PublicSector, p *Partition, k i
 		for c := range sec.Paths {
 			f := fmt.Sprintf("%s.paths[%d]", at, c)
 			leaf := want[i*per+1+c]
-			if !leaf.IsUint64() || pathPosition(sec.Paths[c]) != leaf.Uint64() {
-				return &InputError{f, fmt.Sprintf("proves leaf %d, the challenge is %s", pathPosition(sec.Paths[c]), leaf.String())}
+			if !leaf.IsUint64() || vanilla.Position(sec.Paths[c]) != leaf.Uint64() {
+				return &InputError{f, fmt.Sprintf("proves leaf %d, the challenge is %s", vanilla.Position(sec.Paths[c]), leaf.String())}
 			}
 			root, err := gadget.PathRoot(gadget.TreePoseidon, sec.Leaves[c], sec.Paths[c])
 			if err != nil {

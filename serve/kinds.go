@@ -406,43 +406,39 @@ func (t *task) prove(ctx context.Context, p Prover) ([]byte, *c2.ProveTimes, err
 	timed := func(proof []byte, tm c2.ProveTimes, err error) ([]byte, *c2.ProveTimes, error) {
 		return proof, &tm, err
 	}
+	untimed := func(proof []byte, err error) ([]byte, *c2.ProveTimes, error) { return proof, nil, err }
 	switch t.kind {
 	case pb.ProofKind_POREP_SEAL_COMMIT:
 		if tp, ok := p.(timedProver); ok {
 			return timed(tp.ProveTimed(ctx, t.c1))
 		}
-		proof, err := p.Prove(ctx, t.c1)
-		return proof, nil, err
+		return untimed(p.Prove(ctx, t.c1))
 	case pb.ProofKind_SNAP_DEALS_UPDATE:
 		if tp, ok := p.(timedUpdateProver); ok {
 			return timed(tp.ProveUpdateTimed(ctx, t.proof, t.comms, t.vanilla))
 		}
 		if up, ok := p.(updateProver); ok {
-			proof, err := up.ProveUpdate(ctx, t.proof, t.comms, t.vanilla)
-			return proof, nil, err
+			return untimed(up.ProveUpdate(ctx, t.proof, t.comms, t.vanilla))
 		}
 	case pb.ProofKind_WINDOW_POST_PARTITION:
 		if tp, ok := p.(timedPartitionProver); ok {
 			return timed(tp.ProveWindowPoStPartitionTimed(ctx, t.proof, t.randomness, t.partition, t.vanilla))
 		}
 		if pp, ok := p.(partitionProver); ok {
-			proof, err := pp.ProveWindowPoStPartition(ctx, t.proof, t.randomness, t.partition, t.vanilla)
-			return proof, nil, err
+			return untimed(pp.ProveWindowPoStPartition(ctx, t.proof, t.randomness, t.partition, t.vanilla))
 		}
 		if tp, ok := p.(timedPoStProver); ok {
 			return timed(tp.ProveWindowPoStTimed(ctx, t.proof, t.randomness, t.vanilla))
 		}
 		if pp, ok := p.(postProver); ok {
-			proof, err := pp.ProveWindowPoSt(ctx, t.proof, t.randomness, t.vanilla)
-			return proof, nil, err
+			return untimed(pp.ProveWindowPoSt(ctx, t.proof, t.randomness, t.vanilla))
 		}
 	case pb.ProofKind_WINNING_POST:
 		if tp, ok := p.(timedPoStProver); ok {
 			return timed(tp.ProveWinningPoStTimed(ctx, t.proof, t.randomness, t.vanilla))
 		}
 		if pp, ok := p.(postProver); ok {
-			proof, err := pp.ProveWinningPoSt(ctx, t.proof, t.randomness, t.vanilla)
-			return proof, nil, err
+			return untimed(pp.ProveWinningPoSt(ctx, t.proof, t.randomness, t.vanilla))
 		}
 	}
 	// The prover was replaced (EvictSRS with Options.Reopen) by one that

@@ -23,6 +23,7 @@ import (
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
@@ -89,14 +90,7 @@ func loadVector(t *testing.T, dir string) vector {
 		v.json = append(v.json, o)
 	}
 	for _, p := range m.Partitions {
-		b, err := os.ReadFile(filepath.Join(dir, p.PublicInputsFile))
-		require.NoError(t, err)
-		in := make([]fr.Element, len(b)/32)
-		for i := range in {
-			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-			require.NoError(t, err)
-		}
-		v.inputs = append(v.inputs, in)
+		v.inputs = append(v.inputs, refgen.ReadScalars(t, filepath.Join(dir, p.PublicInputsFile)))
 	}
 	return v
 }
@@ -346,8 +340,7 @@ func TestJobTimeout(t *testing.T) {
 	assert.Len(t, f.calls(), 1, "it ran, and was cancelled")
 
 	// Queued behind an unlimited PoRep job, a winning job times out unrun.
-	_, err = ts.client.SubmitProof(ctx, porepReq("porep", "block-porep", pb.Priority_LOW))
-	require.NoError(t, err)
+	ts.submit(ctx, t, porepReq("porep", "block-porep", pb.Priority_LOW))
 	f.waitStart(t, "block-porep")
 	r, err = ts.client.Prove(ctx, &pb.ProveRequest{Submit: winningReq("winpost-2", winning, one)})
 	require.NoError(t, err)
@@ -356,8 +349,7 @@ func TestJobTimeout(t *testing.T) {
 	assert.Len(t, f.calls(), 1, "never started")
 	time.Sleep(400 * time.Millisecond)
 	close(f.release) // the PoRep job had no limit: it completes
-	ar, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "porep"})
-	require.NoError(t, err)
+	ar := ts.await(ctx, t, "porep")
 	assert.Equal(t, pb.AwaitProofResponse_COMPLETED, ar.Status)
 
 	// The same request id tries again, and completes in time.
@@ -468,12 +460,10 @@ func TestRealPoSt(t *testing.T) {
 		{winningReq("winpost-1000", winning, winning.files("vanilla-5002.bin")), postVK(t, dir, winning.proof), winning.inputs[0]},
 	}
 	for _, j := range jobs {
-		_, err := ts.client.SubmitProof(ctx, j.req)
-		require.NoError(t, err)
+		ts.submit(ctx, t, j.req)
 	}
 	for _, j := range jobs {
-		r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: j.req.RequestId})
-		require.NoError(t, err)
+		r := ts.await(ctx, t, j.req.RequestId)
 		require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status, "%s: %s", j.req.RequestId, r.ErrorMessage)
 		require.Len(t, r.Proof, groth16.ProofSize)
 		verifyPartitions(t, j.vk, r.Proof, j.inputs)
@@ -722,14 +712,12 @@ func TestPreloadEvictCircuits(t *testing.T) {
 	// A V1 Window job of partition 1 (proved at its place in the whole
 	// proof) runs on wpost-2k: EvictSRS waits for it.
 	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
-	_, err := ts.client.SubmitProof(ctx, windowReq("w", winV1, 5, 1, winV1.files("vanilla-5003.bin")))
-	require.NoError(t, err)
+	ts.submit(ctx, t, windowReq("w", winV1, 5, 1, winV1.files("vanilla-5003.bin")))
 	f.waitStart(t, "partition-timed")
-	_, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-2k"})
+	_, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-2k"})
 	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
 	close(f.block)
-	r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "w"})
-	require.NoError(t, err)
+	r := ts.await(ctx, t, "w")
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status, r.ErrorMessage)
 	assert.EqualValues(t, 1200, r.SrsLoadMs)
 	assert.EqualValues(t, 300, r.SynthesisMs)

@@ -153,6 +153,21 @@ func dialTarget(addr string) string {
 	return "dns:///" + addr
 }
 
+// submit submits req, failing t if the call fails.
+func (ts *testServer) submit(ctx context.Context, t *testing.T, req *pb.SubmitProofRequest) {
+	t.Helper()
+	_, err := ts.client.SubmitProof(ctx, req)
+	require.NoError(t, err)
+}
+
+// await waits for job id's result, failing t if the call fails.
+func (ts *testServer) await(ctx context.Context, t *testing.T, id string) *pb.AwaitProofResponse {
+	t.Helper()
+	r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: id})
+	require.NoError(t, err)
+	return r
+}
+
 func (ts *testServer) stop(t *testing.T) {
 	if ts.conn == nil {
 		return
@@ -183,8 +198,7 @@ func TestPriorityOrder(t *testing.T) {
 		f := newFake()
 		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
 		ctx := context.Background()
-		_, err := ts.client.SubmitProof(ctx, porepReq("first", "block-first", pb.Priority_LOW))
-		require.NoError(t, err)
+		ts.submit(ctx, t, porepReq("first", "block-first", pb.Priority_LOW))
 		f.waitStart(t, "block-first")
 
 		order := []struct {
@@ -213,8 +227,7 @@ func TestPriorityOrder(t *testing.T) {
 
 		close(f.release)
 		for _, id := range []string{"low", "normal2"} {
-			r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: id})
-			require.NoError(t, err)
+			r := ts.await(ctx, t, id)
 			require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status)
 			assert.Equal(t, "proof:"+id, string(r.Proof))
 		}
@@ -295,13 +308,10 @@ func TestCancel(t *testing.T) {
 		f := newFake()
 		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
 		ctx := context.Background()
-		_, err := ts.client.SubmitProof(ctx, porepReq("running", "block-running", pb.Priority_NORMAL))
-		require.NoError(t, err)
+		ts.submit(ctx, t, porepReq("running", "block-running", pb.Priority_NORMAL))
 		f.waitStart(t, "block-running")
-		_, err = ts.client.SubmitProof(ctx, porepReq("queued", "queued", pb.Priority_NORMAL))
-		require.NoError(t, err)
-		_, err = ts.client.SubmitProof(ctx, porepReq("next", "next", pb.Priority_LOW))
-		require.NoError(t, err)
+		ts.submit(ctx, t, porepReq("queued", "queued", pb.Priority_NORMAL))
+		ts.submit(ctx, t, porepReq("next", "next", pb.Priority_LOW))
 
 		c, err := ts.client.CancelProof(ctx, &pb.CancelProofRequest{JobId: "queued"})
 		require.NoError(t, err)
@@ -310,14 +320,12 @@ func TestCancel(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, c.WasRunning)
 		for _, id := range []string{"running", "queued"} {
-			r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: id})
-			require.NoError(t, err)
+			r := ts.await(ctx, t, id)
 			assert.Equal(t, pb.AwaitProofResponse_CANCELLED, r.Status, id)
 			assert.Empty(t, r.Proof)
 		}
 		// The slot is free: the next job runs; the cancelled queued one never did.
-		r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "next"})
-		require.NoError(t, err)
+		r := ts.await(ctx, t, "next")
 		assert.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Status)
 		assert.Equal(t, []string{"block-running", "next"}, f.callList())
 
@@ -351,11 +359,9 @@ func TestRejections(t *testing.T) {
 		assert.Equal(t, codes.InvalidArgument, status.Code(err))
 
 		// Backpressure: one running, one pending, the next is refused.
-		_, err = ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
-		require.NoError(t, err)
+		ts.submit(ctx, t, porepReq("a", "block-a", pb.Priority_NORMAL))
 		f.waitStart(t, "block-a")
-		_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
-		require.NoError(t, err)
+		ts.submit(ctx, t, porepReq("b", "b", pb.Priority_NORMAL))
 		_, err = ts.client.SubmitProof(ctx, porepReq("c", "c", pb.Priority_NORMAL))
 		assert.Equal(t, codes.ResourceExhausted, status.Code(err))
 
@@ -367,31 +373,18 @@ func TestRejections(t *testing.T) {
 }
 
 func TestTimings(t *testing.T) {
-	f := newFake()
-	ts := startServer(t, "unix", f, Options{MaxConcurrent: 1})
+	f, ts := startQueued(t, "unix")
 	ctx := context.Background()
-	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
-	require.NoError(t, err)
-	f.waitStart(t, "block-a")
-	_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
-	require.NoError(t, err)
 	time.Sleep(120 * time.Millisecond)
 	close(f.release)
-	r, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "b"})
-	require.NoError(t, err)
+	r := ts.await(ctx, t, "b")
 	assert.GreaterOrEqual(t, r.QueueWaitMs, uint64(100))
 	assert.GreaterOrEqual(t, r.TotalMs, r.QueueWaitMs)
 }
 
 func TestShutdownDrains(t *testing.T) {
-	f := newFake()
-	ts := startServer(t, "tcp", f, Options{MaxConcurrent: 1})
+	f, ts := startQueued(t, "tcp")
 	ctx := context.Background()
-	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
-	require.NoError(t, err)
-	f.waitStart(t, "block-a")
-	_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
-	require.NoError(t, err)
 	results := awaitAll(ts, "a", "b")
 
 	stopped := make(chan error, 1)
@@ -412,6 +405,19 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	require.NoError(t, <-stopped)
 	assert.Equal(t, []string{"block-a", "b"}, f.callList())
+}
+
+// startQueued starts a server running one job at a time over transport,
+// with job "a" running (held in f until f.release closes) and job "b"
+// queued behind it.
+func startQueued(t *testing.T, transport string) (*fakeProver, *testServer) {
+	t.Helper()
+	f := newFake()
+	ts := startServer(t, transport, f, Options{MaxConcurrent: 1})
+	ts.submit(context.Background(), t, porepReq("a", "block-a", pb.Priority_NORMAL))
+	f.waitStart(t, "block-a")
+	ts.submit(context.Background(), t, porepReq("b", "b", pb.Priority_NORMAL))
+	return f, ts
 }
 
 // awaitAll starts an AwaitProof call per id and returns their results as
@@ -436,14 +442,8 @@ func awaitAll(ts *testServer, ids ...string) <-chan *pb.AwaitProofResponse {
 }
 
 func TestShutdownCancelsAtDeadline(t *testing.T) {
-	f := newFake()
-	ts := startServer(t, "unix", f, Options{MaxConcurrent: 1})
+	f, ts := startQueued(t, "unix")
 	ctx := context.Background()
-	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
-	require.NoError(t, err)
-	f.waitStart(t, "block-a")
-	_, err = ts.client.SubmitProof(ctx, porepReq("b", "b", pb.Priority_NORMAL))
-	require.NoError(t, err)
 	results := awaitAll(ts, "a", "b")
 	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
@@ -463,11 +463,9 @@ func TestMetrics(t *testing.T) {
 		_, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: porepReq(in, in, pb.Priority_NORMAL)})
 		require.NoError(t, err)
 	}
-	_, err := ts.client.SubmitProof(ctx, porepReq("held", "block-held", pb.Priority_NORMAL))
-	require.NoError(t, err)
+	ts.submit(ctx, t, porepReq("held", "block-held", pb.Priority_NORMAL))
 	f.waitStart(t, "block-held")
-	_, err = ts.client.SubmitProof(ctx, porepReq("waiting", "waiting", pb.Priority_NORMAL))
-	require.NoError(t, err)
+	ts.submit(ctx, t, porepReq("waiting", "waiting", pb.Priority_NORMAL))
 
 	mlis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -644,14 +642,12 @@ func TestPreloadEvictShapes(t *testing.T) {
 	assert.Equal(t, []string{"StackedDrg2KiBV1_1"}, preloads, "loaded by the first call only")
 
 	// Not while a job of the circuit runs.
-	_, err := ts.client.SubmitProof(ctx, porepReq("a", "block-a", pb.Priority_NORMAL))
-	require.NoError(t, err)
+	ts.submit(ctx, t, porepReq("a", "block-a", pb.Priority_NORMAL))
 	f.waitStart(t, "block-a")
-	_, err = ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
+	_, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "porep-2k"})
 	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
 	close(f.release)
-	a, err := ts.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: "a"})
-	require.NoError(t, err)
+	a := ts.await(ctx, t, "a")
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, a.Status)
 	assert.EqualValues(t, 1500, a.SrsLoadMs)
 	assert.EqualValues(t, 2500, a.SynthesisMs)

@@ -5,25 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/r1cs"
 )
-
-// readScalars reads consecutive 32-byte little-endian canonical scalars.
-func readScalars(t *testing.T, path string) []fr.Element {
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Zero(t, len(b)%32)
-	out := make([]fr.Element, len(b)/32)
-	for i := range out {
-		out[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-		require.NoError(t, err)
-	}
-	return out
-}
 
 // TestBellpersonUpdateProofVerifies: bellperson's proof of partition 0 of
 // the 2 KiB vector, under bellperson random parameters (refgen
@@ -67,7 +54,7 @@ func TestUpdateProveWithBellpersonParams(t *testing.T) {
 	_, _, s, pub, proofs := refgenVector(t)
 	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "update-2k.vk"))
 	require.NoError(t, err)
-	inputs := readScalars(t, filepath.Join(cache, "update-2k-inputs-p0.bin"))
+	inputs := refgen.ReadScalars(t, filepath.Join(cache, "update-2k-inputs-p0.bin"))
 	native, err := s.Inputs(pub, 0)
 	require.NoError(t, err)
 	require.Equal(t, native, inputs, "Go public inputs differ from bellperson's")

@@ -1,14 +1,13 @@
 package update
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -147,22 +146,18 @@ func hashRow(row []fr.Element) []fr.Element {
 	return out
 }
 
+// refgenCount is one proof of refgen's update-counts.json.
+type refgenCount struct {
+	SectorSize uint64        `json:"sector_size"`
+	H          int           `json:"h"`
+	Params     string        `json:"official_params_file"`
+	Counts     refgen.Counts `json:"counts"`
+}
+
 // refgenCountsFile is refgen's update-counts.json.
-func refgenCountsFile(t testing.TB) map[string]struct {
-	SectorSize uint64       `json:"sector_size"`
-	H          int          `json:"h"`
-	Params     string       `json:"official_params_file"`
-	Counts     refgenCounts `json:"counts"`
-} {
-	b, err := os.ReadFile(filepath.Join(refgenDir, "update-counts.json"))
-	require.NoError(t, err)
-	var m map[string]struct {
-		SectorSize uint64       `json:"sector_size"`
-		H          int          `json:"h"`
-		Params     string       `json:"official_params_file"`
-		Counts     refgenCounts `json:"counts"`
-	}
-	require.NoError(t, json.Unmarshal(b, &m))
+func refgenCountsFile(t testing.TB) map[string]refgenCount {
+	var m map[string]refgenCount
+	refgen.ReadJSON(t, &m, "update-counts.json")
 	return m
 }
 
@@ -216,7 +211,7 @@ func TestRegisteredCounts(t *testing.T) {
 			got = model(s)
 		}
 		require.Equal(t, s.NumInputs(), finalized(got).Inputs, s.Name)
-		require.Equal(t, r.Counts.r1cs(), finalized(got), s.Name)
+		require.Equal(t, r.Counts.R1CS(), finalized(got), s.Name)
 		t.Logf("%s: %v", s.Name, finalized(got))
 	}
 }

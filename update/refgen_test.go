@@ -2,7 +2,6 @@ package update
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,19 +9,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/r1cs"
 )
-
-// refgenDir holds the vectors testdata/refgen writes with rust-fil-proofs.
-var refgenDir = filepath.Join("..", "testdata", "refgen", "out")
-
-// refgenCounts is a refgen "counts" object (README "Counts").
-type refgenCounts map[string]int
-
-func (c refgenCounts) r1cs() r1cs.Counts {
-	return r1cs.Counts{Constraints: c["constraints"], Inputs: c["inputs"], Aux: c["aux"],
-		AAux: c["a_aux_density"], BInputs: c["b_input_density"], BAux: c["b_aux_density"]}
-}
 
 // refgenUpdate is the part of update-2k/meta.json the tests compare with.
 type refgenUpdate struct {
@@ -46,33 +35,21 @@ type refgenUpdate struct {
 	VanillaJSON    *string  `json:"vanilla_json"`
 	VanillaBincode []string `json:"vanilla_bincode"`
 	Partitions     []struct {
-		Challenges       []uint64     `json:"challenges"`
-		PublicInputs     []string     `json:"public_inputs"`
-		PublicInputsFile string       `json:"public_inputs_file"`
-		Counts           refgenCounts `json:"counts"`
-		R1CSSHA256       string       `json:"r1cs_sha256"`
-		WitnessSHA256    string       `json:"witness_sha256"`
+		Challenges       []uint64      `json:"challenges"`
+		PublicInputs     []string      `json:"public_inputs"`
+		PublicInputsFile string        `json:"public_inputs_file"`
+		Counts           refgen.Counts `json:"counts"`
+		R1CSSHA256       string        `json:"r1cs_sha256"`
+		WitnessSHA256    string        `json:"witness_sha256"`
 	} `json:"partitions"`
 }
 
 func loadUpdate(t testing.TB) (refgenUpdate, string) { return loadUpdateDir(t, "update-2k") }
 
 func loadUpdateDir(t testing.TB, name string) (refgenUpdate, string) {
-	dir := filepath.Join(refgenDir, name)
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	require.NoError(t, err)
 	var m refgenUpdate
-	require.NoError(t, json.Unmarshal(b, &m))
-	return m, dir
-}
-
-func hexElement(t testing.TB, s string) fr.Element {
-	var b [32]byte
-	_, err := hex.Decode(b[:], []byte(s))
-	require.NoError(t, err)
-	e, err := fr.LittleEndian.Element(&b)
-	require.NoError(t, err)
-	return e
+	refgen.ReadJSON(t, &m, name, "meta.json")
+	return m, filepath.Join(refgen.Dir, name)
 }
 
 // refgenVector returns the shape, public inputs and decoded vanilla
@@ -81,15 +58,15 @@ func refgenVector(t testing.TB) (refgenUpdate, string, Shape, PublicInputs, []Pa
 	return refgenVectorDir(t, "update-2k")
 }
 
-// refgenVectorDir is refgenVector for the vector in refgenDir/name: the
+// refgenVectorDir is refgenVector for the vector in refgen.Dir/name: the
 // proofs come from vanilla.json where the vector has one, else from the
 // bincode files.
 func refgenVectorDir(t testing.TB, name string) (refgenUpdate, string, Shape, PublicInputs, []PartitionProof) {
 	m, dir := loadUpdateDir(t, name)
 	s, ok := ShapeByName(m.RegisteredProof)
 	require.True(t, ok, m.RegisteredProof)
-	pub := PublicInputs{CommROld: hexElement(t, m.CommROld), CommDNew: hexElement(t, m.CommDNew),
-		CommRNew: hexElement(t, m.CommRNew), H: m.H}
+	pub := PublicInputs{CommROld: refgen.HexElement(t, m.CommROld), CommDNew: refgen.HexElement(t, m.CommDNew),
+		CommRNew: refgen.HexElement(t, m.CommRNew), H: m.H}
 	var proofs []PartitionProof
 	if m.VanillaJSON != nil {
 		vb, err := os.ReadFile(filepath.Join(dir, *m.VanillaJSON))
@@ -98,8 +75,7 @@ func refgenVectorDir(t testing.TB, name string) (refgenUpdate, string, Shape, Pu
 		require.NoError(t, err)
 	} else {
 		for _, f := range m.VanillaBincode {
-			b, err := os.ReadFile(filepath.Join(dir, f))
-			require.NoError(t, err)
+			b := refgen.ReadFile(t, filepath.Join(dir, f))
 			p, err := DecodePartitionProof(b)
 			require.NoError(t, err)
 			proofs = append(proofs, *p)
@@ -131,8 +107,7 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 	// The bincode bytes filecoin-ffi hands over decode to the same proofs.
 	require.Len(t, m.VanillaBincode, len(proofs))
 	for k, f := range m.VanillaBincode {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
+		b := refgen.ReadFile(t, filepath.Join(dir, f))
 		p, err := DecodePartitionProof(b)
 		require.NoError(t, err)
 		require.Equal(t, proofs[k], *p, f)
@@ -154,7 +129,7 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 		cnt := r1cs.NewCounter()
 		require.NoError(t, Synthesize(cnt, s, pub, p, k))
 		cnt.Finalize()
-		require.Equal(t, want.Counts.r1cs(), cnt.Counts(), "partition %d counts", k)
+		require.Equal(t, want.Counts.R1CS(), cnt.Counts(), "partition %d counts", k)
 		require.Equal(t, s.NumInputs(), want.Counts["inputs"])
 
 		sys := r1cs.NewSystem()
@@ -251,7 +226,7 @@ func TestRefgenUpdate8MiB(t *testing.T) {
 	require.NoError(t, Synthesize(sys, s, pub, parts[1], 1))
 	sys.Finalize()
 	require.NoError(t, sys.IsSatisfied())
-	require.Equal(t, m.Partitions[1].Counts.r1cs(), sys.Counts())
+	require.Equal(t, m.Partitions[1].Counts.R1CS(), sys.Counts())
 	dig, err := sys.CanonicalDigest()
 	require.NoError(t, err)
 	require.Equal(t, m.Partitions[1].R1CSSHA256, hex.EncodeToString(dig[:]))

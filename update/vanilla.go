@@ -2,15 +2,12 @@ package update
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
 )
 
@@ -52,25 +49,9 @@ func fieldErr(field, format string, args ...any) *VanillaError {
 	return &VanillaError{field, fmt.Errorf(format, args...)}
 }
 
-// joinField appends a JSON path step to prefix: an index ("[3]") directly,
-// a field name after a dot.
-func joinField(prefix, rest string) string {
-	if prefix != "" && rest != "" && !strings.HasPrefix(rest, "[") {
-		prefix += "."
-	}
-	return prefix + rest
-}
-
-// decodeStrict unmarshals exactly one JSON value from b into v, refusing
-// unknown object fields and anything after the value.
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data")
-	}
-	return err
+// placed turns a *vanilla.FieldError into a *VanillaError.
+func placed(err error) error {
+	return vanilla.Place(err, func(field string, err error) error { return &VanillaError{field, err} })
 }
 
 type jsonPartitionProof struct {
@@ -99,48 +80,30 @@ func DecodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
 		}
 		return []PartitionProof{*one}, nil
 	}
-	var items []json.RawMessage
-	if err := decodeStrict(b, &items); err != nil {
-		return nil, &VanillaError{"", err}
-	}
-	proofs := make([]PartitionProof, 0, len(items))
-	for k := range items {
-		var p PartitionProof
-		if err := p.decodeJSON(items[k], "["+strconv.Itoa(k)+"]"); err != nil {
-			return nil, err
-		}
-		proofs = append(proofs, p)
-	}
-	return proofs, nil
+	proofs, err := vanilla.Array(b, (*PartitionProof).decodeJSON)
+	return proofs, placed(err)
 }
 
 // DecodePartitionProofJSON decodes one PartitionProof in serde JSON.
 func DecodePartitionProofJSON(b []byte) (*PartitionProof, error) {
-	var p PartitionProof
-	err := p.decodeJSON(b, "")
-	if err != nil {
-		return nil, err
-	}
-	return &p, nil
+	p, err := vanilla.One(b, (*PartitionProof).decodeJSON)
+	return p, placed(err)
 }
 
+// decodeJSON decodes p from the serde JSON at path at; errors are
+// *vanilla.FieldError values.
 func (p *PartitionProof) decodeJSON(b []byte, at string) error {
 	var j jsonPartitionProof
-	if err := decodeStrict(b, &j); err != nil {
-		var c *porep.C1Error
-		if errors.As(err, &c) {
-			err = c.Err
-		}
-		return &VanillaError{at, err}
+	if err := vanilla.Strict(b, &j, at); err != nil {
+		return err
 	}
-	missing := func(f string) error { return &VanillaError{joinField(at, f), porep.ErrMissingField} }
 	switch {
 	case j.CommC == nil:
-		return missing("comm_c")
+		return vanilla.Missing(at, "comm_c")
 	case j.ApexLeafs == nil:
-		return missing("apex_leafs")
+		return vanilla.Missing(at, "apex_leafs")
 	case j.ChallengeProofs == nil:
-		return missing("challenge_proofs")
+		return vanilla.Missing(at, "challenge_proofs")
 	}
 	p.CommC, p.ApexLeafs = *j.CommC, *j.ApexLeafs
 	p.ChallengeProofs = make([]ChallengeProof, len(*j.ChallengeProofs))
@@ -152,16 +115,11 @@ func (p *PartitionProof) decodeJSON(b []byte, at string) error {
 			raw  *json.RawMessage
 			dst  *porep.MerkleProof
 		}{{"proof_r_old", c.ProofROld, &cp.ProofROld}, {"proof_d_new", c.ProofDNew, &cp.ProofDNew}, {"proof_r_new", c.ProofRNew, &cp.ProofRNew}} {
-			g := joinField(at, f+"."+m.name)
 			if m.raw == nil {
-				return &VanillaError{g, porep.ErrMissingField}
+				return vanilla.Missing(at, f+"."+m.name)
 			}
-			if err := m.dst.UnmarshalJSON(*m.raw); err != nil {
-				var ce *porep.C1Error
-				if errors.As(err, &ce) {
-					return &VanillaError{joinField(g, ce.Field), ce.Err}
-				}
-				return &VanillaError{g, err}
+			if err := vanilla.MerkleJSON(m.dst, *m.raw, vanilla.Join(at, f+"."+m.name)); err != nil {
+				return err
 			}
 		}
 	}
@@ -176,7 +134,7 @@ const MaxPartitionProofSize = 16 << 20
 
 // ErrTruncated is wrapped by a *VanillaError for bincode input that ends
 // inside a value.
-var ErrTruncated = errors.New("unexpected end of input")
+var ErrTruncated = vanilla.ErrTruncated
 
 // DecodePartitionProof decodes one partition proof in the bincode form
 // filecoin-proofs-api's generate_partition_proofs returns
@@ -185,31 +143,24 @@ var ErrTruncated = errors.New("unexpected end of input")
 // bytes are refused. Errors are *VanillaError values naming the field by
 // its serde JSON path.
 func DecodePartitionProof(b []byte) (*PartitionProof, error) {
-	if len(b) > MaxPartitionProofSize {
-		return nil, &VanillaError{"", fmt.Errorf("%d bytes, more than %d", len(b), MaxPartitionProofSize)}
-	}
 	var p PartitionProof
-	d := &cursor{rest: b}
-	err := d.run(func() {
-		d.dom(&p.CommC, "comm_c")
-		p.ApexLeafs = make([]porep.Domain, d.count("apex_leafs", 32))
+	err := vanilla.Bincode(b, MaxPartitionProofSize, func(r *vanilla.Reader) {
+		r.Domain(&p.CommC, "comm_c")
+		p.ApexLeafs = make([]porep.Domain, r.Length("apex_leafs", 32))
 		for i := range p.ApexLeafs {
-			d.dom(&p.ApexLeafs[i], fmt.Sprintf("apex_leafs[%d]", i))
+			r.Domain(&p.ApexLeafs[i], fmt.Sprintf("apex_leafs[%d]", i))
 		}
 		// A Merkle proof takes at least a tag, two domains and a length.
-		p.ChallengeProofs = make([]ChallengeProof, d.count("challenge_proofs", 3*(4+64+8)))
+		p.ChallengeProofs = make([]ChallengeProof, r.Length("challenge_proofs", 3*(4+64+8)))
 		for i := range p.ChallengeProofs {
 			c := &p.ChallengeProofs[i]
 			for j, m := range []*porep.MerkleProof{&c.ProofROld, &c.ProofDNew, &c.ProofRNew} {
-				d.merkleProof(m, fmt.Sprintf("challenge_proofs[%d].%s.data", i, [...]string{"proof_r_old", "proof_d_new", "proof_r_new"}[j]))
+				r.Merkle(m, fmt.Sprintf("challenge_proofs[%d].%s.data", i, [...]string{"proof_r_old", "proof_d_new", "proof_r_new"}[j]))
 			}
-		}
-		if len(d.rest) > 0 {
-			panic(&VanillaError{"", fmt.Errorf("%d trailing bytes", len(d.rest))})
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, placed(err)
 	}
 	return &p, nil
 }
@@ -223,93 +174,8 @@ func DecodeVanilla(b []byte) (*PartitionProof, error) {
 	return DecodePartitionProof(b)
 }
 
-// cursor walks bincode input; a malformed value panics with a
-// *VanillaError that run turns into the returned error.
-type cursor struct{ rest []byte }
-
-func (d *cursor) run(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			ve, ok := r.(*VanillaError)
-			if !ok {
-				panic(r)
-			}
-			err = ve
-		}
-	}()
-	f()
-	return nil
-}
-
-func (d *cursor) bytes(n int, field string) []byte {
-	if len(d.rest) < n {
-		panic(&VanillaError{field, ErrTruncated})
-	}
-	out := d.rest[:n]
-	d.rest = d.rest[n:]
-	return out
-}
-
-func (d *cursor) word(field string) uint64 { return binary.LittleEndian.Uint64(d.bytes(8, field)) }
-
-func (d *cursor) dom(dst *porep.Domain, field string) { copy(dst[:], d.bytes(32, field)) }
-
-// count reads a sequence length and refuses one whose elements, each at
-// least each bytes long, the rest of the input cannot hold.
-func (d *cursor) count(field string, each int) int {
-	n := d.word(field)
-	if n > uint64(len(d.rest)/each) {
-		panic(&VanillaError{field, fmt.Errorf("length %d exceeds the input", n)})
-	}
-	return int(n)
-}
-
-// merkleProof reads storage-proofs-core's MerkleProof: the ProofData
-// variant tag (0 Single, 1 Sub, 2 Top) then the variant's fields in
-// declaration order (Single: root, leaf, path; Sub and Top: the paths of
-// each tree level, then root and leaf).
-func (d *cursor) merkleProof(m *porep.MerkleProof, at string) {
-	tag := binary.LittleEndian.Uint32(d.bytes(4, at))
-	kinds := []porep.MerkleKind{porep.MerkleSingle, porep.MerkleSub, porep.MerkleTop}
-	if tag >= uint32(len(kinds)) {
-		panic(&VanillaError{at, fmt.Errorf("unknown Merkle proof variant %d", tag)})
-	}
-	m.Kind = kinds[tag]
-	at += "." + string(m.Kind)
-	if tag == 0 {
-		d.dom(&m.Root, at+".root")
-		d.dom(&m.Leaf, at+".leaf")
-		m.Base = d.inclusion(at + ".path.path")
-		return
-	}
-	segs := []*[]porep.PathElement{&m.Base, &m.Sub, &m.Top}[:tag+1]
-	names := []string{"base_proof", "sub_proof", "top_proof"}
-	for i, seg := range segs {
-		*seg = d.inclusion(at + "." + names[i] + ".path")
-	}
-	d.dom(&m.Root, at+".root")
-	d.dom(&m.Leaf, at+".leaf")
-}
-
-// inclusion reads an InclusionPath: a sequence of (hashes, index).
-func (d *cursor) inclusion(at string) []porep.PathElement {
-	levels := make([]porep.PathElement, d.count(at, 16))
-	for i := range levels {
-		f := fmt.Sprintf("%s[%d]", at, i)
-		levels[i].Hashes = make([]porep.Domain, d.count(f+".hashes", 32))
-		for j := range levels[i].Hashes {
-			d.dom(&levels[i].Hashes[j], fmt.Sprintf("%s.hashes[%d]", f, j))
-		}
-		levels[i].Index = d.word(f + ".index")
-	}
-	return levels
-}
-
 // element converts a domain to a field element, naming field on failure.
 func element(d porep.Domain, field string) (fr.Element, error) {
-	e, err := d.Element()
-	if err != nil {
-		return e, fieldErr(field, "not a canonical field element")
-	}
-	return e, nil
+	e, err := vanilla.Element(d, field)
+	return e, placed(err)
 }

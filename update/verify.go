@@ -5,6 +5,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/poseidon"
@@ -20,34 +21,8 @@ func proofLevels(m *porep.MerkleProof, at string) (leaf, root fr.Element, levels
 	if root, err = element(m.Root, at+".root"); err != nil {
 		return
 	}
-	for si, seg := range [][]porep.PathElement{m.Base, m.Sub, m.Top} {
-		for li := range seg {
-			el := &seg[li]
-			f := fmt.Sprintf("%s.%s[%d]", at, [...]string{"base", "sub", "top"}[si], li)
-			if el.Index > uint64(len(el.Hashes)) {
-				return leaf, root, nil, fieldErr(f+".index", "%d out of range for arity %d", el.Index, len(el.Hashes)+1)
-			}
-			lv := gadget.PathLevel{Index: int(el.Index), Siblings: make([]fr.Element, len(el.Hashes))}
-			for h := range el.Hashes {
-				if lv.Siblings[h], err = element(el.Hashes[h], fmt.Sprintf("%s.hashes[%d]", f, h)); err != nil {
-					return
-				}
-			}
-			levels = append(levels, lv)
-		}
-	}
-	return leaf, root, levels, nil
-}
-
-// position returns the leaf index a path's level indices spell, leaf level
-// least significant.
-func position(path []gadget.PathLevel) uint64 {
-	var pos, scale uint64 = 0, 1
-	for _, l := range path {
-		pos += uint64(l.Index) * scale
-		scale *= uint64(l.Arity())
-	}
-	return pos
+	levels, err = vanilla.Levels(m, at)
+	return leaf, root, levels, placed(err)
 }
 
 func siblings(path []gadget.PathLevel) [][]fr.Element {
@@ -68,7 +43,7 @@ func (s Shape) FromVanilla(v *PartitionProof, at string) (*Partition, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	f := func(x string) string { return joinField(at, x) }
+	f := func(x string) string { return vanilla.Join(at, x) }
 	if len(v.ApexLeafs) != s.ApexLeaves {
 		return nil, fieldErr(f("apex_leafs"), "%d leaves, want %d", len(v.ApexLeafs), s.ApexLeaves)
 	}
@@ -171,7 +146,7 @@ func (s Shape) Verify(pub PublicInputs, v *PartitionProof, k int, at string) err
 	if err := s.Check(pub, p, k); err != nil {
 		return err
 	}
-	f := func(x string) string { return joinField(at, x) }
+	f := func(x string) string { return vanilla.Join(at, x) }
 	h2 := poseidon.MustGet(2)
 	for _, t := range []struct {
 		name       string
@@ -233,7 +208,7 @@ func (s Shape) Verify(pub PublicInputs, v *PartitionProof, k int, at string) err
 			if err != nil {
 				return err
 			}
-			if pos := position(levels); pos != node {
+			if pos := vanilla.Position(levels); pos != node {
 				return fieldErr(g, "proves node %d, the challenge is node %d", pos, node)
 			}
 			if !rec.Equal(&t.root) {

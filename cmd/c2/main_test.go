@@ -15,22 +15,22 @@ import (
 	"github.com/sealc2/c2/porep"
 )
 
-const refgen = "../../testdata/refgen/out/porep-2k/"
+const porepRefgen = "../../testdata/refgen/out/porep-2k/"
 
 // bellperson's C2 proof of the committed 2 KiB C1 under bellperson's key,
 // checked the way a verifier does: public inputs derived from the C1.
 func TestVerifyBellpersonProof(t *testing.T) {
-	args := []string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof"}
-	require.NoError(t, runVerify(append(args, "--c1", refgen+"c1.json")))
-	require.NoError(t, runVerify(append(args, "--inputs", refgen+"inputs-p0.bin")), "inputs given as a file")
+	args := []string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", porepRefgen + "bellperson-c2.proof"}
+	require.NoError(t, runVerify(append(args, "--c1", porepRefgen+"c1.json")))
+	require.NoError(t, runVerify(append(args, "--inputs", porepRefgen+"inputs-p0.bin")), "inputs given as a file")
 
 	// The same proof with one byte of C changed is refused.
-	raw, err := os.ReadFile(refgen + "bellperson-c2.proof")
+	raw, err := os.ReadFile(porepRefgen + "bellperson-c2.proof")
 	require.NoError(t, err)
 	raw[len(raw)-1] ^= 1
 	bad := filepath.Join(t.TempDir(), "bad.proof")
 	require.NoError(t, os.WriteFile(bad, raw, 0o644))
-	err = runVerify([]string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", bad, "--c1", refgen + "c1.json"})
+	err = runVerify([]string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", bad, "--c1", porepRefgen + "c1.json"})
 	require.Error(t, err)
 
 	// Inputs of the wrong length name the file.
@@ -46,13 +46,13 @@ func TestVerifyBellpersonProof(t *testing.T) {
 
 func TestVerifyNeedsItsFlags(t *testing.T) {
 	require.Error(t, runVerify(nil))
-	require.Error(t, runVerify([]string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof"}),
+	require.Error(t, runVerify([]string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", porepRefgen + "bellperson-c2.proof"}),
 		"neither --c1 nor --inputs")
-	require.Error(t, runVerify([]string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof",
-		"--c1", refgen + "c1.json", "--inputs", refgen + "inputs-p0.bin"}), "both --c1 and --inputs")
+	require.Error(t, runVerify([]string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", porepRefgen + "bellperson-c2.proof",
+		"--c1", porepRefgen + "c1.json", "--inputs", porepRefgen + "inputs-p0.bin"}), "both --c1 and --inputs")
 	var fe *groth16.FormatError
-	require.ErrorAs(t, runVerify([]string{"--vk", refgen + "c1.json", "--proof", refgen + "bellperson-c2.proof",
-		"--inputs", refgen + "inputs-p0.bin"}), &fe, "a JSON file is no verifying key")
+	require.ErrorAs(t, runVerify([]string{"--vk", porepRefgen + "c1.json", "--proof", porepRefgen + "bellperson-c2.proof",
+		"--inputs", porepRefgen + "inputs-p0.bin"}), &fe, "a JSON file is no verifying key")
 }
 
 func TestProveRefusesBadInput(t *testing.T) {
@@ -61,13 +61,13 @@ func TestProveRefusesBadInput(t *testing.T) {
 	require.Error(t, runProve([]string{"--params", dir}), "--c1 is required")
 
 	// No parameters for the shape in the directory.
-	err := runProve([]string{"--c1", refgen + "c1.json", "--params", dir, "--out", out})
+	err := runProve([]string{"--c1", porepRefgen + "c1.json", "--params", dir, "--out", out})
 	require.ErrorIs(t, err, c2.ErrNoParams)
 	require.ErrorContains(t, err, "v28-stacked-proof-of-replication")
 	require.NoFileExists(t, out)
 
 	// A truncated C1 is a C1Error, before any parameters are looked at.
-	raw, err := os.ReadFile(refgen + "c1.json")
+	raw, err := os.ReadFile(porepRefgen + "c1.json")
 	require.NoError(t, err)
 	trunc := filepath.Join(dir, "c1.json")
 	require.NoError(t, os.WriteFile(trunc, raw[:len(raw)/2], 0o644))
@@ -86,7 +86,7 @@ func TestSetupRefusesBadSize(t *testing.T) {
 func TestStrayArgumentsRefused(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "proof.bin")
-	err := runProve([]string{"--c1", refgen + "c1.json", "stray", "--out", out, "--params", dir})
+	err := runProve([]string{"--c1", porepRefgen + "c1.json", "stray", "--out", out, "--params", dir})
 	require.ErrorContains(t, err, `unexpected argument "stray"`)
 	require.NoFileExists(t, out)
 	for name, run := range map[string]func([]string) error{
@@ -113,9 +113,9 @@ func TestProveChecksOutputFirst(t *testing.T) {
 	dir := t.TempDir()
 	// No parameters in dir: the old code reported ErrNoParams (or, with
 	// parameters, proved) before looking at --out.
-	err := runProve([]string{"--c1", refgen + "c1.json", "--params", dir, "--out", dir})
+	err := runProve([]string{"--c1", porepRefgen + "c1.json", "--params", dir, "--out", dir})
 	require.ErrorContains(t, err, "is a directory")
-	err = runProve([]string{"--c1", refgen + "c1.json", "--params", dir, "--out", filepath.Join(dir, "missing", "proof.bin")})
+	err = runProve([]string{"--c1", porepRefgen + "c1.json", "--params", dir, "--out", filepath.Join(dir, "missing", "proof.bin")})
 	require.Error(t, err)
 	require.NotErrorIs(t, err, c2.ErrNoParams)
 	entries, err := os.ReadDir(dir)
@@ -178,7 +178,7 @@ func TestOutputCommitAndAbort(t *testing.T) {
 // adir: no such device", and a C1 was read whole whatever its size.
 func TestSpecialInputs(t *testing.T) {
 	dir := t.TempDir()
-	err := runVerify([]string{"--vk", dir, "--proof", refgen + "bellperson-c2.proof", "--inputs", refgen + "inputs-p0.bin"})
+	err := runVerify([]string{"--vk", dir, "--proof", porepRefgen + "bellperson-c2.proof", "--inputs", porepRefgen + "inputs-p0.bin"})
 	require.ErrorContains(t, err, "is a directory")
 	require.NotContains(t, err.Error(), "mmap")
 
@@ -197,9 +197,9 @@ func TestSpecialInputs(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	for name, args := range map[string][]string{
 		"prove --c1":     {"--c1", fifo, "--params", dir, "--out", filepath.Join(dir, "p.bin")},
-		"verify --c1":    {"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof", "--c1", fifo},
-		"verify --vk":    {"--vk", fifo, "--proof", refgen + "bellperson-c2.proof", "--inputs", refgen + "inputs-p0.bin"},
-		"verify --proof": {"--vk", refgen + "bellperson-porep-2k.vk", "--proof", fifo, "--inputs", refgen + "inputs-p0.bin"},
+		"verify --c1":    {"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", porepRefgen + "bellperson-c2.proof", "--c1", fifo},
+		"verify --vk":    {"--vk", fifo, "--proof", porepRefgen + "bellperson-c2.proof", "--inputs", porepRefgen + "inputs-p0.bin"},
+		"verify --proof": {"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", fifo, "--inputs", porepRefgen + "inputs-p0.bin"},
 	} {
 		run := runVerify
 		if name == "prove --c1" {

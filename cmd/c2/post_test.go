@@ -1,15 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
 )
 
@@ -34,21 +35,23 @@ func TestPoStSetupAndProve(t *testing.T) {
 		"--vanilla", v + "vanilla-5001.bin", "--vanilla", v + "vanilla-5002.bin", "--vanilla", v + "vanilla-5003.bin"}
 	require.NoError(t, runPoStProve(args))
 
+	requireProofsVerify(t, out, vkPath, v, 2)
+}
+
+// requireProofsVerify checks that the proof file out holds n proofs and
+// that proof k verifies under vkPath with the public inputs refgen recorded
+// in dir/inputs-pK.bin.
+func requireProofsVerify(t *testing.T, out, vkPath, dir string, n int) {
+	t.Helper()
 	raw, err := os.ReadFile(out)
 	require.NoError(t, err)
 	proofs, err := groth16.ReadProofs(raw)
 	require.NoError(t, err)
-	require.Len(t, proofs, 2)
+	require.Len(t, proofs, n)
 	vk, err := groth16.ReadVerifyingKey(vkPath)
 	require.NoError(t, err)
 	for k := range proofs {
-		b, err := os.ReadFile(filepath.Join(v, "inputs-p"+string(rune('0'+k))+".bin"))
-		require.NoError(t, err)
-		in := make([]fr.Element, len(b)/32)
-		for i := range in {
-			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-			require.NoError(t, err)
-		}
+		in := refgen.ReadScalars(t, filepath.Join(dir, fmt.Sprintf("inputs-p%d.bin", k)))
 		require.NoError(t, groth16.Verify(vk, &proofs[k], in), "partition %d", k)
 	}
 }

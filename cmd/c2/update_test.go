@@ -6,11 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
-	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/update"
 )
@@ -30,26 +28,6 @@ func updateArgs(t *testing.T) []string {
 	return []string{"--proof", "StackedDrg2KiBV1", "--comm-r-old", m.CommROld, "--comm-r-new", m.CommRNew, "--comm-d-new", m.CommDNew}
 }
 
-// requireUpdateProofVerifies checks the proof file under vkPath with the
-// public inputs refgen recorded from Rust.
-func requireUpdateProofVerifies(t *testing.T, out, vkPath string) {
-	raw, err := os.ReadFile(out)
-	require.NoError(t, err)
-	proofs, err := groth16.ReadProofs(raw)
-	require.NoError(t, err)
-	require.Len(t, proofs, 1)
-	vk, err := groth16.ReadVerifyingKey(vkPath)
-	require.NoError(t, err)
-	b, err := os.ReadFile(updateRefgen + "inputs-p0.bin")
-	require.NoError(t, err)
-	in := make([]fr.Element, len(b)/32)
-	for i := range in {
-		in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-		require.NoError(t, err)
-	}
-	require.NoError(t, groth16.Verify(vk, &proofs[0], in))
-}
-
 // TestUpdateProve: `c2 update-prove` proves rust-fil-proofs' 2 KiB
 // SnapDeals vanilla proof (bincode, then the JSON array) under the shared
 // development parameters, and the proof verifies with the public inputs
@@ -65,7 +43,7 @@ func TestUpdateProve(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "update.proof")
 		args := append(updateArgs(t), "--params", dir, "--out", out, "--trust-params", "--vanilla", updateRefgen+v)
 		require.NoError(t, runUpdateProve(args), v)
-		requireUpdateProofVerifies(t, out, vkPath)
+		requireProofsVerify(t, out, vkPath, updateRefgen, 1)
 	}
 }
 
@@ -83,7 +61,7 @@ func TestUpdateSetupAndProve(t *testing.T) {
 	require.FileExists(t, vkPath)
 	out := filepath.Join(dir, "update.proof")
 	require.NoError(t, runUpdateProve(append(updateArgs(t), "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla-p0.bin")))
-	requireUpdateProofVerifies(t, out, vkPath)
+	requireProofsVerify(t, out, vkPath, updateRefgen, 1)
 }
 
 func TestUpdateProveRefusesBadInput(t *testing.T) {

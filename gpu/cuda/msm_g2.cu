@@ -1,22 +1,6 @@
 // G2 instantiation of the MSM, batch-addition and fill kernels.
-#include "msm.cuh"
-#include "msm_entry.h"
+#include "msm_entries.cuh"
 
 namespace c2 {
-
-int msm_g2(c2_status* st, stream_ctx* sc, const void* bases, bool bases_dev, const void* scalars, bool scalars_dev,
-           uint64_t n, int c, void* out, int* nwindows, int* used_c) {
-    return msm_impl<fp2_t>(st, sc, (const g2_affine*)bases, bases_dev, (const fr_t*)scalars, scalars_dev, n, c, (g2_xyzz*)out,
-                        nwindows, used_c, 20);
-}
-
-int batch_add_g2(c2_status* st, stream_ctx* sc, const void* bases, bool bases_dev, const uint64_t* bitmap, uint64_t n,
-                 void* out) {
-    return batch_add_impl<fp2_t>(st, sc, (const g2_affine*)bases, bases_dev, bitmap, n, (g2_xyzz*)out);
-}
-
-int fill_g2(c2_status* st, stream_ctx* sc, void* dst, uint64_t n, const void* seeds, uint64_t k) {
-    return fill_impl<fp2_t>(st, sc, (g2_affine*)dst, n, (const g2_affine*)seeds, k);
-}
-
+C2_MSM_ENTRIES(g2, fp2_t, 20)
 }  // namespace c2

@@ -73,8 +73,12 @@ func Dir() (string, error) {
 
 // Paths returns the paths of the shape's development .params and .vk in
 // dir.
-func Paths(dir string) (params, vk string) {
-	base := filepath.Join(dir, c2.DevParamsPrefix+Shape.ParamsName())
+func Paths(dir string) (params, vk string) { return paths(dir, Shape.ParamsName()) }
+
+// paths returns the paths of the development .params and .vk of the
+// parameters named name in dir.
+func paths(dir, name string) (params, vk string) {
+	base := filepath.Join(dir, c2.DevParamsPrefix+name)
 	return base + ".params", base + ".vk"
 }
 
@@ -93,19 +97,11 @@ var wantIC = Shape.NumInputs()
 // files (proofs under a stale key fail Prove's verification).
 func Check(dir string) error {
 	pp, vp := Paths(dir)
-	f, err := os.Open(pp)
+	f, lay, err := openParams(pp)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	lay, err := groth16.ScanParams(f, st.Size())
-	if err != nil {
-		return fmt.Errorf("%s: %w", pp, err)
-	}
 	if lay.IC.Len != wantIC {
 		return fmt.Errorf("%s: %d public inputs, the shape has %d", pp, lay.IC.Len, wantIC)
 	}
@@ -126,6 +122,25 @@ func Check(dir string) error {
 	return nil
 }
 
+// openParams opens the .params file pp and scans its layout
+// ([groth16.ScanParams]); the caller closes the file.
+func openParams(pp string) (*os.File, *groth16.ParamsLayout, error) {
+	f, err := os.Open(pp)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		var lay *groth16.ParamsLayout
+		if lay, err = groth16.ScanParams(f, st.Size()); err == nil {
+			return f, lay, nil
+		}
+		err = fmt.Errorf("%s: %w", pp, err)
+	}
+	f.Close()
+	return nil, nil, err
+}
+
 // Ensure makes dir (created if missing) hold parameters that [Check]
 // accepts. It holds an exclusive lock on dir/.devparams.lock throughout, so
 // concurrent callers, in this process or others, wait for one generation
@@ -135,30 +150,38 @@ func Check(dir string) error {
 // that a killed generator leaves no damaged file under the final names);
 // then Check must accept them.
 func Ensure(dir string, generate func(dir string) error) error {
+	return locked(dir, lockName, func() error {
+		if Check(dir) == nil {
+			return nil
+		}
+		pp, vp := Paths(dir)
+		for _, p := range []string{pp, vp} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("devparams: %w", err)
+			}
+		}
+		if err := generate(dir); err != nil {
+			return fmt.Errorf("devparams: generating into %s: %w", dir, err)
+		}
+		if err := Check(dir); err != nil {
+			return fmt.Errorf("devparams: generated parameters: %w", err)
+		}
+		return nil
+	})
+}
+
+// locked creates dir if missing and runs f holding an exclusive lock on
+// dir/name.
+func locked(dir, name string, f func() error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("devparams: %w", err)
 	}
-	unlock, err := lockFile(filepath.Join(dir, lockName))
+	unlock, err := lockFile(filepath.Join(dir, name))
 	if err != nil {
 		return fmt.Errorf("devparams: lock: %w", err)
 	}
 	defer unlock()
-	if Check(dir) == nil {
-		return nil
-	}
-	pp, vp := Paths(dir)
-	for _, p := range []string{pp, vp} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("devparams: %w", err)
-		}
-	}
-	if err := generate(dir); err != nil {
-		return fmt.Errorf("devparams: generating into %s: %w", dir, err)
-	}
-	if err := Check(dir); err != nil {
-		return fmt.Errorf("devparams: generated parameters: %w", err)
-	}
-	return nil
+	return f()
 }
 
 // Generate writes new development parameters of the shape and their
@@ -169,16 +192,22 @@ func Generate(dir string) error {
 	if err != nil {
 		return err
 	}
-	sys := r1cs.NewSystem()
-	if err := porep.Synthesize(sys, Shape, part); err != nil {
-		return err
-	}
-	sys.Finalize()
-	pk, err := groth16.Setup(sys, rand.Reader)
+	pk, err := setup(func(b r1cs.Builder) error { return porep.Synthesize(b, Shape, part) })
 	if err != nil {
 		return err
 	}
 	return WriteKey(dir, pk)
+}
+
+// setup records the circuit synth synthesizes and runs groth16.Setup on it
+// with fresh randomness.
+func setup(synth func(b r1cs.Builder) error) (*groth16.ProvingKey, error) {
+	sys := r1cs.NewSystem()
+	if err := synth(sys); err != nil {
+		return nil, err
+	}
+	sys.Finalize()
+	return groth16.Setup(sys, rand.Reader)
 }
 
 // WriteKey writes pk and its verifying key into dir under the shape's
@@ -186,6 +215,12 @@ func Generate(dir string) error {
 // place: .params first, .vk last.
 func WriteKey(dir string, pk *groth16.ProvingKey) error {
 	pp, vp := Paths(dir)
+	return writeKey(pp, vp, pk)
+}
+
+// writeKey writes pk to pp and its verifying key to vp through
+// [writeFile]: .params first, .vk last.
+func writeKey(pp, vp string, pk *groth16.ProvingKey) error {
 	if err := writeFile(pp, pk.WriteTo); err != nil {
 		return err
 	}

@@ -2,14 +2,11 @@ package devparams
 
 import (
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
-	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/r1cs"
 	"github.com/sealc2/c2/update"
@@ -29,10 +26,7 @@ const updateLockName = ".devparams-update.lock"
 
 // UpdatePaths returns the paths of the update shape's development .params
 // and .vk in dir.
-func UpdatePaths(dir string) (params, vk string) {
-	base := filepath.Join(dir, c2.DevParamsPrefix+UpdateShape.ParamsName())
-	return base + ".params", base + ".vk"
-}
+func UpdatePaths(dir string) (params, vk string) { return paths(dir, UpdateShape.ParamsName()) }
 
 // CheckUpdate reports whether dir holds the update shape's development
 // .params and .vk, whole and belonging together: the .vk decodes with
@@ -52,18 +46,11 @@ func CheckUpdate(dir string) error {
 	if n := key.NumInputs(); n != UpdateShape.NumInputs() {
 		return fmt.Errorf("%s: %d public inputs, %s has %d", vp, n, UpdateShape.Name, UpdateShape.NumInputs())
 	}
-	f, err := os.Open(pp)
+	f, _, err := openParams(pp)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if _, err := groth16.ScanParams(f, st.Size()); err != nil {
-		return fmt.Errorf("%s: %w", pp, err)
-	}
 	prefix := make([]byte, len(vk))
 	if _, err := f.ReadAt(prefix, 0); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: %w", pp, err)
@@ -79,41 +66,27 @@ func CheckUpdate(dir string) error {
 // exclusive lock on dir/.devparams-update.lock when they are missing or
 // damaged (as [Ensure] does for PoRep).
 func EnsureUpdate(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("devparams: %w", err)
-	}
-	unlock, err := lockFile(filepath.Join(dir, updateLockName))
-	if err != nil {
-		return fmt.Errorf("devparams: lock: %w", err)
-	}
-	defer unlock()
-	if CheckUpdate(dir) == nil {
-		return nil
-	}
-	if err := GenerateUpdate(dir); err != nil {
-		return fmt.Errorf("devparams: generating update parameters into %s: %w", dir, err)
-	}
-	return CheckUpdate(dir)
+	return locked(dir, updateLockName, func() error {
+		if CheckUpdate(dir) == nil {
+			return nil
+		}
+		if err := GenerateUpdate(dir); err != nil {
+			return fmt.Errorf("devparams: generating update parameters into %s: %w", dir, err)
+		}
+		return CheckUpdate(dir)
+	})
 }
 
 // GenerateUpdate records the blank update circuit, runs groth16.Setup on
 // it and writes the key and its verifying key into dir (each through a
 // temporary file renamed into place, .params first).
 func GenerateUpdate(dir string) error {
-	sys := r1cs.NewSystem()
-	if err := update.SynthesizeBlank(sys, UpdateShape); err != nil {
-		return err
-	}
-	sys.Finalize()
-	pk, err := groth16.Setup(sys, rand.Reader)
+	pk, err := setup(func(b r1cs.Builder) error { return update.SynthesizeBlank(b, UpdateShape) })
 	if err != nil {
 		return err
 	}
 	pp, vp := UpdatePaths(dir)
-	if err := writeFile(pp, pk.WriteTo); err != nil {
-		return err
-	}
-	return writeFile(vp, pk.VK.WriteTo)
+	return writeKey(pp, vp, pk)
 }
 
 // UpdateDir returns a directory holding the update shape's development

@@ -76,7 +76,7 @@ func Build(b r1cs.Builder, s Shape) ([]fr.Element, error) {
 			z := b.Alloc(op.Value)
 			vars = append(vars, z)
 			b.Enforce(r1cs.LC{}.AddVar(r1cs.One).SubVar(z), r1cs.LC{}.AddVar(z), nil)
-		case And:
+		case And, Mul: // a product of bits or of numbers
 			x, y := val(op.X), val(op.Y)
 			var v fr.Element
 			v.Mul(&x, &y)
@@ -106,13 +106,6 @@ func Build(b r1cs.Builder, s Shape) ([]fr.Element, error) {
 			z := b.Alloc(v)
 			vars = append(vars, z)
 			b.Enforce(lc, r1cs.LC{}.AddVar(r1cs.One), r1cs.LC{}.AddVar(z))
-		case Mul:
-			x, y := val(op.X), val(op.Y)
-			var v fr.Element
-			v.Mul(&x, &y)
-			z := b.Alloc(v)
-			vars = append(vars, z)
-			b.Enforce(r1cs.LC{}.AddVar(vars[op.X]), r1cs.LC{}.AddVar(vars[op.Y]), r1cs.LC{}.AddVar(z))
 		case InputMul:
 			x := val(op.X)
 			var v fr.Element
