@@ -269,7 +269,7 @@ func ParseBytes(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*scale > 1<<62 {
+	if err != nil || !(f >= 0 && f*scale <= 1<<62) { // NaN fails both comparisons
 		return 0, fmt.Errorf("byte count %q: want a number with an optional unit such as GiB", s)
 	}
 	return int64(f * scale), nil

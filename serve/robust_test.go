@@ -83,6 +83,18 @@ func TestSpecialFiles(t *testing.T) {
 	require.NoError(t, readThrough(ctx, small))
 }
 
+// ParseBytes refuses NaN, which used to become -2^63 bytes (refused later
+// as "must not be negative", naming no value), and overflowing counts.
+func TestParseBytesRefusesNaN(t *testing.T) {
+	for _, s := range []string{"NaN", "nan GiB", "inf", "-1", "1e400", "4194305TiB"} {
+		_, err := ParseBytes(s)
+		require.ErrorContains(t, err, "byte count", s)
+	}
+	n, err := ParseBytes("1.5KiB")
+	require.NoError(t, err)
+	require.EqualValues(t, 1536, n)
+}
+
 // FuzzSubmitRequest checks requests as SubmitProof does (parse). Nothing
 // panics; every refusal is a *FieldError (InvalidArgument) or wraps
 // ErrUnsupportedKind (Unimplemented); an accepted request's task holds

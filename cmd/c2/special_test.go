@@ -69,3 +69,26 @@ func TestMoreSpecialInputs(t *testing.T) {
 	_, err = readVanilla([]string{big})
 	require.ErrorContains(t, err, "larger than")
 }
+
+// Every command refuses a stray positional argument, which would stop flag
+// parsing and silently drop the flags after it.
+func TestEveryCommandRefusesStrayArguments(t *testing.T) {
+	require.NotEmpty(t, commands)
+	for name, c := range commands {
+		err := c.run([]string{"stray", "--out", filepath.Join(t.TempDir(), "x")})
+		require.ErrorContains(t, err, `unexpected argument "stray"`, name)
+	}
+}
+
+// post-prove and update-prove check --out before reading any vanilla proof.
+func TestCircuitProveChecksOutputFirst(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.bin") // read only after --out
+	err := runPoStProve([]string{"--proof", "StackedDrgWinning2KiBV1", "--randomness", "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d",
+		"--params", dir, "--out", dir, "--vanilla", missing})
+	require.ErrorContains(t, err, "is a directory")
+	zero := "0000000000000000000000000000000000000000000000000000000000000000"
+	err = runUpdateProve([]string{"--proof", "StackedDrg2KiBV1", "--comm-r-old", zero, "--comm-r-new", zero, "--comm-d-new", zero,
+		"--params", dir, "--out", dir, "--vanilla", missing})
+	require.ErrorContains(t, err, "is a directory")
+}
