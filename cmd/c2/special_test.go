@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// porep2KiB holds the 2 KiB PoRep vectors the tests of this file read.
+const porep2KiB = "../../testdata/refgen/out/porep-2k/"
+
 // The inputs TestSpecialInputs does not cover are refused at once too:
 // post-prove's and update-prove's --vanilla files used to be read with
 // os.ReadFile (a FIFO blocked forever, /dev/zero filled memory), serve's
@@ -47,7 +50,7 @@ func TestMoreSpecialInputs(t *testing.T) {
 		{"serve --config FIFO", runServe, []string{"--config", fifo}},
 		{"serve --config /dev/zero", runServe, []string{"--config", "/dev/zero"}},
 		{"serve --config DIR", runServe, []string{"--config", dir}},
-		{"verify --inputs FIFO", runVerify, []string{"--vk", refgen + "bellperson-porep-2k.vk", "--proof", refgen + "bellperson-c2.proof", "--inputs", fifo}},
+		{"verify --inputs FIFO", runVerify, []string{"--vk", porep2KiB + "bellperson-porep-2k.vk", "--proof", porep2KiB + "bellperson-c2.proof", "--inputs", fifo}},
 	} {
 		done := make(chan error, 1)
 		go func() { done <- c.run(c.args) }()
