@@ -1,6 +1,8 @@
 package porep
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -11,15 +13,29 @@ import (
 // before any parameter is read: decode, partitions, the consistency checks,
 // native verification of the vanilla proofs and the public inputs derived
 // from the commitments and seed. Nothing panics, and every refusal is one
-// of the package's error types.
+// of the package's error types. The inputs are edit lists (applyPatch) of
+// the 2 KiB C1, plain or wrapped in a Commit2In.
 func FuzzC1Pipeline(f *testing.F) {
 	raw, _ := readC1Vector(f, "porep-2k")
-	f.Add(raw)
-	f.Add([]byte(`{"Phase1Out":"e30=","SectorSize":2048}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) > 1<<18 {
+	wrapped, err := json.Marshal(Commit2In{Phase1Out: raw, SectorSize: 2048})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(false, []byte{})
+	f.Add(true, []byte{})
+	if i := bytes.Index(raw, []byte(`"seed":[`)); i >= 0 { // the seed's first digit
+		off := i + len(`"seed":[`)
+		f.Add(false, []byte{4, byte(off >> 16), byte(off >> 8), byte(off), 7})
+	}
+	f.Fuzz(func(t *testing.T, wrap bool, patch []byte) {
+		if len(patch) > maxPatch {
 			t.Skip()
 		}
+		base := raw
+		if wrap {
+			base = wrapped
+		}
+		b := applyPatch(base, patch)
 		c1, err := DecodeC1(b)
 		if err != nil {
 			var ce *C1Error

@@ -2,9 +2,11 @@ package serve
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -72,11 +74,21 @@ func DefaultConfig() Config {
 	}
 }
 
+// maxConfigFile bounds the configuration file LoadConfig reads.
+const maxConfigFile = 1 << 20
+
 // LoadConfig reads a TOML file over DefaultConfig. Unknown keys are errors,
-// so that a misspelt key is not silently ignored.
+// so that a misspelt key is not silently ignored. The file must be a
+// regular file of at most 1 MiB: it is opened non-blocking and examined
+// before any read, so that a FIFO or a device is refused instead of
+// blocking or filling memory.
 func LoadConfig(path string) (Config, error) {
 	c := DefaultConfig()
-	md, err := toml.DecodeFile(path, &c)
+	b, err := readConfigFile(path)
+	if err != nil {
+		return c, err
+	}
+	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
@@ -88,6 +100,34 @@ func LoadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("%s: unknown keys %s", path, strings.Join(keys, ", "))
 	}
 	return c, c.Check()
+}
+
+// readConfigFile reads the regular file at path, of at most maxConfigFile
+// bytes.
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
+	}
+	if st.Size() > maxConfigFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes (%d)", path, maxConfigFile, st.Size())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxConfigFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxConfigFile)
+	}
+	return b, nil
 }
 
 // Check reports configuration values that cannot work.
@@ -229,7 +269,7 @@ func ParseBytes(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*scale > 1<<62 {
+	if err != nil || !(f >= 0 && f*scale <= 1<<62) { // NaN fails both comparisons
 		return 0, fmt.Errorf("byte count %q: want a number with an optional unit such as GiB", s)
 	}
 	return int64(f * scale), nil

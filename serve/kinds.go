@@ -9,6 +9,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/post"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
 	"github.com/sealc2/c2/update"
@@ -235,6 +236,9 @@ func parse(req *pb.SubmitProofRequest, p Prover) (*task, error) {
 	case pb.ProofKind_POREP_SEAL_COMMIT:
 		if len(req.GetVanillaProof()) == 0 {
 			return nil, fieldErr("vanilla_proof", "empty (POREP_SEAL_COMMIT needs the C1 output)")
+		}
+		if n := len(req.GetVanillaProof()); n > porep.MaxC1Size {
+			return nil, fieldErr("vanilla_proof", "%d bytes, more than the %d a C1 output may have", n, porep.MaxC1Size)
 		}
 		t.c1 = req.GetVanillaProof()
 		t.circuit = circuitID(req.GetSectorSize())

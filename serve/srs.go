@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/sealc2/c2"
@@ -211,13 +212,20 @@ func (e *Engine) preloadShape(ctx context.Context, circuit string, preload func(
 	return false, took, nil
 }
 
-// readThrough reads path to its end, stopping early when ctx is done.
+// readThrough reads path, a regular file, to its end, stopping early when
+// ctx is done. It opens non-blocking and examines the open file first, so
+// that a FIFO in the parameter directory is refused instead of blocking.
 func readThrough(ctx context.Context, path string) error {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return err
+	} else if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
+	}
 	buf := make([]byte, 8<<20)
 	for {
 		if err := ctx.Err(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -90,13 +89,19 @@ func openProver(dev bool, cfg c2.Config) (*c2.Prover, error) {
 	return c2.New(cfg)
 }
 
-// readVanilla reads the vanilla proof files in order; a file holding a JSON
-// array (serde_json of Vec<FallbackPoStSectorProof>) gives its elements.
-// Any other file is one proof as it is (bincode may start with '[' too).
+// maxVanillaFile bounds a vanilla proof file post-prove and update-prove
+// read: a JSON array of a whole 32 GiB Window PoSt partition's proofs
+// (2,349 sectors of about 85 kB of JSON each) is about 0.2 GB.
+const maxVanillaFile = 1 << 30
+
+// readVanilla reads the vanilla proof files in order (regular files of at
+// most maxVanillaFile bytes); a file holding a JSON array (serde_json of
+// Vec<FallbackPoStSectorProof>) gives its elements. Any other file is one
+// proof as it is (bincode may start with '[' too).
 func readVanilla(files []string) ([][]byte, error) {
 	var out [][]byte
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readSmall(f, maxVanillaFile)
 		if err != nil {
 			return nil, err
 		}

@@ -142,7 +142,9 @@ const maxSmallInput = 1 << 20
 
 // readSmall reads a regular file of at most limit bytes. The file is opened
 // non-blocking and examined before any read, so that a FIFO or a device is
-// refused instead of blocking; the size is that of what reading returns.
+// refused instead of blocking, and a file whose reported size is over limit
+// is refused unread; the size is otherwise that of what reading returns
+// (/proc files report 0).
 func readSmall(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -153,6 +155,8 @@ func readSmall(path string, limit int64) ([]byte, error) {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
+	} else if st.Size() > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes (%d)", path, limit, st.Size())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {

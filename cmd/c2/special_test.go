@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// porep2KiB holds the 2 KiB PoRep vectors the tests of this file read.
+const porep2KiB = "../../testdata/refgen/out/porep-2k/"
+
+// The inputs TestSpecialInputs does not cover are refused at once too:
+// post-prove's and update-prove's --vanilla files used to be read with
+// os.ReadFile (a FIFO blocked forever, /dev/zero filled memory), serve's
+// --config went through toml.DecodeFile (the same), and verify's --inputs
+// goes through the same reader as --proof.
+func TestMoreSpecialInputs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("FIFOs and /dev/zero")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	out := filepath.Join(dir, "p.bin")
+	const rnd = "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d"
+	const comm = "0000000000000000000000000000000000000000000000000000000000000000"
+	postArgs := func(v string) []string {
+		return []string{"--proof", "StackedDrgWinning2KiBV1", "--randomness", rnd, "--params", dir, "--out", out, "--vanilla", v}
+	}
+	updateArgs := func(v string) []string {
+		return []string{"--proof", "StackedDrg2KiBV1", "--comm-r-old", comm, "--comm-r-new", comm, "--comm-d-new", comm, "--params", dir, "--out", out, "--vanilla", v}
+	}
+	// In order: the FIFOs first, so that code reading them whole blocks
+	// (and fails the test) before it meets /dev/zero.
+	for _, c := range []struct {
+		name string
+		run  func([]string) error
+		args []string
+	}{
+		{"post-prove --vanilla FIFO", runPoStProve, postArgs(fifo)},
+		{"post-prove --vanilla /dev/zero", runPoStProve, postArgs("/dev/zero")},
+		{"post-prove --vanilla DIR", runPoStProve, postArgs(dir)},
+		{"update-prove --vanilla FIFO", runUpdateProve, updateArgs(fifo)},
+		{"update-prove --vanilla /dev/zero", runUpdateProve, updateArgs("/dev/zero")},
+		{"serve --config FIFO", runServe, []string{"--config", fifo}},
+		{"serve --config /dev/zero", runServe, []string{"--config", "/dev/zero"}},
+		{"serve --config DIR", runServe, []string{"--config", dir}},
+		{"verify --inputs FIFO", runVerify, []string{"--vk", porep2KiB + "bellperson-porep-2k.vk", "--proof", porep2KiB + "bellperson-c2.proof", "--inputs", fifo}},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- c.run(c.args) }()
+		select {
+		case err := <-done:
+			require.ErrorContains(t, err, "not a regular file", c.name)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: blocked", c.name)
+		}
+	}
+	require.NoFileExists(t, out)
+
+	// A vanilla file over the cap is refused before it is read.
+	big := filepath.Join(dir, "big.bin")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(maxVanillaFile+1)) // sparse
+	require.NoError(t, f.Close())
+	_, err = readVanilla([]string{big})
+	require.ErrorContains(t, err, "larger than")
+}
+
+// Every command refuses a stray positional argument, which would stop flag
+// parsing and silently drop the flags after it.
+func TestEveryCommandRefusesStrayArguments(t *testing.T) {
+	require.NotEmpty(t, commands)
+	for name, c := range commands {
+		err := c.run([]string{"stray", "--out", filepath.Join(t.TempDir(), "x")})
+		require.ErrorContains(t, err, `unexpected argument "stray"`, name)
+	}
+}
+
+// post-prove and update-prove check --out before reading any vanilla proof.
+func TestCircuitProveChecksOutputFirst(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.bin") // read only after --out
+	err := runPoStProve([]string{"--proof", "StackedDrgWinning2KiBV1", "--randomness", "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d",
+		"--params", dir, "--out", dir, "--vanilla", missing})
+	require.ErrorContains(t, err, "is a directory")
+	zero := "0000000000000000000000000000000000000000000000000000000000000000"
+	err = runUpdateProve([]string{"--proof", "StackedDrg2KiBV1", "--comm-r-old", zero, "--comm-r-new", zero, "--comm-d-new", zero,
+		"--params", dir, "--out", dir, "--vanilla", missing})
+	require.ErrorContains(t, err, "is a directory")
+}
