@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sealc2/c2/internal/fuzzpatch"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -181,36 +182,11 @@ func FuzzSubmitRequest(f *testing.F) {
 	})
 }
 
-// patchRecord is the length of one edit of applyPatch.
-const patchRecord = 4
+// patchRecord and maxPatch size the fuzz targets' edit lists (fuzzpatch).
+const (
+	patchRecord = fuzzpatch.Record
+	maxPatch    = fuzzpatch.Max
+)
 
-// maxPatch bounds the edits of one fuzz input.
-const maxPatch = 256 * patchRecord
-
-// applyPatch returns a copy of base edited by patch: a list of 4-byte
-// records (op, offset high byte, offset low byte, v), a trailing partial
-// record ignored. The offset is taken modulo the current length + 1.
-// op mod 5 selects: 0 b[off] ^= v; 1 b[off] = v; 2 truncate to off bytes;
-// 3 insert byte v at off (off = length appends); 4 zero v+1 bytes from off
-// (clipped to the end). Edits past the end of the data do nothing.
-func applyPatch(base, patch []byte) []byte {
-	b := slices.Clone(base)
-	for ; len(patch) >= patchRecord; patch = patch[patchRecord:] {
-		op, v := patch[0]%5, patch[3]
-		off := (int(patch[1])<<8 | int(patch[2])) % (len(b) + 1)
-		switch {
-		case op == 2:
-			b = b[:off]
-		case op == 3:
-			b = slices.Insert(b, off, v)
-		case off == len(b):
-		case op == 0:
-			b[off] ^= v
-		case op == 1:
-			b[off] = v
-		case op == 4:
-			clear(b[off:min(len(b), off+int(v)+1)])
-		}
-	}
-	return b
-}
+// applyPatch is fuzzpatch.Apply.
+func applyPatch(base, patch []byte) []byte { return fuzzpatch.Apply(base, patch) }
