@@ -3,17 +3,18 @@
 //
 // A transform of size N = 2^k runs as a few passes over device memory. A pass
 // owns t index bits: viewing the current row of R elements as a 2^t x S
-// matrix (S = R / 2^t), each thread block loads 2^t x L of it (L consecutive
-// columns) into shared memory, runs the t radix-2 stages there and applies
-// the twiddles that couple this pass to the next one (the "four-step"
-// decomposition, applied recursively to rows). Decimation in frequency (DIF)
+// matrix (S = R / 2^t), each column's 2^t-point transform runs in registers
+// as a butterfly network (ntt_net.cuh: two elements per thread, exchanges by
+// warp shuffles or, across warps, shared memory), and the pass applies the
+// twiddles that couple it to the next one (the "four-step" decomposition,
+// applied recursively to rows). Decimation in frequency (DIF)
 // maps natural order to bit-reversed order; decimation in time (DIT), its
 // transpose, maps bit-reversed order back to natural order, so pipelines
 // chain DIF and DIT passes and never permute in between. Powers of a root are
 // read from two small tables (low and high exponent bits) built per call.
-#include <mutex>
 #include "common.cuh"
 #include "field.cuh"
+#include "ntt_net.cuh"
 
 namespace c2 {
 
@@ -57,48 +58,61 @@ __device__ __forceinline__ void stg_fr(fr_t* p, const fr_t& x) {
     dst[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
 }
 
-__device__ __forceinline__ fr_t lds(const uint32_t* sm, int E, int e) {
+// Inner twiddles of the network passes (ntt_net.cuh): w_(2^(b+1))^a =
+// w^(a << (k - b - 1)) at (2^b - 1) + a, for a < 2^b and b < bmax <= k.
+__global__ void k_inner_twiddles(fr_t* out, pow_tables w, int k, int bmax) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << bmax) - 1) return;
+    const int b = 31 - __clz(i + 1);
+    const uint32_t a = i + 1 - (1u << b);
+    out[i] = w.at(a << (k - b - 1));
+}
+
+// a if c, else b (limb by limb: no branch, no address taken).
+__device__ __forceinline__ fr_t select_fr(bool c, const fr_t& a, const fr_t& b) {
     fr_t r;
 #pragma unroll
-    for (int l = 0; l < 8; l++) r.v[l] = sm[l * E + e];
+    for (int l = 0; l < 8; l++) r.v[l] = c ? a.v[l] : b.v[l];
     return r;
 }
-__device__ __forceinline__ void sts(uint32_t* sm, int E, int e, const fr_t& x) {
+
+__device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsigned lanes) {
+    fr_t r;
 #pragma unroll
-    for (int l = 0; l < 8; l++) sm[l * E + e] = x.v[l];
+    for (int l = 0; l < 8; l++) r.v[l] = __shfl_xor_sync(lanes, x.v[l], mask);
+    return r;
 }
 
-// One pass. Rows have 2^row_log elements; this pass owns t bits; L columns per
-// block. prescale (DIT only, first pass): element at position p is multiplied
-// by ps.at(bitrev_k(p)) on load. mul (DIF only, first pass; null for none):
-// element at position p is multiplied by mul[p] on load.
+// One pass as a butterfly network (ntt_net.cuh). Rows have 2^row_log
+// elements; the pass owns t index bits: viewing a row as a 2^t x S matrix
+// (S = 2^(row_log - t)), each column is one 2^t-point transform run by G =
+// 2^(t-1) threads with two elements each, and a block takes 2^lb_log
+// adjacent columns. The twiddles that couple this pass to the next are
+// applied on load (DIT) or on store (DIF). prescale (DIT only, first pass):
+// the element at position p is multiplied by ps.at(bitrev_k(p)) on load.
+// mul (DIF only, first pass; null for none): the element at position p is
+// multiplied by mul[p] on load. Exchanges across fewer than 32 threads are
+// shuffles; wider ones go through 32 * blockDim.x bytes of shared memory.
 template <bool DIT>
-__global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int L_log,
-                                                          pow_tables w, bool prescale, pow_tables ps,
-                                                          const fr_t* mul) {
-    extern __shared__ uint32_t smem[];
-    const int L = 1 << L_log;
-    const int E = L << t;
-    uint32_t* tw = smem + 8 * E;  // 2^(t-1) twiddles, AoS
+__global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int lb_log,
+                                                          const fr_t* __restrict__ itw, pow_tables w, bool prescale,
+                                                          pow_tables ps, const fr_t* mul) {
+    extern __shared__ uint32_t xs[];
     const int S_log = row_log - t;
-    const uint64_t S = 1ull << S_log;
-    const uint64_t chunks = S >> L_log;
-    const uint64_t row = blockIdx.x / chunks;
-    const uint64_t n2_0 = (blockIdx.x % chunks) << L_log;
-    const uint64_t base = (row << row_log) + n2_0;
+    const int chunks_log = S_log - lb_log;
+    const uint64_t row = (uint64_t)blockIdx.x >> chunks_log;
+    const uint64_t n2_0 = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
+    const uint32_t j = threadIdx.x & ((1u << (t - 1)) - 1);
+    const uint32_t l = threadIdx.x >> (t - 1);  // column within the block
+    const uint64_t base = (row << row_log) + n2_0 + l;
+    const uint32_t T = blockDim.x;
+    const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
 
-    // inner twiddles omega_{2^t}^j = w^(j << (k - t))
-    const int half = 1 << (t - 1);
-    for (int j = threadIdx.x; j < half; j += blockDim.x) {
-        fr_t x = w.at((uint32_t)j << (k - t));
+    fr_t r[2];
 #pragma unroll
-        for (int l = 0; l < 8; l++) tw[j * 8 + l] = x.v[l];
-    }
-
-    // load
-    for (int e = threadIdx.x; e < E; e += blockDim.x) {
-        const int n1 = e >> L_log, l = e & (L - 1);
-        const uint64_t p = base + ((uint64_t)n1 << S_log) + l;
+    for (int s = 0; s < 2; s++) {
+        const uint32_t n1 = net_load_index(DIT, j, s, t);
+        const uint64_t p = base + ((uint64_t)n1 << S_log);
         fr_t x = ldg_fr(data + p);
         if (DIT) {
             if (prescale) x = x * ps.at(bitrev((uint32_t)p, k));
@@ -109,62 +123,42 @@ __global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int
         } else if (mul) {
             x = x * ldg_fr(mul + p);
         }
-        sts(smem, E, e, x);
-    }
-    __syncthreads();
-
-    const int pairs = E >> 1;
-    if (!DIT) {
-        for (int m_log = t - 1; m_log >= 0; m_log--) {
-            const int m = 1 << m_log;
-            for (int q = threadIdx.x; q < pairs; q += blockDim.x) {
-                const int l = q & (L - 1), b = q >> L_log;
-                const int j = b & (m - 1);
-                const int n1a = ((b >> m_log) << (m_log + 1)) + j;
-                const int ea = (n1a << L_log) + l, eb = ((n1a + m) << L_log) + l;
-                fr_t u = lds(smem, E, ea), v = lds(smem, E, eb);
-                fr_t s = u + v;
-                fr_t d = u - v;
-                if (j) {
-                    fr_t z;
-                    const int ti = j << (t - 1 - m_log);
-#pragma unroll
-                    for (int i = 0; i < 8; i++) z.v[i] = tw[ti * 8 + i];
-                    d = d * z;
-                }
-                sts(smem, E, ea, s);
-                sts(smem, E, eb, d);
-            }
-            __syncthreads();
-        }
-    } else {
-        for (int m_log = 0; m_log < t; m_log++) {
-            const int m = 1 << m_log;
-            for (int q = threadIdx.x; q < pairs; q += blockDim.x) {
-                const int l = q & (L - 1), b = q >> L_log;
-                const int j = b & (m - 1);
-                const int n1a = ((b >> m_log) << (m_log + 1)) + j;
-                const int ea = (n1a << L_log) + l, eb = ((n1a + m) << L_log) + l;
-                fr_t u = lds(smem, E, ea), v = lds(smem, E, eb);
-                if (j) {
-                    fr_t z;
-                    const int ti = j << (t - 1 - m_log);
-#pragma unroll
-                    for (int i = 0; i < 8; i++) z.v[i] = tw[ti * 8 + i];
-                    v = v * z;
-                }
-                sts(smem, E, ea, u + v);
-                sts(smem, E, eb, u - v);
-            }
-            __syncthreads();
-        }
+        r[s] = x;
     }
 
-    // store
-    for (int e = threadIdx.x; e < E; e += blockDim.x) {
-        const int n1 = e >> L_log, l = e & (L - 1);
-        const uint64_t p = base + ((uint64_t)n1 << S_log) + l;
-        fr_t x = lds(smem, E, e);
+    for (int i = 0; i < t; i++) {
+        const int b = DIT ? i : t - 1 - i;
+        if (i > 0) {
+            const int cb = DIT ? b - 1 : b;
+            const int keep = net_keep(j, cb);
+            const fr_t out = select_fr(keep, r[0], r[1]);
+            fr_t in;
+            if (cb < 5) {
+                in = shfl_xor_fr(out, 1u << cb, lanes);
+            } else {
+                __syncthreads();
+#pragma unroll
+                for (int q = 0; q < 8; q++) xs[q * T + threadIdx.x] = out.v[q];
+                __syncthreads();
+                const uint32_t from = threadIdx.x ^ (1u << cb);
+#pragma unroll
+                for (int q = 0; q < 8; q++) in.v[q] = xs[q * T + from];
+            }
+            r[0] = select_fr(keep, in, r[0]);
+            r[1] = select_fr(keep, r[1], in);
+        }
+        const fr_t z = ldg_fr(itw + net_twiddle_index(j, b));
+        if (DIT)
+            net_dit(r[0], r[1], z, b > 0);
+        else
+            net_dif(r[0], r[1], z, b > 0);
+    }
+
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        const uint32_t n1 = net_store_index(DIT, j, s, t);
+        const uint64_t p = base + ((uint64_t)n1 << S_log);
+        fr_t x = r[s];
         if (!DIT && S_log > 0) {
             uint32_t ex = (uint32_t)((n2_0 + l) * bitrev(n1, t)) << (k - row_log);
             if (ex) x = x * w.at(ex);
@@ -266,40 +260,19 @@ static pass_plan plan_passes(int k) {
     return p;
 }
 
-static size_t pass_smem(int t, int L_log) { return (size_t)32 * ((size_t)1 << (t + L_log)) + (size_t)16 * (1 << t); }
-
-static int pass_cfg(int k, int row_log, int t, int* L_log) {
-    int S_log = row_log - t;
-    int l = 0;
-    while (t + l + 1 <= 11 && l + 1 <= S_log) l++;
-    *L_log = l;
-    (void)k;
-    return l;
-}
-
-// The largest dynamic shared memory any pass asks for: t + L_log <= 11
-// (pass_cfg) and t <= NTT_TMAX.
-static constexpr size_t NTT_SMEM_MAX = ((size_t)32 << 11) + ((size_t)16 << NTT_TMAX);
-
-// Raises both pass kernels' dynamic shared memory limit to NTT_SMEM_MAX, once
-// per device. The attribute belongs to the kernel on the current device, not
-// to a stream: setting it per launch from several host threads lets one
-// thread's launch meet another thread's smaller limit.
-static int ntt_smem_limit(c2_status* st) {
-    static std::once_flag once[64];
-    static cudaError_t result[64];
-    int dev = 0;
-    C2_CHECK(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= 64) return set_status(st, C2_ERR_INVALID, 0, "device %d out of range", dev);
-    std::call_once(once[dev], [dev] {
-        cudaError_t e = cudaFuncSetAttribute(k_ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)NTT_SMEM_MAX);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(k_ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)NTT_SMEM_MAX);
-        result[dev] = e;
-    });
-    C2_CHECK(result[dev]);
+// One pass of k_ntt_pass: 2^(t-1) threads per column, as many columns per
+// block as fit in NTT_THREADS threads and the row has.
+template <bool DIT>
+static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_t* itw,
+                       const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul) {
+    const int S_log = row_log - t;
+    int lb_log = 0;
+    while (((1u << (t - 1)) << (lb_log + 1)) <= (uint32_t)NTT_THREADS && lb_log + 1 <= S_log) lb_log++;
+    const unsigned threads = (1u << (t - 1)) << lb_log;
+    const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
+    const size_t sm = t >= 7 ? (size_t)32 * threads : 0;  // exchanges across 32 threads or more
+    k_ntt_pass<DIT><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
+    C2_CHECK_LAUNCH(k_ntt_pass);
     return C2_OK;
 }
 
@@ -315,7 +288,6 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
         }
         return C2_OK;
     }
-    if (int rc = ntt_smem_limit(st)) return rc;
     pass_plan pl = plan_passes(k);
     int rows_log[4];
     int r = k;
@@ -323,24 +295,20 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
         rows_log[i] = r;
         r -= pl.t[i];
     }
+    const int bmax = k < NTT_TMAX ? k : NTT_TMAX;
+    const uint32_t nitw = (1u << bmax) - 1;
+    scratch m_itw;
+    C2_CHECK(m_itw.alloc((size_t)nitw * sizeof(fr_t), s));
+    k_inner_twiddles<<<blocks_for(nitw, 256), 256, 0, s>>>(m_itw.as<fr_t>(), w, k, bmax);
+    C2_CHECK_LAUNCH(k_inner_twiddles);
+    const fr_t* itw = m_itw.as<fr_t>();
     for (int ii = 0; ii < pl.np; ii++) {
-        int i = dit ? pl.np - 1 - ii : ii;
-        int t = pl.t[i], L_log;
-        pass_cfg(k, rows_log[i], t, &L_log);
-        size_t sm = pass_smem(t, L_log);
-        if (sm > NTT_SMEM_MAX) return set_status(st, C2_ERR_INVALID, 0, "ntt pass needs %zu B of shared memory", sm);
-        unsigned nblocks = (unsigned)((1ull << k) >> (t + L_log));
-        unsigned threads = (unsigned)((1u << (t + L_log)) / 2);
-        if (threads > NTT_THREADS) threads = NTT_THREADS;
-        if (threads < 32) threads = 32;
-        if (dit) {
-            k_ntt_pass<true><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, prescale && ii == 0, ps,
-                                                           nullptr);
-        } else {
-            k_ntt_pass<false><<<nblocks, threads, sm, s>>>(d, k, rows_log[i], t, L_log, w, false, ps,
-                                                            ii == 0 ? mul : nullptr);
-        }
-        C2_CHECK_LAUNCH(k_ntt_pass);
+        const int i = dit ? pl.np - 1 - ii : ii;
+        const int rc = dit ? launch_pass<true>(st, s, d, k, rows_log[i], pl.t[i], itw, w, prescale && ii == 0, ps,
+                                               nullptr)
+                           : launch_pass<false>(st, s, d, k, rows_log[i], pl.t[i], itw, w, false, ps,
+                                                ii == 0 ? mul : nullptr);
+        if (rc) return rc;
     }
     return C2_OK;
 }

@@ -1,0 +1,103 @@
+// Host check of the NTT pass network (ntt_net.cuh): G = 2^(t-1) simulated
+// threads run the DIF and DIT stages with the pass kernel's exchanges and
+// twiddle positions over Fr, and every output must equal the naive
+// transform X[k] = sum x[n] w^(nk) (DIF: at position bitrev(k) from natural
+// input; DIT: at position k from bit-reversed input), for t = 1 .. 10.
+// Build and run: make -C gpu/cuda hosttest
+#include <stdio.h>
+#include <random>
+#include <vector>
+#include "../ntt_net.cuh"
+
+using namespace c2;
+
+static uint32_t bitrev(uint32_t x, int bits) {
+    uint32_t r = 0;
+    for (int i = 0; i < bits; i++) r |= ((x >> i) & 1) << (bits - 1 - i);
+    return r;
+}
+
+// A root of unity of order 2^32: 7^((r - 1) / 2^32), 7 generating Fr*.
+static fr_t root_2_32() {
+    fr_t seven = fr_t::zero();
+    for (int i = 0; i < 7; i++) seven = seven + fr_t::one();
+    uint32_t e[7];
+    e[0] = FrParams::mod(1);  // (r - 1) >> 32: r's low word is 1
+    for (int i = 1; i < 7; i++) e[i] = FrParams::mod(i + 1);
+    return seven.pow_limbs(e, 7);
+}
+
+// Runs the network on r (G threads x 2 slots) for a 2^t-point transform.
+static void run_network(bool dit, int t, std::vector<fr_t>& r, const std::vector<fr_t>& itw) {
+    const uint32_t G = 1u << (t - 1);
+    auto exchange = [&](int c) {
+        std::vector<fr_t> sent(G);
+        for (uint32_t j = 0; j < G; j++) sent[j] = r[2 * j + 1 - net_keep(j, c)];
+        for (uint32_t j = 0; j < G; j++) r[2 * j + 1 - net_keep(j, c)] = sent[j ^ (1u << c)];
+    };
+    for (int i = 0; i < t; i++) {
+        const int b = dit ? i : t - 1 - i;
+        if (i > 0) exchange(dit ? b - 1 : b);
+        for (uint32_t j = 0; j < G; j++) {
+            const fr_t& z = itw[net_twiddle_index(j, b)];
+            if (dit)
+                net_dit(r[2 * j], r[2 * j + 1], z, b > 0);
+            else
+                net_dif(r[2 * j], r[2 * j + 1], z, b > 0);
+        }
+    }
+}
+
+int main() {
+    std::mt19937_64 rng(7);
+    int failures = 0;
+    const fr_t w32 = root_2_32();
+    for (int t = 1; t <= 10; t++) {
+        const uint32_t N = 1u << t, G = N / 2;
+        fr_t w = w32;
+        for (int i = t; i < 32; i++) w = w * w;
+        fr_t half = w;  // w^(2^(t-1)) must be -1
+        for (int i = 1; i < t; i++) half = half * half;
+        if (half != fr_t::one().neg()) {
+            printf("t=%d: root has the wrong order\n", t);
+            return 1;
+        }
+        // inner table: w_(2^(b+1))^a = w^(a 2^(t-b-1)) at (2^b - 1) + a
+        std::vector<fr_t> itw(N > 1 ? N - 1 : 1, fr_t::one());
+        for (int b = 0; b < t; b++) {
+            fr_t wb = w;
+            for (int i = 0; i < t - b - 1; i++) wb = wb * wb;
+            fr_t p = fr_t::one();
+            for (uint32_t a = 0; a < (1u << b); a++, p = p * wb) itw[(1u << b) - 1 + a] = p;
+        }
+        std::vector<fr_t> x(N), X(N);
+        for (auto& v : x) {
+            for (int i = 0; i < 8; i++) v.v[i] = (uint32_t)rng();
+            v.v[7] &= 0x3fffffff;
+        }
+        for (uint32_t k = 0; k < N; k++) {
+            fr_t wk = fr_t::one(), acc = fr_t::zero(), p = fr_t::one();
+            for (uint32_t i = 0; i < k; i++) wk = wk * w;
+            for (uint32_t n = 0; n < N; n++, p = p * wk) acc = acc + x[n] * p;
+            X[k] = acc;
+        }
+        for (int dit = 0; dit <= 1; dit++) {
+            std::vector<fr_t> r(N), out(N);
+            for (uint32_t j = 0; j < G; j++)
+                for (int s = 0; s < 2; s++) {
+                    const uint32_t n1 = net_load_index(dit, j, s, t);
+                    r[2 * j + s] = dit ? x[bitrev(n1, t)] : x[n1];
+                }
+            run_network(dit, t, r, itw);
+            for (uint32_t j = 0; j < G; j++)
+                for (int s = 0; s < 2; s++) out[net_store_index(dit, j, s, t)] = r[2 * j + s];
+            int bad = 0;
+            for (uint32_t p = 0; p < N; p++) bad += out[p] != X[dit ? p : bitrev(p, t)];
+            if (bad) printf("t=%d %s: %d of %u outputs differ\n", t, dit ? "DIT" : "DIF", bad, N);
+            failures += bad;
+        }
+    }
+    if (failures) return 1;
+    printf("ntt_net: DIF and DIT networks equal the naive transform for t = 1..10\n");
+    return 0;
+}
