@@ -41,6 +41,51 @@ func loadPoSt(t *testing.T, name string) (refgenPoSt, string) {
 	return m, filepath.Join(refgen.Dir, "post-2k", name)
 }
 
+// vectors names the committed 2 KiB PoSt vectors (out/post-2k).
+var vectors = []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"}
+
+// vector is a committed PoSt vector with its vanilla proofs decoded (from
+// vanilla.json, checked against the bincode files) and partitioned.
+type vector struct {
+	meta  refgenPoSt
+	dir   string
+	shape Shape
+	rnd   [32]byte
+	parts []*Partition
+	pub   []PublicSector
+}
+
+func loadVector(t *testing.T, name string) vector {
+	t.Helper()
+	m, dir := loadPoSt(t, name)
+	s, ok := ShapeByName(m.RegisteredProof)
+	require.True(t, ok, m.RegisteredProof)
+	require.Equal(t, m.Circuit.SectorCount, s.Sectors)
+	require.Equal(t, m.Circuit.ChallengeCount, s.Challenges)
+
+	vb, err := os.ReadFile(filepath.Join(dir, "vanilla.json"))
+	require.NoError(t, err)
+	proofs, err := DecodeSectorProofsJSON(vb)
+	require.NoError(t, err)
+	// The bincode bytes filecoin-ffi hands over decode to the same proofs.
+	require.Len(t, m.VanillaBincode, len(proofs))
+	for i, f := range m.VanillaBincode {
+		b := refgen.ReadFile(t, filepath.Join(dir, f))
+		p, err := DecodeSectorProof(b)
+		require.NoError(t, err)
+		require.Equal(t, proofs[i], *p, f)
+	}
+
+	parts, pub, err := Partitions(s, proofs)
+	require.NoError(t, err)
+	require.Len(t, parts, len(m.Partitions))
+	require.Equal(t, s.Partitions(len(proofs)), len(parts))
+	var rnd [32]byte
+	_, err = hex.Decode(rnd[:], []byte(m.Randomness))
+	require.NoError(t, err)
+	return vector{meta: m, dir: dir, shape: s, rnd: rnd, parts: parts, pub: pub}
+}
+
 // TestWinningSectorChallenge: refgen's Winning vector proves the sector
 // generate_winning_post_sector_challenge picked among the three sealed.
 func TestWinningSectorChallenge(t *testing.T) {
@@ -74,35 +119,10 @@ func TestWinningSectorChallenge(t *testing.T) {
 // (sequential and concurrent) and public inputs, which are also derived
 // natively from the randomness and the sectors.
 func TestRefgenPoSt2KiB(t *testing.T) {
-	for _, name := range []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"} {
+	for _, name := range vectors {
 		t.Run(name, func(t *testing.T) {
-			m, dir := loadPoSt(t, name)
-			s, ok := ShapeByName(m.RegisteredProof)
-			require.True(t, ok, m.RegisteredProof)
-			require.Equal(t, m.Circuit.SectorCount, s.Sectors)
-			require.Equal(t, m.Circuit.ChallengeCount, s.Challenges)
-
-			vb, err := os.ReadFile(filepath.Join(dir, "vanilla.json"))
-			require.NoError(t, err)
-			proofs, err := DecodeSectorProofsJSON(vb)
-			require.NoError(t, err)
-			// The bincode bytes filecoin-ffi hands over decode to the same proofs.
-			require.Len(t, m.VanillaBincode, len(proofs))
-			for i, f := range m.VanillaBincode {
-				b := refgen.ReadFile(t, filepath.Join(dir, f))
-				p, err := DecodeSectorProof(b)
-				require.NoError(t, err)
-				require.Equal(t, proofs[i], *p, f)
-			}
-
-			parts, pub, err := Partitions(s, proofs)
-			require.NoError(t, err)
-			require.Len(t, parts, len(m.Partitions))
-			require.Equal(t, s.Partitions(len(proofs)), len(parts))
-			var rnd [32]byte
-			_, err = hex.Decode(rnd[:], []byte(m.Randomness))
-			require.NoError(t, err)
-
+			v := loadVector(t, name)
+			m, s, parts, rnd := v.meta, v.shape, v.parts, v.rnd
 			// The challenged leaves the API derived are the ones our LeafChallenge derives.
 			for i, id := range m.SectorIDs {
 				want := m.Challenges[strconv.FormatUint(id, 10)]
@@ -138,11 +158,11 @@ func TestRefgenPoSt2KiB(t *testing.T) {
 				d = r1cs.WitnessDigest(pw.Inputs, pw.Aux)
 				require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
 
-				native, err := PublicInputs(s, rnd, pub, k)
+				native, err := PublicInputs(s, rnd, v.pub, k)
 				require.NoError(t, err)
 				require.Equal(t, native, pw.Inputs[1:], "partition %d native public inputs", k)
 				require.Len(t, want.PublicInputs, len(native))
-				b, err := os.ReadFile(filepath.Join(dir, want.PublicInputsFile))
+				b, err := os.ReadFile(filepath.Join(v.dir, want.PublicInputsFile))
 				require.NoError(t, err)
 				require.Len(t, b, 32*len(native))
 				for i := range native {

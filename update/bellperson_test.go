@@ -20,17 +20,14 @@ import (
 // index or h.
 func TestBellpersonUpdateProofVerifies(t *testing.T) {
 	_, dir, s, pub, _ := refgenVector(t)
-	vkPath, proofPath := filepath.Join(dir, "bellperson-update-2k.vk"), filepath.Join(dir, "bellperson-update-2k.proof")
+	proofPath := filepath.Join(dir, "bellperson-update-2k.proof")
 	if _, err := os.Stat(proofPath); err != nil {
 		t.Skip("no bellperson proof recorded (refgen update-params)")
 	}
-	vk, err := groth16.ReadVerifyingKey(vkPath)
-	require.NoError(t, err)
+	vk, proofs := refgen.KeyAndProofs(t, filepath.Join(dir, "bellperson-update-2k.vk"), proofPath)
 	require.Equal(t, s.NumInputs(), vk.NumInputs())
-	b, err := os.ReadFile(proofPath)
-	require.NoError(t, err)
-	proof, err := groth16.ReadProof(b)
-	require.NoError(t, err)
+	require.Len(t, proofs, 1)
+	proof := &proofs[0]
 	in, err := s.Inputs(pub, 0)
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(vk, proof, in))
@@ -43,26 +40,16 @@ func TestBellpersonUpdateProofVerifies(t *testing.T) {
 // 0 of the 2 KiB vector with bellperson's parameters, verifies its own
 // proof and writes it as go-update-2k.proof for `refgen verify` to judge.
 func TestUpdateProveWithBellpersonParams(t *testing.T) {
-	cache := os.Getenv("REFGEN_CACHE")
-	if cache == "" {
-		t.Skip("REFGEN_CACHE not set (see testdata/refgen/README.md, update-params)")
-	}
-	paramsPath := filepath.Join(cache, "update-2k.params")
-	if _, err := os.Stat(paramsPath); err != nil {
-		t.Skipf("no %s: run `refgen update-params` first", paramsPath)
-	}
+	paramsPath := refgen.CacheFile(t, "update-2k.params", "update-params")
+	cache := filepath.Dir(paramsPath)
 	_, _, s, pub, proofs := refgenVector(t)
-	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "update-2k.vk"))
-	require.NoError(t, err)
+	vk, bproofs := refgen.KeyAndProofs(t, filepath.Join(cache, "update-2k.vk"), filepath.Join(cache, "update-2k.proof"))
 	inputs := refgen.ReadScalars(t, filepath.Join(cache, "update-2k-inputs-p0.bin"))
 	native, err := s.Inputs(pub, 0)
 	require.NoError(t, err)
 	require.Equal(t, native, inputs, "Go public inputs differ from bellperson's")
-	bp, err := os.ReadFile(filepath.Join(cache, "update-2k.proof"))
-	require.NoError(t, err)
-	bproof, err := groth16.ReadProof(bp)
-	require.NoError(t, err)
-	require.NoError(t, groth16.Verify(vk, bproof, inputs), "bellperson's proof in Go")
+	require.Len(t, bproofs, 1)
+	require.NoError(t, groth16.Verify(vk, &bproofs[0], inputs), "bellperson's proof in Go")
 
 	part, err := s.FromVanilla(&proofs[0], "")
 	require.NoError(t, err)

@@ -49,5 +49,23 @@ PY
 else
   echo "skip PoRep 2 KiB: set REFGEN_CACHE after running 'refgen porep-params'"
 fi
+# PoSt 2 KiB, only when `refgen post-params` has filled $REFGEN_CACHE (~50 MB, a few minutes):
+# Go proves every partition of the Window V1_2, Window V1 and Winning vectors with bellperson's
+# parameters; bellperson judges each proof file, and must reject it with one challenge changed.
+if [ -n "${REFGEN_CACHE:-}" ] && [ -f "$REFGEN_CACHE/post-window-2k.params" ] && [ -f "$REFGEN_CACHE/post-winning-2k.params" ]; then
+  (cd "$root" && REFGEN_CACHE="$REFGEN_CACHE" go test -count=1 -timeout 30m -run '^TestPoStProveWithBellpersonParams$' ./post)
+  for v in window-2k-v1_2 window-2k-v1 winning-2k-v1; do
+    kind=${v%%-*}
+    expect 0 --vk "$REFGEN_CACHE/post-$kind-2k.vk" --proof "$REFGEN_CACHE/go-post-$v.proof" --inputs "$REFGEN_CACHE/post-$v-inputs.bin"
+    expect 0 --params "$REFGEN_CACHE/post-$kind-2k.params" --proof "$REFGEN_CACHE/go-post-$v.proof" --inputs "$REFGEN_CACHE/post-$v-inputs.bin"
+    python3 - "$REFGEN_CACHE/post-$v-inputs.bin" "$dir/bad-post-inputs.bin" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read()); d[32] ^= 1; open(sys.argv[2], 'wb').write(d)
+PY
+    expect 1 --vk "$REFGEN_CACHE/post-$kind-2k.vk" --proof "$REFGEN_CACHE/go-post-$v.proof" --inputs "$dir/bad-post-inputs.bin"
+  done
+else
+  echo "skip PoSt 2 KiB: set REFGEN_CACHE after running 'refgen post-params'"
+fi
 if [ "$fail" = 0 ]; then echo "verify-go-proofs: bellperson accepts all Go proofs and rejects all tampered cases"; fi
 exit $fail

@@ -6,6 +6,7 @@
 //!   refgen verify (--vk FILE | --params FILE) --proof FILE --inputs FILE
 //!   refgen porep-params [--out DIR] [--c1 FILE]  (needs REFGEN_CACHE; ~1 GiB, not committed)
 //!   refgen update-params [--out DIR]  (needs REFGEN_CACHE; 2 KiB SnapDeals parameters and proof, not committed)
+//!   refgen post-params [--out DIR]  (needs REFGEN_CACHE; 2 KiB Window and Winning PoSt parameters and proofs, not committed)
 //!   refgen verify-c1 --c1 FILE          (rust-fil-proofs' vanilla verification of a C1 output)
 //!   refgen seal-c2 --c1 FILE --prover-id HEX [--sector-id N] [--proof FILE] [--out DIR]  (needs REFGEN_CACHE; 2 KiB seal_commit_phase2 + verify_seal)
 //!   refgen post-counts [--out DIR] [--only NAME[,NAME…]]  (blank PoSt circuit counts per registered proof)
@@ -15,6 +16,7 @@ mod interop;
 mod porep;
 mod porep_params;
 mod post;
+mod post_params;
 mod recorder;
 mod seal_c2;
 mod update;
@@ -118,6 +120,11 @@ fn main() -> ExitCode {
             let _ = std::fs::remove_dir_all(&tmp);
             r
         }),
+        "post-params" => private_caches().and_then(|tmp| {
+            let r = post_params::run(rest);
+            let _ = std::fs::remove_dir_all(&tmp);
+            r
+        }),
         "porep-params" => private_caches().and_then(|tmp| {
             let r = porep_params::run(rest);
             let _ = std::fs::remove_dir_all(&tmp);
@@ -149,7 +156,7 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|seal-c2|porep-params|post-counts|update-counts|update-params (see src/main.rs)")),
+        _ => Err(anyhow::anyhow!("usage: refgen gen|verify|verify-c1|seal-c2|porep-params|post-params|post-counts|update-counts|update-params (see src/main.rs)")),
     };
     match res {
         Ok(()) => ExitCode::from(0),

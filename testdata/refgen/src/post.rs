@@ -21,7 +21,7 @@ use filecoin_proofs::constants::{
     SectorShape2KiB, SectorShape32GiB, SectorShape512MiB, SectorShape64GiB, SectorShape8MiB,
 };
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
-use filecoin_proofs::types::{FallbackPoStSectorProof, PoStConfig, PoStType};
+use filecoin_proofs::types::{FallbackPoStSectorProof, PoStConfig, PoStType, VanillaProof};
 use filecoin_proofs::partition_vanilla_proofs;
 use filecoin_proofs_api::post::{
     generate_fallback_sector_challenges, generate_single_vanilla_proof,
@@ -88,12 +88,12 @@ fn seal(work: &Path, id: u64, piece_seed: u64) -> Result<Sealed> {
 }
 
 /// One PoSt vector: a registered proof and the sectors it proves.
-struct Case {
-    dir: &'static str,
-    proof: RegisteredPoStProof,
+pub struct Case {
+    pub dir: &'static str,
+    pub proof: RegisteredPoStProof,
 }
 
-fn cases() -> Vec<Case> {
+pub fn cases() -> Vec<Case> {
     vec![
         Case { dir: "window-2k-v1_2", proof: RegisteredPoStProof::StackedDrgWindow2KiBV1_2 },
         Case { dir: "window-2k-v1", proof: RegisteredPoStProof::StackedDrgWindow2KiBV1 },
@@ -121,6 +121,107 @@ fn public_params<T: 'static + MerkleTreeTrait>(
         priority: false,
     };
     <Compound<T> as CompoundProof<FallbackPoSt<'static, T>, FallbackPoStCircuit<T>>>::setup(&csp)
+}
+
+type Domain2K = <<Tree2K as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+type Circuit2K = FallbackPoStCircuit<Tree2K>;
+
+/// A 2 KiB PoSt set up for the SNARK step the way
+/// generate_{window,winning}_post_with_vanilla set it up: compound public
+/// params, the public inputs verify_{window,winning}_post build (Winning:
+/// the sector repeated once per circuit sector), and the vanilla proofs
+/// split into partitions by `partition_vanilla_proofs`, which
+/// `FallbackPoSt::verify_all_partitions` has accepted.
+pub struct Prepared {
+    pub_params: compound_proof::PublicParams<'static, FallbackPoSt<'static, Tree2K>>,
+    pub_inputs: fallback::PublicInputs<Domain2K>,
+    pub parts: Vec<VanillaProof<Tree2K>>,
+}
+
+impl Prepared {
+    pub fn new(
+        proof: RegisteredPoStProof,
+        rand: &[u8; 32],
+        prover_id: &[u8; 32],
+        proofs: &[FallbackPoStSectorProof<Tree2K>],
+    ) -> Result<Self> {
+        let config = proof.as_v1_config();
+        let vp = vanilla_params(&config)?;
+        let partitions = match config.typ {
+            PoStType::Window => proofs.len().div_ceil(vp.sector_count),
+            PoStType::Winning => 1,
+        };
+        let pub_params = public_params::<Tree2K>(&config, partitions)?;
+        let repeat = if config.typ == PoStType::Winning { vp.sector_count } else { 1 };
+        let mut sectors = Vec::new();
+        for _ in 0..repeat {
+            for p in proofs {
+                sectors.push(fallback::PublicSector { id: p.sector_id, comm_r: p.comm_r });
+            }
+        }
+        let pub_inputs = fallback::PublicInputs {
+            randomness: Domain2K::try_from_bytes(rand)?,
+            prover_id: Domain2K::try_from_bytes(prover_id)?,
+            sectors,
+            k: None,
+        };
+        let parts = partition_vanilla_proofs(&config, &pub_params.vanilla_params, &pub_inputs, partitions, proofs)?;
+        ensure!(parts.len() == partitions, "{} partitions, want {}", parts.len(), partitions);
+        ensure!(
+            FallbackPoSt::<Tree2K>::verify_all_partitions(&pub_params.vanilla_params, &pub_inputs, &parts)?,
+            "vanilla proofs do not verify"
+        );
+        Ok(Prepared { pub_params, pub_inputs, parts })
+    }
+
+    /// Partition k's circuit (`FallbackPoStCompound::circuit`).
+    pub fn circuit(&self, k: usize) -> Result<Circuit2K> {
+        <Compound<Tree2K> as CompoundProof<FallbackPoSt<'static, Tree2K>, Circuit2K>>::circuit(
+            &self.pub_inputs, Default::default(), &self.parts[k], &self.pub_params.vanilla_params, Some(k),
+        )
+    }
+
+    /// Partition k's public inputs, without ONE (`generate_public_inputs`).
+    pub fn inputs(&self, k: usize) -> Result<Vec<blstrs::Scalar>> {
+        <Compound<Tree2K> as CompoundProof<FallbackPoSt<'static, Tree2K>, Circuit2K>>::generate_public_inputs(
+            &self.pub_inputs, &self.pub_params.vanilla_params, Some(k),
+        )
+    }
+}
+
+/// The blank circuit of a registered PoSt proof of shape T, the one
+/// Groth16 parameter generation synthesizes.
+fn blank_circuit<T: 'static + MerkleTreeTrait>(config: &PoStConfig) -> Result<FallbackPoStCircuit<T>> {
+    let pub_params = public_params::<T>(config, 1)?;
+    Ok(<Compound<T> as CompoundProof<FallbackPoSt<'static, T>, FallbackPoStCircuit<T>>>::blank_circuit(
+        &pub_params.vanilla_params,
+    ))
+}
+
+/// The blank circuit of a 2 KiB registered PoSt proof.
+pub fn blank_circuit_2k(proof: RegisteredPoStProof) -> Result<Circuit2K> {
+    let config = proof.as_v1_config();
+    ensure!(u64::from(config.sector_size) == 2048, "{:?} is not a 2 KiB PoSt", proof);
+    blank_circuit::<Tree2K>(&config)
+}
+
+/// The committed vector `out/post-2k/<case>` read back (`vanilla.json`,
+/// and randomness and prover id from `meta.json`) and set up for proving.
+pub fn load_2k(out: &Path, case: &Case) -> Result<Prepared> {
+    let dir = out.join("post-2k").join(case.dir);
+    let meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json"))?)?;
+    ensure!(
+        meta["registered_proof"].as_str() == Some(format!("{:?}", case.proof).as_str()),
+        "{}: meta.json is not a {:?} vector",
+        case.dir,
+        case.proof
+    );
+    let bytes32 = |k: &str| -> Result<[u8; 32]> {
+        let s = meta[k].as_str().with_context(|| format!("meta.json: no {}", k))?;
+        hex::decode(s)?.try_into().map_err(|_| anyhow::anyhow!("meta.json: {} is not 32 bytes", k))
+    };
+    let proofs: Vec<FallbackPoStSectorProof<Tree2K>> = serde_json::from_slice(&fs::read(dir.join("vanilla.json"))?)?;
+    Prepared::new(case.proof, &bytes32("randomness")?, &bytes32("prover_id")?, &proofs)
 }
 
 /// Writes `out/post-2k/<case>/` for every case.
@@ -197,49 +298,16 @@ fn generate_case(case: &Case, dir: &Path, sectors: &[Sealed]) -> Result<()> {
         raw_names.push(name);
     }
 
-    // Partition as generate_{window,winning}_post_with_vanilla do; public
-    // inputs as verify_{window,winning}_post build them.
     let vp = vanilla_params(&config)?;
-    let partitions = match config.typ {
-        PoStType::Window => chosen.len().div_ceil(vp.sector_count),
-        PoStType::Winning => 1,
-    };
-    let pub_params = public_params::<Tree2K>(&config, partitions)?;
-    let mut pub_sectors = Vec::new();
-    let repeat = if config.typ == PoStType::Winning { vp.sector_count } else { 1 };
-    for _ in 0..repeat {
-        for p in &proofs {
-            pub_sectors.push(fallback::PublicSector { id: p.sector_id, comm_r: p.comm_r });
-        }
-    }
-    let pub_inputs = fallback::PublicInputs {
-        randomness: <<Tree2K as MerkleTreeTrait>::Hasher as Hasher>::Domain::try_from_bytes(&rand)?,
-        prover_id: <<Tree2K as MerkleTreeTrait>::Hasher as Hasher>::Domain::try_from_bytes(&prover_id)?,
-        sectors: pub_sectors,
-        k: None,
-    };
-    let parts = partition_vanilla_proofs(&config, &pub_params.vanilla_params, &pub_inputs, partitions, &proofs)?;
-    ensure!(parts.len() == partitions, "{} partitions, want {}", parts.len(), partitions);
-    ensure!(
-        FallbackPoSt::<Tree2K>::verify_all_partitions(&pub_params.vanilla_params, &pub_inputs, &parts)?,
-        "vanilla proofs do not verify"
-    );
+    let prep = Prepared::new(case.proof, &rand, &prover_id, &proofs)?;
+    let partitions = prep.parts.len();
 
     let mut part_meta = Vec::new();
     for k in 0..partitions {
-        let inputs = <Compound<Tree2K> as CompoundProof<FallbackPoSt<'static, Tree2K>, FallbackPoStCircuit<Tree2K>>>::generate_public_inputs(
-            &pub_inputs, &pub_params.vanilla_params, Some(k),
-        )?;
+        let inputs = prep.inputs(k)?;
         let name = format!("inputs-p{}.bin", k);
         write_scalars(&dir.join(&name), &inputs)?;
-        let syn = synthesize_both(
-            || {
-                <Compound<Tree2K> as CompoundProof<FallbackPoSt<'static, Tree2K>, FallbackPoStCircuit<Tree2K>>>::circuit(
-                    &pub_inputs, Default::default(), &parts[k], &pub_params.vanilla_params, Some(k),
-                )
-            },
-            None,
-        )?;
+        let syn = synthesize_both(|| prep.circuit(k), None)?;
         ensure!(syn.inputs[1..] == inputs[..], "partition {}: circuit inputs differ from generate_public_inputs", k);
         let mut m = syn.summary();
         m.insert("public_inputs".into(), json!(inputs.iter().map(fr_hex).collect::<Vec<_>>()));
@@ -273,10 +341,7 @@ fn generate_case(case: &Case, dir: &Path, sectors: &[Sealed]) -> Result<()> {
 }
 
 fn count_blank<T: 'static + MerkleTreeTrait>(config: &PoStConfig) -> Result<(fallback::SetupParams, Counts)> {
-    let pub_params = public_params::<T>(config, 1)?;
-    let circuit = <Compound<T> as CompoundProof<FallbackPoSt<'static, T>, FallbackPoStCircuit<T>>>::blank_circuit(
-        &pub_params.vanilla_params,
-    );
+    let circuit = blank_circuit::<T>(config)?;
     let mut cs = Recorder::counter();
     bellperson::Circuit::synthesize(circuit, &mut cs)?;
     Ok((vanilla_params(config)?, cs.counts()))
