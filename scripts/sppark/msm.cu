@@ -27,6 +27,24 @@ typedef bucket_fp2_t::affine_t affine_fp2_t;
 
 #include "driver.h"
 
+// Kernels that pippenger.cuh does not instantiate for the global typedefs:
+// G2's (msm_t for G2 is only named in host code below, which the device pass
+// never sees) and the bitmap form of batch_addition. Without these explicit
+// instantiations the device code has no image for them, and their launches
+// fail ("invalid device function", "invalid resource handle").
+template __global__ void accumulate<bucket_fp2_t, affine_fp2_t::mem_t>(
+    bucket_fp2_t::mem_t buckets_[], uint32_t nwins, uint32_t wbits, affine_fp2_t::mem_t points_[],
+    const vec2d_t<uint32_t> digits, const vec2d_t<uint32_t> histogram, uint32_t sid);
+template __global__ void batch_addition<bucket_fp2_t>(bucket_fp2_t::mem_t buckets[],
+                                                      const affine_fp2_t::mem_t points[], size_t npoints,
+                                                      const uint32_t digits[], const uint32_t& ndigits);
+template __global__ void integrate<bucket_fp2_t>(bucket_fp2_t::mem_t buckets_[], uint32_t nwins, uint32_t wbits,
+                                                 uint32_t nbits);
+template __global__ void batch_addition<bucket_t, affine_t::mem_t>(bucket_t::mem_t ret[],
+                                                                   const affine_t::mem_t points[],
+                                                                   uint32_t npoints, const uint32_t bitmap[],
+                                                                   bool accumulate, uint32_t sid);
+
 #ifndef __CUDA_ARCH__
 static_assert(sizeof(affine_t) == G1_AFFINE_BYTES, "G1 affine layout");
 static_assert(sizeof(affine_fp2_t) == G2_AFFINE_BYTES, "G2 affine layout");
