@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -80,6 +81,32 @@ func BenchmarkMSMG1(b *testing.B) {
 
 func BenchmarkMSMG2(b *testing.B) {
 	benchMSM(b, &benchG2, 2, []int{16, 20, 22, 24}, (*Device).MSMG2Resident)
+}
+
+// BenchmarkMSMWindow times the MSM at each window width in C2_BENCH_WINDOWS
+// (space-separated, e.g. "14 16 18 20"; unset: skipped), for G1 and G2 at
+// 2^20, 2^22 and 2^24 points: the measurements msm_pick_window's cost model
+// is fitted to.
+func BenchmarkMSMWindow(b *testing.B) {
+	var widths []int
+	for _, f := range strings.Fields(os.Getenv("C2_BENCH_WINDOWS")) {
+		w, err := strconv.Atoi(f)
+		require.NoError(b, err)
+		widths = append(widths, w)
+	}
+	if len(widths) == 0 {
+		b.Skip("set C2_BENCH_WINDOWS to the window widths to time")
+	}
+	defer func() { msmWindow = 0 }()
+	for _, w := range widths {
+		msmWindow = w
+		b.Run(fmt.Sprintf("G1/c=%d", w), func(b *testing.B) {
+			benchMSM(b, &benchG1, 1, []int{20, 22, 24}, (*Device).MSMG1Resident)
+		})
+		b.Run(fmt.Sprintf("G2/c=%d", w), func(b *testing.B) {
+			benchMSM(b, &benchG2, 2, []int{20, 22, 24}, (*Device).MSMG2Resident)
+		})
+	}
 }
 
 // benchMSM times msm over the resident bases of bd (of group 1 or 2) at
