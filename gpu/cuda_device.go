@@ -528,16 +528,19 @@ func msmScratch(n, point, xyzz int64, maxC int, hostBases bool) int64 {
 	if n == 0 {
 		return 0
 	}
-	c, best := 4, 0.0
-	for w := 4; w <= maxC; w++ {
-		W := float64((256 + w - 1) / w)
-		cost := W * (float64(n) + 2*float64(int64(1)<<w))
-		if w == 4 || cost < best {
-			c, best = w, cost
+	// msm_pick_window's rule (msm.cuh): W windows, the widest of
+	// ceil(256/W) bits, minimising W·(n + 3.5·2^(widest-1)).
+	var W, widest int64
+	best := 0.0
+	for c := int64(4); c <= int64(maxC); c++ {
+		w := (256 + c - 1) / c
+		wide := (256 + w - 1) / w
+		cost := float64(w) * (float64(n) + 3.5*float64(int64(1)<<(wide-1)))
+		if c == 4 || cost < best {
+			W, widest, best = w, wide, cost
 		}
 	}
-	W := int64((256 + c - 1) / c)
-	tb := W << (c - 1)
+	tb := W << (widest - 1)
 	ch := min(n, 1<<24)
 	m := W * ch
 	s := 16*m + tb*(xyzz+24) + 2*ch*frSize

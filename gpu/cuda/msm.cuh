@@ -102,13 +102,13 @@ __global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ 
                                                    const uint32_t* __restrict__ owner,
                                                    const uint32_t* __restrict__ order,
                                                    const uint32_t* __restrict__ start,
-                                                   const uint32_t* __restrict__ end, uint32_t L,
+                                                   const uint32_t* __restrict__ end,
                                                    const uint32_t* __restrict__ vals,
                                                    const affine_t<F>* __restrict__ bases, xyzz_t<F>* buckets,
                                                    xyzz_t<F>* extra, uint32_t max_tasks) {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= max_tasks || k >= first[nbuckets]) return;
-    run_task<ec_group<F>>(k, owner, first, order, start, end, L, vals, bases, buckets, extra);
+    run_task<ec_group<F>>(k, owner, first, order, start, end, vals, bases, buckets, extra);
 }
 
 template <class F>
@@ -179,12 +179,19 @@ int tree_sum(c2_status* st, cudaStream_t s, xyzz_t<F>* p, uint32_t groups, uint3
     return C2_OK;
 }
 
+// The window width (at most max_c) for n points: c gives W = ceil(256/c)
+// windows whose widest is window_width(0, W) <= c bits (so several c share
+// one layout), and the pick minimises W (n + 3.5 nb), nb = 2^(widest - 1)
+// buckets per window: one mixed addition per point and window, and per
+// bucket the window sums' two full additions, whose latency-bound kernel
+// costs about as much as 3.5 bucket additions (fitted to the H200 window
+// sweep, BENCHMARKS.md). gpu/cuda_device.go's msmScratch mirrors this rule.
 inline int msm_pick_window(uint64_t n, int max_c) {
     int best = 4;
     double best_cost = 1e300;
     for (int c = 4; c <= max_c; c++) {
         int W = (256 + c - 1) / c;
-        double cost = (double)W * ((double)n + 2.0 * (double)(1ull << c));
+        double cost = (double)W * ((double)n + 3.5 * (double)(1ull << (window_width(0, W) - 1)));
         if (cost < best_cost) {
             best_cost = cost;
             best = c;
@@ -338,7 +345,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         C2_CHECK(cub::DeviceScan::ExclusiveSum(m_cub.p, cub_bytes, pieces, first, (int)TB + 1, s));
         k_owner<<<blocks_for(TB, 256), 256, 0, s>>>(first, TB, owner);
         C2_CHECK_LAUNCH(k_owner);
-        k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, order, bstart, bend, MSM_PIECE,
+        k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, order, bstart, bend,
                                                                   dv.Current(), cbs, buckets, extra, max_tasks);
         C2_CHECK_LAUNCH(k_run_tasks);
         k_fold_extras<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, extra, max_tasks);

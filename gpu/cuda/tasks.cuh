@@ -1,10 +1,13 @@
 // Work split of the MSM bucket accumulation.
 //
 // Buckets are visited in sorted order t (largest first). Bucket order[t]
-// with s points is cut into p_t = max(1, ceil(s / L)) pieces of at most L
-// points; first[t] = sum of p_u for u < t numbers the pieces ("tasks"), so
-// one thread per task does bounded work whatever the scalar distribution
-// (many equal scalars put all points of a window into one bucket). Piece 0
+// with s points is cut into p_t = max(1, ceil(s / L)) pieces of
+// ceil(s / p_t) <= L points (the last one possibly shorter, never empty);
+// first[t] = sum of p_u for u < t numbers the pieces ("tasks"), so one
+// thread per task does bounded work whatever the scalar distribution (many
+// equal scalars put all points of a window into one bucket), and the pieces
+// of one bucket, which neighbour each other in a warp, are about equally
+// long (a bucket of L + 1 points is two pieces of about L/2, not L and 1). Piece 0
 // adds into the bucket itself; piece i >= 1 of bucket t writes
 // extra[first[t] + i - t - 1] (a dense index, since every bucket owns exactly
 // one piece 0), and a two-level fix-up adds the extras of each split bucket
@@ -23,15 +26,18 @@ C2_HD uint32_t task_pieces(uint32_t size, uint32_t L) { return size <= L ? 1 : (
 // and add(acc, acc).
 template <class G>
 C2_HD void run_task(uint32_t k, const uint32_t* owner, const uint32_t* first, const uint32_t* order,
-                    const uint32_t* start, const uint32_t* end, uint32_t L, const uint32_t* vals,
+                    const uint32_t* start, const uint32_t* end, const uint32_t* vals,
                     const typename G::point_t* bases, typename G::acc_t* buckets, typename G::acc_t* extra) {
     const uint32_t t = owner[k];
     const uint32_t b = order[t];
     const uint32_t i = k - first[t];
-    const uint32_t s = start[b] + i * L;
+    const uint32_t p = first[t + 1] - first[t];
+    const uint32_t size = end[b] - start[b];
+    const uint32_t q = (size + p - 1) / p;  // points per piece, <= L
+    const uint32_t s = start[b] + i * q;
     const uint32_t e0 = end[b];
-    if (s >= e0) return;  // empty bucket
-    const uint32_t e = e0 - s > L ? s + L : e0;
+    if (s >= e0) return;  // empty bucket (one piece)
+    const uint32_t e = e0 - s > q ? s + q : e0;
     typename G::acc_t acc = i == 0 ? buckets[b] : G::zero();
     for (uint32_t j = s; j < e; j++) {
         const uint32_t v = vals[j];

@@ -1,7 +1,8 @@
 // Host check of the MSM task split (tasks.cuh): the per-thread bodies run
 // sequentially on integers (the group law is addition mod 2^64, negation is
 // two's complement) must give every bucket the sum of its points, for
-// uniform and for heavily skewed bucket sizes.
+// uniform and for heavily skewed bucket sizes, and no piece may be empty or
+// hold more than L points.
 // Build and run: make -C gpu/cuda hosttest
 #include <stdio.h>
 #include <algorithm>
@@ -17,6 +18,15 @@ struct IntGroup {
     using point_t = uint64_t;
     static acc_t zero() { return 0; }
     static acc_t add_point(acc_t a, point_t p, bool neg) { return neg ? a - p : a + p; }
+    static acc_t add(acc_t a, acc_t b) { return a + b; }
+};
+
+// Counts the points a task adds.
+struct CountGroup {
+    using acc_t = uint64_t;
+    using point_t = uint64_t;
+    static acc_t zero() { return 0; }
+    static acc_t add_point(acc_t a, point_t, bool) { return a + 1; }
     static acc_t add(acc_t a, acc_t b) { return a + b; }
 };
 
@@ -62,8 +72,24 @@ static int run_case(std::mt19937_64& rng, uint32_t nbuckets, uint32_t npoints, u
         want[key[i]] += (idx[i] >> 31) ? (uint64_t)0 - bases[i] : bases[i];
     std::vector<uint64_t> extra(ntasks - nbuckets + 1);
     for (uint32_t k = 0; k < ntasks; k++)
-        run_task<IntGroup>(k, owner.data(), first.data(), order.data(), start.data(), end.data(), L, vals.data(),
+        run_task<IntGroup>(k, owner.data(), first.data(), order.data(), start.data(), end.data(), vals.data(),
                            bases.data(), buckets.data(), extra.data());
+    // every piece of a non-empty bucket holds between 1 and L points
+    {
+        std::vector<uint64_t> count(nbuckets, 0), xcount(ntasks - nbuckets + 1, 0);
+        for (uint32_t k = 0; k < ntasks; k++)
+            run_task<CountGroup>(k, owner.data(), first.data(), order.data(), start.data(), end.data(), vals.data(),
+                                 bases.data(), count.data(), xcount.data());
+        for (uint32_t k = 0; k < ntasks; k++) {
+            const uint32_t t = owner[k], b = order[t], i = k - first[t];
+            const uint64_t got = i == 0 ? count[b] : xcount[k - t - 1];
+            if (end[b] > start[b] && (got < 1 || got > L)) {
+                printf("bucket of %u points, L %u: piece %u holds %llu points\n", end[b] - start[b], L, i,
+                       (unsigned long long)got);
+                return 1;
+            }
+        }
+    }
     for (uint32_t k = 0; k < ntasks; k++) fold_extras<IntGroup>(k, owner.data(), first.data(), extra.data());
     for (uint32_t t = 0; t < nbuckets; t++) fix_up<IntGroup>(t, first.data(), order.data(), buckets.data(), extra.data());
     int bad = 0;
