@@ -528,15 +528,18 @@ func msmScratch(n, point, xyzz int64, maxC int, hostBases bool) int64 {
 	if n == 0 {
 		return 0
 	}
-	// msm_pick_window's rule (msm.cuh): W windows, the widest of
-	// ceil(256/W) bits, minimising W·(n + 3.5·2^(widest-1)).
+	// msm_pick_window's rule (msm.cuh): W windows (never 16), the widest
+	// of ceil(256/W) bits, minimising W·(n + 2·2^(widest-1)).
 	var W, widest int64
-	best := 0.0
+	best := -1.0
 	for c := int64(4); c <= int64(maxC); c++ {
 		w := (256 + c - 1) / c
+		if w == 16 {
+			continue
+		}
 		wide := (256 + w - 1) / w
-		cost := float64(w) * (float64(n) + 3.5*float64(int64(1)<<(wide-1)))
-		if c == 4 || cost < best {
+		cost := float64(w) * (float64(n) + 2*float64(int64(1)<<(wide-1)))
+		if best < 0 || cost < best {
 			W, widest, best = w, wide, cost
 		}
 	}

@@ -183,15 +183,20 @@ int tree_sum(c2_status* st, cudaStream_t s, xyzz_t<F>* p, uint32_t groups, uint3
 // windows whose widest is window_width(0, W) <= c bits (so several c share
 // one layout), and the pick minimises W (n + 3.5 nb), nb = 2^(widest - 1)
 // buckets per window: one mixed addition per point and window, and per
-// bucket the window sums' two full additions, whose latency-bound kernel
-// costs about as much as 3.5 bucket additions (fitted to the H200 window
-// sweep, BENCHMARKS.md). gpu/cuda_device.go's msmScratch mirrors this rule.
+// bucket the window sums, which cost about two of those additions (a least-
+// squares fit of time = a W n + b W nb to the H200 window sweep at 2^20,
+// 2^22 and 2^24 points: b/a = 2.0 for G1, 2.7 for G2; BENCHMARKS.md).
+// The 16-window layout (c = 16, 17) is skipped: it measured 25–55 % slower
+// than both neighbours at 2^20 and 2^22 points for G1 and G2 (a cost of a few
+// ms that the model does not explain; same sweep). gpu/cuda_device.go's
+// msmScratch mirrors this rule.
 inline int msm_pick_window(uint64_t n, int max_c) {
     int best = 4;
     double best_cost = 1e300;
     for (int c = 4; c <= max_c; c++) {
         int W = (256 + c - 1) / c;
-        double cost = (double)W * ((double)n + 3.5 * (double)(1ull << (window_width(0, W) - 1)));
+        if (W == 16) continue;
+        double cost = (double)W * ((double)n + 2.0 * (double)(1ull << (window_width(0, W) - 1)));
         if (cost < best_cost) {
             best_cost = cost;
             best = c;
