@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/internal/regfile"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -101,7 +102,7 @@ const maxVanillaFile = 1 << 30
 func readVanilla(files []string) ([][]byte, error) {
 	var out [][]byte
 	for _, f := range files {
-		b, err := readSmall(f, maxVanillaFile)
+		b, err := regfile.Read(f, maxVanillaFile)
 		if err != nil {
 			return nil, err
 		}
