@@ -36,7 +36,7 @@ func runDemo(args []string) error {
 	logSize := fs.Int("log", 16, "with -synthetic: circuit size, 2^log constraints")
 	seed := fs.Uint64("seed", 1, "with -synthetic: seed of the circuit and its witness")
 	params := fs.String("params", "", "directory of (development) parameters; default: the user cache directory")
-	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
+	backend := fs.String("backend", "", backendUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
