@@ -3,8 +3,6 @@ package c2_test
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,11 +14,10 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 )
-
-const postRefgen = "testdata/refgen/out/post-2k"
 
 // writePoStDevParams records the blank circuit of each shape, runs the
 // insecure development setup and writes dir/dev-insecure-<official
@@ -50,7 +47,6 @@ func writePoStDevParams(t *testing.T, dir string, shapes ...post.Shape) {
 
 // postCase is what the tests take from a refgen post-2k vector.
 type postCase struct {
-	dir        string
 	proof      string
 	randomness [32]byte
 	bincode    [][]byte
@@ -59,45 +55,14 @@ type postCase struct {
 }
 
 func loadPoStCase(t *testing.T, name string) postCase {
-	c := postCase{dir: filepath.Join(postRefgen, name)}
-	b, err := os.ReadFile(filepath.Join(c.dir, "meta.json"))
-	require.NoError(t, err)
-	var m struct {
-		RegisteredProof string   `json:"registered_proof"`
-		Randomness      string   `json:"randomness"`
-		VanillaBincode  []string `json:"vanilla_bincode"`
-		Partitions      []struct {
-			PublicInputsFile string `json:"public_inputs_file"`
-		} `json:"partitions"`
+	v := refgen.ReadVanilla(t, "post-2k", name)
+	return postCase{
+		proof:      v.Proof,
+		randomness: [32]byte(v.Randomness),
+		bincode:    v.Bincode,
+		json:       v.JSON,
+		inputs:     v.Inputs,
 	}
-	require.NoError(t, json.Unmarshal(b, &m))
-	c.proof = m.RegisteredProof
-	_, err = hex.Decode(c.randomness[:], []byte(m.Randomness))
-	require.NoError(t, err)
-	for _, f := range m.VanillaBincode {
-		b, err := os.ReadFile(filepath.Join(c.dir, f))
-		require.NoError(t, err)
-		c.bincode = append(c.bincode, b)
-	}
-	b, err = os.ReadFile(filepath.Join(c.dir, "vanilla.json"))
-	require.NoError(t, err)
-	var objs []json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &objs))
-	for _, o := range objs {
-		c.json = append(c.json, o)
-	}
-	for _, p := range m.Partitions {
-		b, err := os.ReadFile(filepath.Join(c.dir, p.PublicInputsFile))
-		require.NoError(t, err)
-		require.Zero(t, len(b)%32)
-		in := make([]fr.Element, len(b)/32)
-		for i := range in {
-			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-			require.NoError(t, err)
-		}
-		c.inputs = append(c.inputs, in)
-	}
-	return c
 }
 
 func (c postCase) prove(ctx context.Context, p *c2.Prover, rnd [32]byte, vanilla [][]byte) ([]byte, error) {
