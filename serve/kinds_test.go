@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
-	"github.com/sealc2/c2/r1cs"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
 )
 
@@ -338,19 +336,7 @@ func writePoStParams(t *testing.T, dir string, names ...string) {
 	for _, n := range names {
 		s, ok := post.ShapeByName(n)
 		require.True(t, ok, n)
-		sys := r1cs.NewSystem()
-		require.NoError(t, post.SynthesizeBlank(sys, s))
-		sys.Finalize()
-		pk, err := groth16.Setup(sys, rand.Reader)
-		require.NoError(t, err)
-		base := filepath.Join(dir, c2.DevParamsPrefix+s.ParamsName())
-		var kb, vb bytes.Buffer
-		_, err = pk.WriteTo(&kb)
-		require.NoError(t, err)
-		_, err = pk.VK.WriteTo(&vb)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(base+".params", kb.Bytes(), 0o644))
-		require.NoError(t, os.WriteFile(base+".vk", vb.Bytes(), 0o644))
+		require.NoError(t, devparams.GeneratePoSt(dir, s))
 	}
 }
 
