@@ -21,15 +21,33 @@ import (
 	"github.com/sealc2/c2/update"
 )
 
+// fakeProver returns a Prover (closed at the test's end) on one fake
+// device, and the device.
+func fakeProver(t *testing.T) (*Prover, *gputest.Fake) {
+	t.Helper()
+	fake := gputest.NewFake(gputest.FakeOptions{})
+	p, err := newProver(Config{}, []gpu.Device{fake})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p, fake
+}
+
+// cpuProver returns a CPU Prover (closed at the test's end) whose
+// parameters are in dir.
+func cpuProver(t *testing.T, dir string) *Prover {
+	t.Helper()
+	p, err := New(Config{Backend: BackendCPU, Params: dir})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
 // Evict refuses while a call uses the shape; afterwards it drops the key
 // and the R1CS (nothing the Prover holds refers to them) and releases the
 // device keys loaded from that key, of that shape only. No proving: the
 // cache is filled by hand.
 func TestEvictDropsOneShape(t *testing.T) {
-	fake := gputest.NewFake(gputest.FakeOptions{})
-	p, err := newProver(Config{}, []gpu.Device{fake})
-	require.NoError(t, err)
-	defer p.Close()
+	p, fake := fakeProver(t)
 	ctx := context.Background()
 
 	fill := func(s porep.Shape) (*groth16.ProvingKey, *r1cs.System, func()) {
@@ -50,7 +68,7 @@ func TestEvictDropsOneShape(t *testing.T) {
 	_, keys := fake.Live()
 	require.Equal(t, 2, keys)
 
-	err = p.Evict("StackedDrg2KiBV1_1")
+	err := p.Evict("StackedDrg2KiBV1_1")
 	require.ErrorIs(t, err, ErrShapeInUse, "a call holds the shape")
 	require.Contains(t, p.shapes, porep.Shape2KiB.Name)
 	done()
@@ -87,9 +105,7 @@ func TestEvictDropsOneShape(t *testing.T) {
 // Preload caches nothing and leaves the shape unused.
 func TestPreloadErrors(t *testing.T) {
 	dir := t.TempDir()
-	p, err := New(Config{Backend: BackendCPU, Params: dir})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 	ctx := context.Background()
 	require.ErrorIs(t, p.Preload(ctx, "StackedDrg2KiBV1_1"), ErrNoParams)
 	require.ErrorIs(t, p.Preload(ctx, "StackedDrg3KiBV1_1"), inputs.ErrUnknownProof)
@@ -112,10 +128,7 @@ func TestPreloadErrors(t *testing.T) {
 // refused with the kind's InputError. No proving: the caches are filled by
 // hand.
 func TestEvictPoStUpdate(t *testing.T) {
-	fake := gputest.NewFake(gputest.FakeOptions{})
-	p, err := newProver(Config{}, []gpu.Device{fake})
-	require.NoError(t, err)
-	defer p.Close()
+	p, fake := fakeProver(t)
 	ctx := context.Background()
 
 	window, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
@@ -140,7 +153,7 @@ func TestEvictPoStUpdate(t *testing.T) {
 	_, keys := fake.Live()
 	require.Equal(t, 3, keys)
 
-	err = p.EvictPoSt("StackedDrgWindow2KiBV1") // V1 shares V1_2's circuit
+	err := p.EvictPoSt("StackedDrgWindow2KiBV1") // V1 shares V1_2's circuit
 	require.ErrorIs(t, err, ErrShapeInUse)
 	require.ErrorContains(t, err, "StackedDrgWindow2KiBV1")
 	require.ErrorIs(t, p.EvictUpdate("StackedDrg2KiBV1"), ErrShapeInUse)
@@ -179,14 +192,12 @@ func TestEvictPoStUpdate(t *testing.T) {
 // unused.
 func TestPreloadPoStUpdateErrors(t *testing.T) {
 	dir := t.TempDir()
-	p, err := New(Config{Backend: BackendCPU, Params: dir})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 	ctx := context.Background()
 	window, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
 	snap, _ := update.ShapeByName("StackedDrg2KiBV1")
 
-	err = p.PreloadPoSt(ctx, "StackedDrgWindow2KiBV1")
+	err := p.PreloadPoSt(ctx, "StackedDrgWindow2KiBV1")
 	require.ErrorIs(t, err, ErrNoParams)
 	require.ErrorContains(t, err, window.ParamsName())
 	err = p.PreloadUpdate(ctx, "StackedDrg2KiBV1")
