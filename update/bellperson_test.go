@@ -43,14 +43,7 @@ func TestBellpersonUpdateProofVerifies(t *testing.T) {
 // 0 of the 2 KiB vector with bellperson's parameters, verifies its own
 // proof and writes it as go-update-2k.proof for `refgen verify` to judge.
 func TestUpdateProveWithBellpersonParams(t *testing.T) {
-	cache := os.Getenv("REFGEN_CACHE")
-	if cache == "" {
-		t.Skip("REFGEN_CACHE not set (see testdata/refgen/README.md, update-params)")
-	}
-	paramsPath := filepath.Join(cache, "update-2k.params")
-	if _, err := os.Stat(paramsPath); err != nil {
-		t.Skipf("no %s: run `refgen update-params` first", paramsPath)
-	}
+	cache, paramsPath := refgen.Cached(t, "update-2k.params", "update-params")
 	_, _, s, pub, proofs := refgenVector(t)
 	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "update-2k.vk"))
 	require.NoError(t, err)
