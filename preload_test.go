@@ -42,6 +42,24 @@ func cpuProver(t *testing.T, dir string) *Prover {
 	return p
 }
 
+// fillCache takes p's cache named name into use (done gives it back) and
+// fills it by hand: a key of domain 2^10 (H of zero points) and an empty
+// R1CS, the key loaded on p's first device.
+func fillCache(t *testing.T, p *Prover, name string) (pk *groth16.ProvingKey, sys *r1cs.System, done func()) {
+	t.Helper()
+	ctx := context.Background()
+	c, done := p.useCache(name)
+	pk = &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)}
+	sys = r1cs.NewSystem()
+	_, err := c.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
+	require.NoError(t, err)
+	_, err = c.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
+	require.NoError(t, err)
+	_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
+	require.NoError(t, err)
+	return pk, sys, done
+}
+
 // Evict refuses while a call uses the shape; afterwards it drops the key
 // and the R1CS (nothing the Prover holds refers to them) and releases the
 // device keys loaded from that key, of that shape only. No proving: the
@@ -50,18 +68,7 @@ func TestEvictDropsOneShape(t *testing.T) {
 	p, fake := fakeProver(t)
 	ctx := context.Background()
 
-	fill := func(s porep.Shape) (*groth16.ProvingKey, *r1cs.System, func()) {
-		c, done := p.useShape(s)
-		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)} // domain 2^10
-		sys := r1cs.NewSystem()
-		_, err := c.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
-		require.NoError(t, err)
-		_, err = c.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
-		require.NoError(t, err)
-		_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
-		require.NoError(t, err)
-		return pk, sys, done
-	}
+	fill := func(s porep.Shape) (*groth16.ProvingKey, *r1cs.System, func()) { return fillCache(t, p, s.Name) }
 	pk, sys, done := fill(porep.Shape2KiB)
 	other, _, doneOther := fill(porep.Shape8MiB)
 	doneOther()
@@ -135,15 +142,7 @@ func TestEvictPoStUpdate(t *testing.T) {
 	winning, _ := post.ShapeByName("StackedDrgWinning2KiBV1")
 	snap, _ := update.ShapeByName("StackedDrg2KiBV1")
 	fill := func(c vanillaCircuit) (*groth16.ProvingKey, func()) {
-		cache, done := p.useCache(c.cache)
-		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)}
-		sys := r1cs.NewSystem()
-		_, err := cache.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
-		require.NoError(t, err)
-		_, err = cache.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
-		require.NoError(t, err)
-		_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
-		require.NoError(t, err)
+		pk, _, done := fillCache(t, p, c.cache)
 		return pk, done
 	}
 	wpk, doneWindow := fill(p.postCircuit(window))
