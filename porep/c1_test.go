@@ -358,11 +358,5 @@ func TestC1ProveWithBellpersonParams(t *testing.T) {
 	require.NoError(t, sys.IsSatisfied())
 	require.Equal(t, inputs, sys.Inputs()[1:], "Go public inputs differ from bellperson's")
 
-	pk, err := groth16.ReadParams(paramsPath)
-	require.NoError(t, err)
-	proof, err := groth16.Prove(pk, sys)
-	require.NoError(t, err)
-	require.NoError(t, groth16.Verify(vk, proof, inputs), "Go proof with bellperson's parameters")
-	b := proof.Bytes()
-	require.NoError(t, os.WriteFile(filepath.Join(cache, "go-porep-2k-c1.proof"), b[:], 0o644))
+	refgen.ProveForRefgen(t, paramsPath, sys, vk, inputs, "go-porep-2k-c1.proof")
 }

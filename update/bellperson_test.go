@@ -63,11 +63,5 @@ func TestUpdateProveWithBellpersonParams(t *testing.T) {
 	require.NoError(t, Synthesize(sys, s, pub, part, 0))
 	sys.Finalize()
 	require.NoError(t, sys.IsSatisfied())
-	pk, err := groth16.ReadParams(paramsPath)
-	require.NoError(t, err)
-	proof, err := groth16.Prove(pk, sys)
-	require.NoError(t, err)
-	require.NoError(t, groth16.Verify(vk, proof, inputs), "Go proof with bellperson's parameters")
-	b := proof.Bytes()
-	require.NoError(t, os.WriteFile(filepath.Join(cache, "go-update-2k.proof"), b[:], 0o644))
+	refgen.ProveForRefgen(t, paramsPath, sys, vk, inputs, "go-update-2k.proof")
 }

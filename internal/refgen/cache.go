@@ -4,6 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/r1cs"
 )
 
 // EnvCache names the environment variable that points at the outputs of
@@ -25,4 +30,27 @@ func Cached(t testing.TB, name, run string) (cache, path string) {
 		t.Skipf("no %s: run `refgen %s` first", path, run)
 	}
 	return cache, path
+}
+
+// ProveForRefgen proves sys with the bellperson parameters at paramsPath,
+// checks the proof against vk and inputs, and writes it to
+// $REFGEN_CACHE/name, where `refgen verify` judges it (see
+// testdata/refgen/verify-go-proofs.sh); it fails t on any error.
+func ProveForRefgen(t testing.TB, paramsPath string, sys *r1cs.System, vk *groth16.VerifyingKey, inputs []fr.Element, name string) {
+	t.Helper()
+	pk, err := groth16.ReadParams(paramsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := groth16.Prove(pk, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.Verify(vk, proof, inputs); err != nil {
+		t.Fatalf("Go proof with bellperson's parameters: %v", err)
+	}
+	b := proof.Bytes()
+	if err := os.WriteFile(filepath.Join(os.Getenv(EnvCache), name), b[:], 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
