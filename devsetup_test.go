@@ -39,9 +39,14 @@ func (m *maker) SetupKey(ctx context.Context, sys *r1cs.System, tw groth16.Toxic
 	return &madeKey{Key: key, pk: groth16.KeyWithoutBases(full.VK, full.Sizes())}, nil
 }
 
+// unwrap returns the CPU device's key inside a test device's key (a
+// *madeKey or a *witnessKey), or key itself.
 func unwrap(key gpu.Key) gpu.Key {
-	if mk, ok := key.(*madeKey); ok {
-		return mk.Key
+	switch k := key.(type) {
+	case *madeKey:
+		return k.Key
+	case *witnessKey:
+		return k.Key
 	}
 	return key
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/internal/devparams"
 )
 
 // requireTimes checks a successful timed call's stages: each positive
@@ -37,4 +38,19 @@ func linkedProver(t *testing.T, src string) (p *c2.Prover, link, unlink func()) 
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p, func() { require.NoError(t, os.Symlink(src, file)) }, func() { require.NoError(t, os.Remove(file)) }
+}
+
+// devProver2KiB returns a CPU Prover (closed at the test's end) on the
+// shared development parameters (internal/devparams: generated once, then
+// cached) and the 2 KiB C1 output refgen recorded.
+func devProver2KiB(t *testing.T) (p *c2.Prover, c1 []byte) {
+	t.Helper()
+	dir, err := devparams.Dir()
+	require.NoError(t, err)
+	c1, err = os.ReadFile(c1Path2KiB)
+	require.NoError(t, err)
+	p, err = c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p, c1
 }

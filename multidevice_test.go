@@ -26,13 +26,7 @@ func TestProveUnevenDevices(t *testing.T) {
 	}
 	fast := gputest.NewFake(gputest.FakeOptions{Name: "fast", G2: true})
 	slow := gputest.NewFake(gputest.FakeOptions{Name: "slow", G2: true, Delay: 40 * time.Millisecond})
-	p, err := newProver(Config{Threads: 2, PrepWorkers: 2}, []gpu.Device{slow, fast})
-	require.NoError(t, err)
-	defer p.Close()
-	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
-	require.NoError(t, err)
-	require.Len(t, proofs, len(parts))
-	st := p.Stats()
+	st := proveOn(t, Config{Threads: 2, PrepWorkers: 2}, []gpu.Device{slow, fast}, f, parts)
 	require.Len(t, st.Devices, 2)
 	nSlow, nFast := st.Devices[0].Partitions, st.Devices[1].Partitions
 	assert.Equal(t, len(parts), nSlow+nFast)
@@ -48,17 +42,25 @@ func TestProveDeviceLostMidCall(t *testing.T) {
 	dying := gputest.NewFake(gputest.FakeOptions{Name: "dying", G2: true, Delay: 5 * time.Millisecond,
 		Faults: []gputest.Fault{{Stage: gpu.StageTail, Skip: 4, Err: gpu.ErrDeviceLost}}})
 	good := gputest.NewFake(gputest.FakeOptions{Name: "good", G2: true, Delay: 5 * time.Millisecond})
-	p, err := newProver(Config{Threads: 2}, []gpu.Device{dying, good})
+	st := proveOn(t, Config{Threads: 2}, []gpu.Device{dying, good}, f, parts)
+	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrDeviceLost)
+	assert.NoError(t, st.Devices[1].Failed)
+	assert.Equal(t, len(parts), st.Devices[0].Partitions+st.Devices[1].Partitions)
+	assert.True(t, dying.Lost())
+}
+
+// proveOn proves parts under f's key on a Prover of cfg over devices,
+// checks that the call returns one proof per partition, and returns the
+// Prover's Stats after it.
+func proveOn(t *testing.T, cfg Config, devices []gpu.Device, f *fixture, parts []*r1cs.System) Stats {
+	t.Helper()
+	p, err := newProver(cfg, devices)
 	require.NoError(t, err)
 	defer p.Close()
 	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts)
 	require.NoError(t, err)
 	require.Len(t, proofs, len(parts))
-	st := p.Stats()
-	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrDeviceLost)
-	assert.NoError(t, st.Devices[1].Failed)
-	assert.Equal(t, len(parts), st.Devices[0].Partitions+st.Devices[1].Partitions)
-	assert.True(t, dying.Lost())
+	return p.Stats()
 }
 
 // recordHandler keeps the messages and levels of the records it handles.

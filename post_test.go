@@ -2,11 +2,7 @@ package c2_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,41 +12,33 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
-	"github.com/sealc2/c2/r1cs"
 )
 
-const postRefgen = "testdata/refgen/out/post-2k"
-
-// writePoStDevParams records the blank circuit of each shape, runs the
-// insecure development setup and writes dir/dev-insecure-<official
-// name>.{params,vk}, as `c2 setup --post` does.
+// writePoStDevParams writes dir/dev-insecure-<official name>.{params,vk}
+// of each shape (devparams.GeneratePoSt), as `c2 setup --post` does.
 func writePoStDevParams(t *testing.T, dir string, shapes ...post.Shape) {
 	for _, s := range shapes {
 		t0 := time.Now()
-		sys := r1cs.NewSystem()
-		require.NoError(t, post.SynthesizeBlank(sys, s))
-		sys.Finalize()
-		pk, err := groth16.Setup(sys, rand.Reader)
-		require.NoError(t, err)
-		base := filepath.Join(dir, c2.DevParamsPrefix+s.ParamsName())
-		for ext, w := range map[string]func(*os.File) (int64, error){
-			".params": func(f *os.File) (int64, error) { return pk.WriteTo(f) },
-			".vk":     func(f *os.File) (int64, error) { return pk.VK.WriteTo(f) },
-		} {
-			f, err := os.Create(base + ext)
-			require.NoError(t, err)
-			_, err = w(f)
-			require.NoError(t, err)
-			require.NoError(t, f.Close())
-		}
-		t.Logf("%s: %d constraints, dev setup and write %v", s.Name, sys.NumConstraints(), time.Since(t0).Round(time.Millisecond))
+		require.NoError(t, devparams.GeneratePoSt(dir, s))
+		t.Logf("%s: dev setup and write %v", s.Name, time.Since(t0).Round(time.Millisecond))
 	}
+}
+
+// windowDevParams writes the development parameters of the 2 KiB Window
+// PoSt circuit into a new directory and returns the shape and the
+// directory.
+func windowDevParams(t *testing.T) (post.Shape, string) {
+	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	dir := t.TempDir()
+	writePoStDevParams(t, dir, win)
+	return win, dir
 }
 
 // postCase is what the tests take from a refgen post-2k vector.
 type postCase struct {
-	dir        string
 	proof      string
 	randomness [32]byte
 	bincode    [][]byte
@@ -59,45 +47,14 @@ type postCase struct {
 }
 
 func loadPoStCase(t *testing.T, name string) postCase {
-	c := postCase{dir: filepath.Join(postRefgen, name)}
-	b, err := os.ReadFile(filepath.Join(c.dir, "meta.json"))
-	require.NoError(t, err)
-	var m struct {
-		RegisteredProof string   `json:"registered_proof"`
-		Randomness      string   `json:"randomness"`
-		VanillaBincode  []string `json:"vanilla_bincode"`
-		Partitions      []struct {
-			PublicInputsFile string `json:"public_inputs_file"`
-		} `json:"partitions"`
+	v := refgen.ReadVanilla(t, "post-2k", name)
+	return postCase{
+		proof:      v.Proof,
+		randomness: [32]byte(v.Randomness),
+		bincode:    v.Bincode,
+		json:       v.JSON,
+		inputs:     v.Inputs,
 	}
-	require.NoError(t, json.Unmarshal(b, &m))
-	c.proof = m.RegisteredProof
-	_, err = hex.Decode(c.randomness[:], []byte(m.Randomness))
-	require.NoError(t, err)
-	for _, f := range m.VanillaBincode {
-		b, err := os.ReadFile(filepath.Join(c.dir, f))
-		require.NoError(t, err)
-		c.bincode = append(c.bincode, b)
-	}
-	b, err = os.ReadFile(filepath.Join(c.dir, "vanilla.json"))
-	require.NoError(t, err)
-	var objs []json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &objs))
-	for _, o := range objs {
-		c.json = append(c.json, o)
-	}
-	for _, p := range m.Partitions {
-		b, err := os.ReadFile(filepath.Join(c.dir, p.PublicInputsFile))
-		require.NoError(t, err)
-		require.Zero(t, len(b)%32)
-		in := make([]fr.Element, len(b)/32)
-		for i := range in {
-			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-			require.NoError(t, err)
-		}
-		c.inputs = append(c.inputs, in)
-	}
-	return c
 }
 
 func (c postCase) prove(ctx context.Context, p *c2.Prover, rnd [32]byte, vanilla [][]byte) ([]byte, error) {
@@ -188,9 +145,7 @@ func TestPreloadEvictPoStTimed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dev setup of the 2 KiB Window circuit and two proofs")
 	}
-	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
-	src := t.TempDir()
-	writePoStDevParams(t, src, win)
+	win, src := windowDevParams(t)
 	p, link, unlink := linkedProver(t, filepath.Join(src, c2.DevParamsPrefix+win.ParamsName()+".params"))
 	ctx := context.Background()
 	c := loadPoStCase(t, "window-2k-v1_2")
@@ -230,9 +185,7 @@ func TestProveWindowPoStPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dev setup of the 2 KiB Window circuit and two proofs")
 	}
-	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
-	dir := t.TempDir()
-	writePoStDevParams(t, dir, win)
+	win, dir := windowDevParams(t)
 	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
 	require.NoError(t, err)
 	defer p.Close()

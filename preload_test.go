@@ -21,36 +21,61 @@ import (
 	"github.com/sealc2/c2/update"
 )
 
+// fakeProver returns a Prover (closed at the test's end) on one fake
+// device, and the device.
+func fakeProver(t *testing.T) (*Prover, *gputest.Fake) {
+	t.Helper()
+	fake := gputest.NewFake(gputest.FakeOptions{})
+	p, err := newProver(Config{}, []gpu.Device{fake})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p, fake
+}
+
+// cpuProver returns a CPU Prover (closed at the test's end) whose
+// parameters are in dir.
+func cpuProver(t *testing.T, dir string) *Prover {
+	t.Helper()
+	p, err := New(Config{Backend: BackendCPU, Params: dir})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// fillCache takes p's cache named name into use (done gives it back) and
+// fills it by hand: a key of domain 2^10 (H of zero points) and an empty
+// R1CS, the key loaded on p's first device.
+func fillCache(t *testing.T, p *Prover, name string) (pk *groth16.ProvingKey, sys *r1cs.System, done func()) {
+	t.Helper()
+	ctx := context.Background()
+	c, done := p.useCache(name)
+	pk = &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)}
+	sys = r1cs.NewSystem()
+	_, err := c.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
+	require.NoError(t, err)
+	_, err = c.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
+	require.NoError(t, err)
+	_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
+	require.NoError(t, err)
+	return pk, sys, done
+}
+
 // Evict refuses while a call uses the shape; afterwards it drops the key
 // and the R1CS (nothing the Prover holds refers to them) and releases the
 // device keys loaded from that key, of that shape only. No proving: the
 // cache is filled by hand.
 func TestEvictDropsOneShape(t *testing.T) {
-	fake := gputest.NewFake(gputest.FakeOptions{})
-	p, err := newProver(Config{}, []gpu.Device{fake})
-	require.NoError(t, err)
-	defer p.Close()
+	p, fake := fakeProver(t)
 	ctx := context.Background()
 
-	fill := func(s porep.Shape) (*groth16.ProvingKey, *r1cs.System, func()) {
-		c, done := p.useShape(s)
-		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)} // domain 2^10
-		sys := r1cs.NewSystem()
-		_, err := c.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
-		require.NoError(t, err)
-		_, err = c.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
-		require.NoError(t, err)
-		_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
-		require.NoError(t, err)
-		return pk, sys, done
-	}
+	fill := func(s porep.Shape) (*groth16.ProvingKey, *r1cs.System, func()) { return fillCache(t, p, s.Name) }
 	pk, sys, done := fill(porep.Shape2KiB)
 	other, _, doneOther := fill(porep.Shape8MiB)
 	doneOther()
 	_, keys := fake.Live()
 	require.Equal(t, 2, keys)
 
-	err = p.Evict("StackedDrg2KiBV1_1")
+	err := p.Evict("StackedDrg2KiBV1_1")
 	require.ErrorIs(t, err, ErrShapeInUse, "a call holds the shape")
 	require.Contains(t, p.shapes, porep.Shape2KiB.Name)
 	done()
@@ -87,9 +112,7 @@ func TestEvictDropsOneShape(t *testing.T) {
 // Preload caches nothing and leaves the shape unused.
 func TestPreloadErrors(t *testing.T) {
 	dir := t.TempDir()
-	p, err := New(Config{Backend: BackendCPU, Params: dir})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 	ctx := context.Background()
 	require.ErrorIs(t, p.Preload(ctx, "StackedDrg2KiBV1_1"), ErrNoParams)
 	require.ErrorIs(t, p.Preload(ctx, "StackedDrg3KiBV1_1"), inputs.ErrUnknownProof)
@@ -112,25 +135,14 @@ func TestPreloadErrors(t *testing.T) {
 // refused with the kind's InputError. No proving: the caches are filled by
 // hand.
 func TestEvictPoStUpdate(t *testing.T) {
-	fake := gputest.NewFake(gputest.FakeOptions{})
-	p, err := newProver(Config{}, []gpu.Device{fake})
-	require.NoError(t, err)
-	defer p.Close()
+	p, fake := fakeProver(t)
 	ctx := context.Background()
 
 	window, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
 	winning, _ := post.ShapeByName("StackedDrgWinning2KiBV1")
 	snap, _ := update.ShapeByName("StackedDrg2KiBV1")
 	fill := func(c vanillaCircuit) (*groth16.ProvingKey, func()) {
-		cache, done := p.useCache(c.cache)
-		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1)}
-		sys := r1cs.NewSystem()
-		_, err := cache.pk.GetCtx(ctx, func(context.Context) (*groth16.ProvingKey, error) { return pk, nil })
-		require.NoError(t, err)
-		_, err = cache.sys.GetCtx(ctx, func(context.Context) (*r1cs.System, error) { return sys, nil })
-		require.NoError(t, err)
-		_, err = p.keys.Load(ctx, p.rot.Devices()[0], pk, sys)
-		require.NoError(t, err)
+		pk, _, done := fillCache(t, p, c.cache)
 		return pk, done
 	}
 	wpk, doneWindow := fill(p.postCircuit(window))
@@ -140,7 +152,7 @@ func TestEvictPoStUpdate(t *testing.T) {
 	_, keys := fake.Live()
 	require.Equal(t, 3, keys)
 
-	err = p.EvictPoSt("StackedDrgWindow2KiBV1") // V1 shares V1_2's circuit
+	err := p.EvictPoSt("StackedDrgWindow2KiBV1") // V1 shares V1_2's circuit
 	require.ErrorIs(t, err, ErrShapeInUse)
 	require.ErrorContains(t, err, "StackedDrgWindow2KiBV1")
 	require.ErrorIs(t, p.EvictUpdate("StackedDrg2KiBV1"), ErrShapeInUse)
@@ -179,14 +191,12 @@ func TestEvictPoStUpdate(t *testing.T) {
 // unused.
 func TestPreloadPoStUpdateErrors(t *testing.T) {
 	dir := t.TempDir()
-	p, err := New(Config{Backend: BackendCPU, Params: dir})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 	ctx := context.Background()
 	window, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
 	snap, _ := update.ShapeByName("StackedDrg2KiBV1")
 
-	err = p.PreloadPoSt(ctx, "StackedDrgWindow2KiBV1")
+	err := p.PreloadPoSt(ctx, "StackedDrgWindow2KiBV1")
 	require.ErrorIs(t, err, ErrNoParams)
 	require.ErrorContains(t, err, window.ParamsName())
 	err = p.PreloadUpdate(ctx, "StackedDrg2KiBV1")

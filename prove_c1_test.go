@@ -11,12 +11,12 @@ import (
 	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
 )
@@ -62,7 +62,7 @@ func TestProveC1(t *testing.T) {
 	require.NoError(t, err)
 	pk, err := groth16.ReadParams(filepath.Join(vkDir, c2.DevParamsPrefix+shape.ParamsName()+".params"), groth16.TrustedFile())
 	require.NoError(t, err)
-	pub := readScalarsLE(t, "testdata/refgen/out/porep-2k/inputs-p0.bin")
+	pub := refgen.ReadScalars(t, filepath.Join(refgen.Dir, "porep-2k", "inputs-p0.bin"))
 	ps, err := groth16.ReadProofs(proof)
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(&pk.VK, &ps[0], pub))
@@ -77,18 +77,6 @@ func TestProveC1(t *testing.T) {
 	var ie *porep.InputError
 	require.True(t, errors.As(err, &ie), "got %v", err)
 	require.Equal(t, "challenge", ie.Field)
-}
-
-func readScalarsLE(t *testing.T, path string) []fr.Element {
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Zero(t, len(b)%32)
-	out := make([]fr.Element, len(b)/32)
-	for i := range out {
-		out[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-		require.NoError(t, err)
-	}
-	return out
 }
 
 // TestBellpersonC2ProofVerifies checks bellperson's own C2 proof of the

@@ -443,10 +443,8 @@ func TestProveBadInput(t *testing.T) {
 // BenchmarkProvePartitions proves 4 PoRep-shaped partitions of 2^12
 // constraints on the CPU backend, with and without overlap.
 func BenchmarkProvePartitions(b *testing.B) {
-	sys := r1cs.NewSystem()
-	_, err := synth.Build(sys, synth.Shape{LogSize: 12, InputsB: true, Seed: 1})
+	sys, _, err := synth.System(synth.Shape{LogSize: 12, InputsB: true, Seed: 1})
 	require.NoError(b, err)
-	sys.Finalize()
 	pk, err := groth16.Setup(sys, rand.Reader)
 	require.NoError(b, err)
 	parts := []*r1cs.System{sys, sys, sys, sys}

@@ -15,9 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
-	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/pool"
 )
 
@@ -56,13 +54,7 @@ func TestCancelPrompt(t *testing.T) {
 		cancels = n
 	}
 
-	dir, err := devparams.Dir()
-	require.NoError(t, err)
-	raw, err := os.ReadFile(c1Path2KiB)
-	require.NoError(t, err)
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p, raw := devProver2KiB(t)
 	ctx := context.Background()
 
 	// The first call reads the key and records the R1CS (and touches the
@@ -164,13 +156,7 @@ func TestSoakCancel(t *testing.T) {
 	t.Logf("seed %d (C2_SOAK_SEED)", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 
-	dir, err := devparams.Dir()
-	require.NoError(t, err)
-	raw, err := os.ReadFile(c1Path2KiB)
-	require.NoError(t, err)
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p, raw := devProver2KiB(t)
 	ctx := context.Background()
 
 	t0 := time.Now()

@@ -2,10 +2,7 @@ package c2_test
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,10 +12,9 @@ import (
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/update"
 )
-
-const updateRefgen = "testdata/refgen/out/update-2k"
 
 // updateCase is what the tests take from refgen's update-2k vector.
 type updateCase struct {
@@ -30,50 +26,14 @@ type updateCase struct {
 }
 
 func loadUpdateCase(t *testing.T) updateCase {
-	b, err := os.ReadFile(filepath.Join(updateRefgen, "meta.json"))
-	require.NoError(t, err)
-	var m struct {
-		RegisteredProof string   `json:"registered_proof"`
-		CommROld        string   `json:"comm_r_old"`
-		CommRNew        string   `json:"comm_r_new"`
-		CommDNew        string   `json:"comm_d_new"`
-		VanillaBincode  []string `json:"vanilla_bincode"`
-		Partitions      []struct {
-			PublicInputsFile string `json:"public_inputs_file"`
-		} `json:"partitions"`
+	v := refgen.ReadVanilla(t, "update-2k")
+	return updateCase{
+		proof:   v.Proof,
+		comms:   c2.UpdateCommitments{CommROld: v.CommROld, CommRNew: v.CommRNew, CommDNew: v.CommDNew},
+		bincode: v.Bincode,
+		json:    v.JSON,
+		inputs:  v.Inputs,
 	}
-	require.NoError(t, json.Unmarshal(b, &m))
-	c := updateCase{proof: m.RegisteredProof}
-	for _, x := range []struct {
-		s   string
-		dst *[32]byte
-	}{{m.CommROld, &c.comms.CommROld}, {m.CommRNew, &c.comms.CommRNew}, {m.CommDNew, &c.comms.CommDNew}} {
-		_, err := hex.Decode(x.dst[:], []byte(x.s))
-		require.NoError(t, err)
-	}
-	for _, f := range m.VanillaBincode {
-		b, err := os.ReadFile(filepath.Join(updateRefgen, f))
-		require.NoError(t, err)
-		c.bincode = append(c.bincode, b)
-	}
-	b, err = os.ReadFile(filepath.Join(updateRefgen, "vanilla.json"))
-	require.NoError(t, err)
-	var objs []json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &objs))
-	for _, o := range objs {
-		c.json = append(c.json, o)
-	}
-	for _, p := range m.Partitions {
-		b, err := os.ReadFile(filepath.Join(updateRefgen, p.PublicInputsFile))
-		require.NoError(t, err)
-		in := make([]fr.Element, len(b)/32)
-		for i := range in {
-			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-			require.NoError(t, err)
-		}
-		c.inputs = append(c.inputs, in)
-	}
-	return c
 }
 
 // TestProveUpdate2KiB proves the 2 KiB SnapDeals vanilla proof

@@ -57,17 +57,10 @@ func (d *witnessDevice) LoadShape(ctx context.Context, pk *groth16.ProvingKey, s
 	return &witnessKey{Key: k, r: r}, nil
 }
 
-func inner(key gpu.Key) gpu.Key {
-	if k, ok := key.(*witnessKey); ok {
-		return k.Key
-	}
-	return key
-}
-
-func (d *witnessDevice) SlotBytes(key gpu.Key) int64 { return d.CPU.SlotBytes(inner(key)) }
+func (d *witnessDevice) SlotBytes(key gpu.Key) int64 { return d.CPU.SlotBytes(unwrap(key)) }
 
 func (d *witnessDevice) Acquire(ctx context.Context, key gpu.Key) (gpu.Slot, error) {
-	s, err := d.CPU.Acquire(ctx, inner(key))
+	s, err := d.CPU.Acquire(ctx, unwrap(key))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
 )
 
 // smallChunks makes the CPU device's MSM and batch-addition chunks tiny
@@ -35,7 +36,7 @@ func TestCPUDeviceChunked(t *testing.T) {
 // costs the same as over distinct points, without computing n of them.
 func repeated(rng *rand.Rand, n int) []bls.G1Affine {
 	_, _, g1, _ := bls.Generators()
-	pts := bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, 256))
+	pts := bls.BatchScalarMultiplicationG1(&g1, synth.RandScalars(rng, 256))
 	out := make([]bls.G1Affine, n)
 	for i := range out {
 		out[i] = pts[i%len(pts)]
@@ -59,11 +60,11 @@ func TestCPUCancel(t *testing.T) {
 
 	done, cancel := context.WithCancel(bg)
 	cancel()
-	sc := randScalars(rng, n)
+	sc := synth.RandScalars(rng, n)
 	ones := onesOf(n, rng)
 	stages := map[string]func(ctx context.Context) error{
 		"H": func(ctx context.Context) error {
-			_, err := slot.ComputeH(ctx, randScalars(rng, n), randScalars(rng, n), randScalars(rng, n))
+			_, err := slot.ComputeH(ctx, synth.RandScalars(rng, n), synth.RandScalars(rng, n), synth.RandScalars(rng, n))
 			return err
 		},
 		"batch G1": func(ctx context.Context) error { _, err := slot.BatchAddG1(ctx, SectionL, ones); return err },

@@ -15,7 +15,6 @@ import (
 
 	"github.com/sealc2/c2/gpu/cuda"
 	"github.com/sealc2/c2/groth16"
-	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -28,15 +27,6 @@ func setupCUDA(t *testing.T) *CUDA {
 	}
 	t.Cleanup(func() { require.NoError(t, devs[0].Close()) })
 	return devs[0].(*CUDA)
-}
-
-func synthShape(t testing.TB, logSize int) (*r1cs.System, []fr.Element) {
-	t.Helper()
-	sys := r1cs.NewSystem()
-	inputs, err := synth.Build(sys, synth.Shape{LogSize: logSize, InputsB: true, Seed: uint64(logSize)})
-	require.NoError(t, err)
-	sys.Finalize()
-	return sys, inputs
 }
 
 // firstDiff returns the first index where a and b differ, or -1.
@@ -59,7 +49,7 @@ func firstDiff[P comparable](a, b []P) int {
 // libc2cuda or a GPU.
 func TestCUDASetupMatchesCPU(t *testing.T) {
 	c := setupCUDA(t)
-	sys, inputs := synthShape(t, 16)
+	sys, inputs := synthSystem(t, 16, 16)
 	tw, err := groth16.NewToxicWaste(rand.NewChaCha8([32]byte{7}))
 	require.NoError(t, err)
 	want, err := groth16.SetupWithWaste(sys, tw)
@@ -143,7 +133,7 @@ func TestCUDASetupMatchesCPU(t *testing.T) {
 // context that has ended, holding nothing afterwards.
 func TestCUDASetupRefuses(t *testing.T) {
 	c := setupCUDA(t)
-	sys, _ := synthShape(t, 10)
+	sys, _ := synthSystem(t, 10, 10)
 	tw, err := groth16.NewToxicWaste(rand.NewChaCha8([32]byte{1}))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -170,7 +160,7 @@ func TestCUDASetupTimed(t *testing.T) {
 	require.NoError(t, err)
 	c := setupCUDA(t)
 	t0 := time.Now()
-	sys, _ := synthShape(t, logSize)
+	sys, _ := synthSystem(t, logSize, uint64(logSize))
 	t.Logf("2^%d: synthesis %.1f s (%v)", logSize, time.Since(t0).Seconds(), sys.Counts())
 	tw, err := groth16.NewToxicWaste(rand.NewChaCha8([32]byte{27}))
 	require.NoError(t, err)

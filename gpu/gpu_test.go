@@ -15,22 +15,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func randScalars(rng *rand.Rand, n int) []fr.Element {
-	v := make([]fr.Element, n)
-	for i := range v {
-		v[i].SetUint64(rng.Uint64())
-		var hi fr.Element
-		hi.SetUint64(rng.Uint64())
-		v[i].Mul(&v[i], &hi) // spread over the field
-	}
-	return v
-}
 
 // testKey returns a key whose H query is [τ^i]₁ (so that Σ h_i·H_i = [h(τ)]₁)
 // and whose other queries are random points, with n the domain size.
@@ -44,10 +34,10 @@ func testKey(t *testing.T, rng *rand.Rand, n, nL, nA, nB int, tau fr.Element) *g
 	}
 	return &groth16.ProvingKey{
 		H:   bls.BatchScalarMultiplicationG1(&g1, pw),
-		L:   bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, nL)),
-		A:   bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, nA)),
-		BG1: bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, nB)),
-		BG2: bls.BatchScalarMultiplicationG2(&g2, randScalars(rng, nB)),
+		L:   bls.BatchScalarMultiplicationG1(&g1, synth.RandScalars(rng, nL)),
+		A:   bls.BatchScalarMultiplicationG1(&g1, synth.RandScalars(rng, nA)),
+		BG1: bls.BatchScalarMultiplicationG1(&g1, synth.RandScalars(rng, nB)),
+		BG2: bls.BatchScalarMultiplicationG2(&g2, synth.RandScalars(rng, nB)),
 	}
 }
 
@@ -171,7 +161,7 @@ func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand
 
 	// H: a·b − c vanishes on the domain except by the quotient h; check
 	// h(τ)·(τⁿ−1) = A(τ)B(τ) − C(τ) with A, B, C interpolated independently.
-	a, b := randScalars(rng, n), randScalars(rng, n)
+	a, b := synth.RandScalars(rng, n), synth.RandScalars(rng, n)
 	c := make([]fr.Element, n)
 	for j := range c {
 		c[j].Mul(&a[j], &b[j])
@@ -212,12 +202,12 @@ func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand
 		eqG1(t, naiveG1(bases, idx, s1), got, sec.String()+" batch add")
 
 		tidx := []uint32{0, 3, uint32(len(bases) - 1)}
-		ts := randScalars(rng, 3)
+		ts := synth.RandScalars(rng, 3)
 		got, err = slot.TailG1(ctx, sec, tidx, ts)
 		require.NoError(t, err)
 		eqG1(t, naiveG1(bases, tidx, ts), got, sec.String()+" tail")
 
-		full := randScalars(rng, len(bases)-1)
+		full := synth.RandScalars(rng, len(bases)-1)
 		got, err = slot.TailG1(ctx, sec, nil, full)
 		require.NoError(t, err)
 		eqG1(t, naiveG1(bases, nil, full), got, sec.String()+" full")
@@ -240,7 +230,7 @@ func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand
 	require.NoError(t, err)
 	eqG2(t, naiveG2(pk.BG2, idx, s1), got2, "B_G2 batch add")
 	tidx := []uint32{1, 2, 29}
-	ts := randScalars(rng, 3)
+	ts := synth.RandScalars(rng, 3)
 	got2, err = slot.TailG2(ctx, tidx, ts)
 	require.NoError(t, err)
 	eqG2(t, naiveG2(pk.BG2, tidx, ts), got2, "B_G2 tail")
@@ -323,7 +313,7 @@ func BenchmarkCUDATail(b *testing.B) {
 	_, _, g1, _ := bls.Generators()
 	for _, logn := range []int{14, 17, 20} {
 		n := 1 << logn
-		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1), L: bls.BatchScalarMultiplicationG1(&g1, randScalars(rng, 4*n))}
+		pk := &groth16.ProvingKey{H: make([]bls.G1Affine, 1), L: bls.BatchScalarMultiplicationG1(&g1, synth.RandScalars(rng, 4*n))}
 		key, err := d.LoadKey(ctx, pk)
 		require.NoError(b, err)
 		slot, err := d.Acquire(ctx, key)
@@ -332,7 +322,7 @@ func BenchmarkCUDATail(b *testing.B) {
 		for i := range idx {
 			idx[i] = uint32(4*i + rng.IntN(4))
 		}
-		sc := randScalars(rng, n)
+		sc := synth.RandScalars(rng, n)
 		ones := make([]uint64, 4*n/64)
 		for i := range ones {
 			ones[i] = rng.Uint64()

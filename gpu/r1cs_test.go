@@ -12,13 +12,13 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-func synthSystem(t *testing.T, logSize int, seed uint64) *r1cs.System {
+// synthSystem returns the synthetic circuit of 2^logSize constraints (its
+// public inputs used in B) of seed, finalized, and its public inputs.
+func synthSystem(t testing.TB, logSize int, seed uint64) (*r1cs.System, []fr.Element) {
 	t.Helper()
-	sys := r1cs.NewSystem()
-	_, err := synth.Build(sys, synth.Shape{LogSize: logSize, InputsB: true, Seed: seed})
+	sys, inputs, err := synth.System(synth.Shape{LogSize: logSize, InputsB: true, Seed: seed})
 	require.NoError(t, err)
-	sys.Finalize()
-	return sys
+	return sys, inputs
 }
 
 // newWitness makes the handoff of sys's assignment by classifying every aux
@@ -43,7 +43,7 @@ func newWitness(sys *r1cs.System) *Witness {
 // The device layout evaluated term by term, from the witness handoff,
 // equals r1cs's own evaluation; the layout's size is what Bytes says.
 func TestR1CSEvalMatchesSystem(t *testing.T) {
-	sys := synthSystem(t, 12, 5)
+	sys, _ := synthSystem(t, 12, 5)
 	r, err := NewR1CS(sys)
 	require.NoError(t, err)
 	m := sys.NumConstraints()
@@ -85,7 +85,7 @@ func TestR1CSEvalMatchesSystem(t *testing.T) {
 // A witness changed in one value is refused at the first constraint it
 // breaks, the one r1cs names.
 func TestR1CSEvalFindsFirstUnsatisfied(t *testing.T) {
-	sys := synthSystem(t, 10, 7)
+	sys, _ := synthSystem(t, 10, 7)
 	r, err := NewR1CS(sys)
 	require.NoError(t, err)
 	sys.Aux()[len(sys.Aux())/3].SetUint64(5)
@@ -103,18 +103,19 @@ func TestR1CSEvalFindsFirstUnsatisfied(t *testing.T) {
 // Systems made by WithAssignment share the recorded matrices; a system
 // recorded again does not.
 func TestR1CSRecords(t *testing.T) {
-	sys := synthSystem(t, 8, 1)
+	sys, _ := synthSystem(t, 8, 1)
 	r, err := NewR1CS(sys)
 	require.NoError(t, err)
 	other, err := sys.WithAssignment(sys.Inputs(), sys.Aux())
 	require.NoError(t, err)
 	assert.True(t, r.Records(sys))
 	assert.True(t, r.Records(other))
-	assert.False(t, r.Records(synthSystem(t, 8, 1)))
+	again, _ := synthSystem(t, 8, 1)
+	assert.False(t, r.Records(again))
 }
 
 func TestWitnessCheck(t *testing.T) {
-	sys := synthSystem(t, 8, 2)
+	sys, _ := synthSystem(t, 8, 2)
 	w := newWitness(sys)
 	nin, naux := sys.NumInputs(), sys.NumAux()
 	require.NoError(t, w.Check(nin, naux))

@@ -10,16 +10,14 @@ import (
 
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/synth"
-	"github.com/sealc2/c2/r1cs"
 )
 
 func BenchmarkSetup(b *testing.B) {
 	for _, k := range []int{14} {
-		sys := r1cs.NewSystem()
-		if _, err := synth.Build(sys, synth.Shape{LogSize: k, Seed: 1}); err != nil {
+		sys, _, err := synth.System(synth.Shape{LogSize: k, Seed: 1})
+		if err != nil {
 			b.Fatal(err)
 		}
-		sys.Finalize()
 		b.Run(fmt.Sprintf("2^%d", k), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if _, err := groth16.Setup(sys, newRNG(1)); err != nil {

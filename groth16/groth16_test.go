@@ -28,10 +28,8 @@ type fixture struct {
 
 func newFixture(t testing.TB, logSize int, inB bool, seed uint64) *fixture {
 	t.Helper()
-	sys := r1cs.NewSystem()
-	inputs, err := synth.Build(sys, synth.Shape{LogSize: logSize, InputsB: inB, Seed: seed})
+	sys, inputs, err := synth.System(synth.Shape{LogSize: logSize, InputsB: inB, Seed: seed})
 	require.NoError(t, err)
-	sys.Finalize()
 	pk, err := groth16.Setup(sys, newRNG(byte(seed)))
 	require.NoError(t, err)
 	return &fixture{sys, pk, inputs}

@@ -27,19 +27,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/sealc2/c2/internal/regfile"
 )
 
 // Encoded sizes in bytes.
@@ -314,7 +314,7 @@ func ReadVerifyingKey(path string) (*VerifyingKey, error) {
 // ReadParamsVerifyingKey reads the verifying key at the start of a .params
 // file without reading the rest; see DecodeVerifyingKey.
 func ReadParamsVerifyingKey(path string) (*VerifyingKey, error) {
-	f, _, err := openRegular(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -378,40 +378,10 @@ func (m *mapped) close() {
 // report their size and are mapped.
 const maxUnsized = 64 << 20
 
-// openRegular opens path for reading and checks that it is a regular file.
-// It opens non-blocking, so that a FIFO is refused instead of waiting for a
-// writer, and examines the open file, so that the check and the read see
-// the same file.
-func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		what := "a " + fi.Mode().Type().String() + " file"
-		switch {
-		case fi.IsDir():
-			what = "a directory"
-		case fi.Mode()&fs.ModeNamedPipe != 0:
-			what = "a FIFO"
-		case fi.Mode()&fs.ModeDevice != 0:
-			what = "a device"
-		}
-		return nil, 0, fmt.Errorf("groth16: %s is %s, not a regular file", path, what)
-	}
-	return f, fi.Size(), nil
-}
-
 // mapFile maps the regular file at path, or reads it when the file system
 // reports no size (a /proc file is judged by its content, not by size 0).
 func mapFile(path string) (*mapped, error) {
-	f, size, err := openRegular(path)
+	f, size, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -18,31 +18,21 @@ import (
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/internal/synth"
 )
 
 // keyShape gives the number of points in each vector of a test key.
 type keyShape struct{ ic, h, l, a, b int }
-
-func randScalars(r *rand.Rand, n int) []fr.Element {
-	s := make([]fr.Element, n)
-	for i := range s {
-		s[i].SetUint64(r.Uint64())
-		var hi fr.Element
-		hi.SetUint64(r.Uint64())
-		s[i].Mul(&s[i], &hi) // spread over the field, not just below 2⁶⁴
-	}
-	return s
-}
 
 func randG1s(r *rand.Rand, n int) []bls.G1Affine {
 	if n == 0 {
 		return []bls.G1Affine{}
 	}
 	_, _, g1, _ := bls.Generators()
-	return bls.BatchScalarMultiplicationG1(&g1, randScalars(r, n))
+	return bls.BatchScalarMultiplicationG1(&g1, synth.RandScalars(r, n))
 }
 
 func randG2s(r *rand.Rand, n int) []bls.G2Affine {
@@ -50,7 +40,7 @@ func randG2s(r *rand.Rand, n int) []bls.G2Affine {
 		return []bls.G2Affine{}
 	}
 	_, _, _, g2 := bls.Generators()
-	return bls.BatchScalarMultiplicationG2(&g2, randScalars(r, n))
+	return bls.BatchScalarMultiplicationG2(&g2, synth.RandScalars(r, n))
 }
 
 // randomKey builds a key of random subgroup points (not a key for any

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -364,11 +365,7 @@ func TestRefgenGoProofs(t *testing.T) {
 // 2 KiB PoRep circuit (~1 GiB, made on demand by `refgen porep-params` into
 // REFGEN_CACHE) and writes them back byte for byte (compared by SHA-256).
 func TestRefgenPoRepParamsRoundTrip(t *testing.T) {
-	cache := os.Getenv("REFGEN_CACHE")
-	path := filepath.Join(cache, "porep-2k.params")
-	if _, err := os.Stat(path); cache == "" || err != nil {
-		t.Skip("REFGEN_CACHE has no porep-2k.params (see testdata/refgen/README.md, porep-params)")
-	}
+	cache, path := refgen.Cached(t, "porep-2k.params", "porep-params")
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()

@@ -89,10 +89,8 @@ func naiveScalars(t *testing.T, sys *r1cs.System, tw groth16.ToxicWaste) *groth1
 
 func synthSystem(t testing.TB, logSize int, inB bool, seed uint64) *r1cs.System {
 	t.Helper()
-	sys := r1cs.NewSystem()
-	_, err := synth.Build(sys, synth.Shape{LogSize: logSize, InputsB: inB, Seed: seed})
+	sys, _, err := synth.System(synth.Shape{LogSize: logSize, InputsB: inB, Seed: seed})
 	require.NoError(t, err)
-	sys.Finalize()
 	return sys
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/internal/synth"
-	"github.com/sealc2/c2/r1cs"
 )
 
 // hostSource serves a host key's bases as a ParamsSource.
@@ -37,10 +36,8 @@ func (s *hostSource) G2(lo int, dst []bls.G2Affine) error {
 // WriteParamsFrom writes the bytes WriteTo writes, whatever the chunk, and
 // stops at the source's first error.
 func TestWriteParamsFromMatchesWriteTo(t *testing.T) {
-	sys := r1cs.NewSystem()
-	_, err := synth.Build(sys, synth.Shape{LogSize: 10, InputsB: true, Seed: 3})
+	sys, _, err := synth.System(synth.Shape{LogSize: 10, InputsB: true, Seed: 3})
 	require.NoError(t, err)
-	sys.Finalize()
 	var seed [32]byte
 	pk, err := Setup(sys, rand.NewChaCha8(seed))
 	require.NoError(t, err)

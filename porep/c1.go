@@ -5,17 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/internal/regfile"
 )
 
 // This file holds the Go form of C1's output (seal commit phase 1), the input
@@ -817,44 +815,17 @@ const MaxC1Size = 128 << 20
 var ErrTooLarge = fmt.Errorf("larger than %d bytes (MaxC1Size)", MaxC1Size)
 
 // ReadC1 reads the C1 output file at path: a regular file of at most
-// MaxC1Size bytes. A FIFO or a device is refused without blocking (it is
-// opened non-blocking and examined before any read). The size is judged by
-// what reading returns, not by the size the file system reports (0 for
-// /proc files). Errors wrap ErrTooLarge for a larger file.
+// MaxC1Size bytes. A FIFO or a device is refused without blocking, a file
+// the file system reports larger is refused unread, and otherwise the size
+// is judged by what reading returns (/proc files report 0); see
+// regfile.Read. Errors wrap ErrTooLarge for a larger file.
 func ReadC1(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("porep: C1 output %s: not a regular file (%s)", path, fileKind(st.Mode()))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxC1Size+1))
-	if err != nil {
-		return nil, fmt.Errorf("porep: C1 output %s: %w", path, err)
-	}
-	if len(b) > MaxC1Size {
+	b, err := regfile.Read(path, MaxC1Size)
+	if tl := (*regfile.TooLargeError)(nil); errors.As(err, &tl) {
 		return nil, fmt.Errorf("porep: C1 output %s: %w", path, ErrTooLarge)
 	}
-	return b, nil
-}
-
-// fileKind names a file mode's type for errors.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
+	if err != nil {
+		return nil, fmt.Errorf("porep: C1 output: %w", err)
 	}
-	return m.Type().String()
+	return b, nil
 }

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -335,14 +335,7 @@ func TestLabelingProofIntegerBounds(t *testing.T) {
 // written to $REFGEN_CACHE/go-porep-2k-c1.proof for `refgen verify`
 // (testdata/refgen/verify-go-proofs.sh does both).
 func TestC1ProveWithBellpersonParams(t *testing.T) {
-	cache := os.Getenv("REFGEN_CACHE")
-	if cache == "" {
-		t.Skip("REFGEN_CACHE not set (see testdata/refgen/README.md, porep-params)")
-	}
-	paramsPath := filepath.Join(cache, "porep-2k.params")
-	if _, err := os.Stat(paramsPath); err != nil {
-		t.Skipf("no %s: run `refgen porep-params` first", paramsPath)
-	}
+	cache, paramsPath := refgen.Cached(t, "porep-2k.params", "porep-params")
 	raw, _ := readC1Vector(t, "porep-2k")
 	c1, err := DecodeC1(raw)
 	require.NoError(t, err)
@@ -351,14 +344,8 @@ func TestC1ProveWithBellpersonParams(t *testing.T) {
 
 	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "porep-2k.vk"))
 	require.NoError(t, err)
-	inb, err := os.ReadFile(filepath.Join(cache, "porep-2k-inputs-p0.bin"))
-	require.NoError(t, err)
-	require.Len(t, inb, 32*(shape.NumInputs()-1))
-	inputs := make([]fr.Element, len(inb)/32)
-	for i := range inputs {
-		inputs[i], err = fr.LittleEndian.Element((*[32]byte)(inb[32*i : 32*i+32]))
-		require.NoError(t, err)
-	}
+	inputs := refgen.ReadScalars(t, filepath.Join(cache, "porep-2k-inputs-p0.bin"))
+	require.Len(t, inputs, shape.NumInputs()-1)
 	bp, err := os.ReadFile(filepath.Join(cache, "porep-2k-c1.proof"))
 	require.NoError(t, err)
 	bproof, err := groth16.ReadProof(bp)
@@ -371,11 +358,5 @@ func TestC1ProveWithBellpersonParams(t *testing.T) {
 	require.NoError(t, sys.IsSatisfied())
 	require.Equal(t, inputs, sys.Inputs()[1:], "Go public inputs differ from bellperson's")
 
-	pk, err := groth16.ReadParams(paramsPath)
-	require.NoError(t, err)
-	proof, err := groth16.Prove(pk, sys)
-	require.NoError(t, err)
-	require.NoError(t, groth16.Verify(vk, proof, inputs), "Go proof with bellperson's parameters")
-	b := proof.Bytes()
-	require.NoError(t, os.WriteFile(filepath.Join(cache, "go-porep-2k-c1.proof"), b[:], 0o644))
+	refgen.ProveForRefgen(t, paramsPath, sys, vk, inputs, "go-porep-2k-c1.proof")
 }

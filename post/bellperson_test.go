@@ -73,8 +73,7 @@ func TestPoStProveWithBellpersonParams(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			v := loadVector(t, name)
 			stem := paramsStem(v.shape.Kind)
-			paramsPath := refgen.CacheFile(t, stem+".params", "post-params")
-			cache := filepath.Dir(paramsPath)
+			cache, paramsPath := refgen.Cached(t, stem+".params", "post-params")
 			vkPath, proofPath := filepath.Join(cache, stem+".vk"), filepath.Join(cache, "post-"+name+".proof")
 			vk, bproofs := refgen.KeyAndProofs(t, vkPath, proofPath)
 			require.True(t, bytes.Equal(refgen.ReadFile(t, vkPath), refgen.ReadFile(t, committedVK(v.shape.Kind))),

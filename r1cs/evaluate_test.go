@@ -14,10 +14,8 @@ import (
 // The parallel, checked evaluation equals Evaluate whatever the number of
 // goroutines, and refuses a broken witness with IsSatisfied's error.
 func TestEvaluateChecked(t *testing.T) {
-	sys := r1cs.NewSystem()
-	_, err := synth.Build(sys, synth.Shape{LogSize: 14, InputsB: true, Seed: 3})
+	sys, _, err := synth.System(synth.Shape{LogSize: 14, InputsB: true, Seed: 3})
 	require.NoError(t, err)
-	sys.Finalize()
 	m := sys.NumConstraints()
 	vecs := func() [3][]fr.Element {
 		return [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}

@@ -2,16 +2,15 @@ package serve
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/internal/regfile"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
 )
 
@@ -84,7 +83,7 @@ const maxConfigFile = 1 << 20
 // blocking or filling memory.
 func LoadConfig(path string) (Config, error) {
 	c := DefaultConfig()
-	b, err := readConfigFile(path)
+	b, err := regfile.Read(path, maxConfigFile)
 	if err != nil {
 		return c, err
 	}
@@ -100,34 +99,6 @@ func LoadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("%s: unknown keys %s", path, strings.Join(keys, ", "))
 	}
 	return c, c.Check()
-}
-
-// readConfigFile reads the regular file at path, of at most maxConfigFile
-// bytes.
-func readConfigFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
-	}
-	if st.Size() > maxConfigFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes (%d)", path, maxConfigFile, st.Size())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxConfigFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxConfigFile)
-	}
-	return b, nil
 }
 
 // Check reports configuration values that cannot work.

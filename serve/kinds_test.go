@@ -3,9 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +22,6 @@ import (
 	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
-	"github.com/sealc2/c2/r1cs"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
 )
 
@@ -48,49 +44,16 @@ type vector struct {
 	inputs     [][]fr.Element
 }
 
-func loadVector(t *testing.T, dir string) vector {
+func loadVector(t *testing.T, elem ...string) vector {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	require.NoError(t, err)
-	var m struct {
-		RegisteredProof string   `json:"registered_proof"`
-		Randomness      string   `json:"randomness"`
-		CommROld        string   `json:"comm_r_old"`
-		CommRNew        string   `json:"comm_r_new"`
-		CommDNew        string   `json:"comm_d_new"`
-		VanillaBincode  []string `json:"vanilla_bincode"`
-		Partitions      []struct {
-			PublicInputsFile string `json:"public_inputs_file"`
-		} `json:"partitions"`
+	r := refgen.ReadVanilla(t, elem...)
+	v := vector{
+		proof: r.Proof, randomness: r.Randomness,
+		comms:   c2.UpdateCommitments{CommROld: r.CommROld, CommRNew: r.CommRNew, CommDNew: r.CommDNew},
+		bincode: map[string][]byte{}, order: r.Files, json: r.JSON, inputs: r.Inputs,
 	}
-	require.NoError(t, json.Unmarshal(b, &m))
-	v := vector{proof: m.RegisteredProof, bincode: map[string][]byte{}, order: m.VanillaBincode}
-	if m.Randomness != "" {
-		v.randomness, err = hex.DecodeString(m.Randomness)
-		require.NoError(t, err)
-	}
-	for _, c := range []struct {
-		s   string
-		dst *[32]byte
-	}{{m.CommROld, &v.comms.CommROld}, {m.CommRNew, &v.comms.CommRNew}, {m.CommDNew, &v.comms.CommDNew}} {
-		if c.s != "" {
-			_, err := hex.Decode(c.dst[:], []byte(c.s))
-			require.NoError(t, err)
-		}
-	}
-	for _, f := range m.VanillaBincode {
-		v.bincode[f], err = os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
-	}
-	b, err = os.ReadFile(filepath.Join(dir, "vanilla.json"))
-	require.NoError(t, err)
-	var objs []json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &objs))
-	for _, o := range objs {
-		v.json = append(v.json, o)
-	}
-	for _, p := range m.Partitions {
-		v.inputs = append(v.inputs, refgen.ReadScalars(t, filepath.Join(dir, p.PublicInputsFile)))
+	for i, f := range r.Files {
+		v.bincode[f] = r.Bincode[i]
 	}
 	return v
 }
@@ -191,10 +154,10 @@ func (f *kindFake) calls() []kindCall {
 // it, the randomness or commitments and the vanilla proofs unchanged;
 // JSON vanilla proofs are accepted too; status and metrics count per kind.
 func TestKindRequests(t *testing.T) {
-	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
-	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
-	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
-	snap := loadVector(t, updateVectors)
+	win := loadVector(t, "post-2k", "window-2k-v1_2")
+	winV1 := loadVector(t, "post-2k", "window-2k-v1")
+	winning := loadVector(t, "post-2k", "winning-2k-v1")
+	snap := loadVector(t, "update-2k")
 	forEachTransport(t, func(t *testing.T, tr string) {
 		f := newKindFake()
 		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
@@ -249,10 +212,10 @@ func TestKindRequests(t *testing.T) {
 // without ProveWindowPoStPartition, with Unimplemented. Nothing reaches
 // the prover.
 func TestKindRefusals(t *testing.T) {
-	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
-	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
-	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
-	snap := loadVector(t, updateVectors)
+	win := loadVector(t, "post-2k", "window-2k-v1_2")
+	winV1 := loadVector(t, "post-2k", "window-2k-v1")
+	winning := loadVector(t, "post-2k", "winning-2k-v1")
+	snap := loadVector(t, "update-2k")
 	wv := win.files("vanilla-5001.bin", "vanilla-5002.bin")
 	one := winning.files("vanilla-5002.bin")
 	sv := snap.files("vanilla-p0.bin")
@@ -322,7 +285,7 @@ func TestKindRefusals(t *testing.T) {
 // cancelled) and a queued one (never started) FAILED; the request id then
 // starts a new attempt; other kinds are not limited.
 func TestJobTimeout(t *testing.T) {
-	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
+	winning := loadVector(t, "post-2k", "winning-2k-v1")
 	one := winning.files("vanilla-5002.bin")
 	f := newKindFake()
 	f.block = make(chan struct{})
@@ -373,19 +336,7 @@ func writePoStParams(t *testing.T, dir string, names ...string) {
 	for _, n := range names {
 		s, ok := post.ShapeByName(n)
 		require.True(t, ok, n)
-		sys := r1cs.NewSystem()
-		require.NoError(t, post.SynthesizeBlank(sys, s))
-		sys.Finalize()
-		pk, err := groth16.Setup(sys, rand.Reader)
-		require.NoError(t, err)
-		base := filepath.Join(dir, c2.DevParamsPrefix+s.ParamsName())
-		var kb, vb bytes.Buffer
-		_, err = pk.WriteTo(&kb)
-		require.NoError(t, err)
-		_, err = pk.VK.WriteTo(&vb)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(base+".params", kb.Bytes(), 0o644))
-		require.NoError(t, os.WriteFile(base+".vk", vb.Bytes(), 0o644))
+		require.NoError(t, devparams.GeneratePoSt(dir, s))
 	}
 }
 
@@ -438,8 +389,8 @@ func TestRealPoSt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dev setup of the 2 KiB Window and Winning circuits and three proofs")
 	}
-	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
-	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
+	win := loadVector(t, "post-2k", "window-2k-v1_2")
+	winning := loadVector(t, "post-2k", "winning-2k-v1")
 	ts, dir := provePoStDaemon(t)
 	ctx := context.Background()
 	pre, err := ts.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "wpost-2k"})
@@ -452,7 +403,7 @@ func TestRealPoSt(t *testing.T) {
 		vk     string
 		inputs []fr.Element
 	}
-	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
+	winV1 := loadVector(t, "post-2k", "window-2k-v1")
 	jobs := []job{
 		{windowReq("wdpost-1000-0", win, 10, 0, win.files("vanilla-5001.bin", "vanilla-5002.bin")), postVK(t, dir, win.proof), win.inputs[0]},
 		{windowReq("wdpost-1000-1", win, 10, 1, win.files("vanilla-5003.bin")), postVK(t, dir, win.proof), win.inputs[1]},
@@ -519,7 +470,7 @@ func TestRealSnap(t *testing.T) {
 	if testing.Short() && os.Getenv("C2_UPDATE_E2E") == "" {
 		t.Skip("2 KiB SnapDeals: dev parameters (cached after the first run) and a 1.7 M-constraint proof")
 	}
-	snap := loadVector(t, updateVectors)
+	snap := loadVector(t, "update-2k")
 	p, err := devparams.UpdateDir()
 	require.NoError(t, err)
 	prover, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: p, TrustParams: true})
@@ -594,7 +545,7 @@ func TestPreloadEvictPoSt(t *testing.T) {
 	require.Len(t, st.LoadedSrs, 1)
 	assert.Equal(t, &pb.SRSStatus{CircuitId: "wpost-2k", Tier: pb.SRSStatus_WARM, SizeBytes: 1 << 20}, st.LoadedSrs[0])
 
-	win := loadVector(t, filepath.Join(postVectors, "window-2k-v1_2"))
+	win := loadVector(t, "post-2k", "window-2k-v1_2")
 	p, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: windowReq("w", win, 10, 0, win.files("vanilla-5001.bin"))})
 	require.NoError(t, err)
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, p.Result.Status)
@@ -711,7 +662,7 @@ func TestPreloadEvictCircuits(t *testing.T) {
 
 	// A V1 Window job of partition 1 (proved at its place in the whole
 	// proof) runs on wpost-2k: EvictSRS waits for it.
-	winV1 := loadVector(t, filepath.Join(postVectors, "window-2k-v1"))
+	winV1 := loadVector(t, "post-2k", "window-2k-v1")
 	ts.submit(ctx, t, windowReq("w", winV1, 5, 1, winV1.files("vanilla-5003.bin")))
 	f.waitStart(t, "partition-timed")
 	_, err := ts.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-2k"})
@@ -723,8 +674,8 @@ func TestPreloadEvictCircuits(t *testing.T) {
 	assert.EqualValues(t, 300, r.SynthesisMs)
 	assert.EqualValues(t, 2000, r.GpuComputeMs, "Prove − Synthesis")
 
-	winning := loadVector(t, filepath.Join(postVectors, "winning-2k-v1"))
-	snap := loadVector(t, updateVectors)
+	winning := loadVector(t, "post-2k", "winning-2k-v1")
+	snap := loadVector(t, "update-2k")
 	for _, req := range []*pb.SubmitProofRequest{winningReq("n", winning, winning.files("vanilla-5002.bin")), snapReq("s", snap, snap.files("vanilla-p0.bin"))} {
 		p, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: req})
 		require.NoError(t, err)

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/internal/regfile"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/post"
@@ -213,19 +213,14 @@ func (e *Engine) preloadShape(ctx context.Context, circuit string, preload func(
 }
 
 // readThrough reads path, a regular file, to its end, stopping early when
-// ctx is done. It opens non-blocking and examines the open file first, so
-// that a FIFO in the parameter directory is refused instead of blocking.
+// ctx is done. It opens it with regfile.Open, so that a FIFO in the
+// parameter directory is refused instead of blocking.
 func readThrough(ctx context.Context, path string) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return err
-	} else if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
-	}
 	buf := make([]byte, 8<<20)
 	for {
 		if err := ctx.Err(); err != nil {

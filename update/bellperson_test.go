@@ -40,8 +40,7 @@ func TestBellpersonUpdateProofVerifies(t *testing.T) {
 // 0 of the 2 KiB vector with bellperson's parameters, verifies its own
 // proof and writes it as go-update-2k.proof for `refgen verify` to judge.
 func TestUpdateProveWithBellpersonParams(t *testing.T) {
-	paramsPath := refgen.CacheFile(t, "update-2k.params", "update-params")
-	cache := filepath.Dir(paramsPath)
+	cache, paramsPath := refgen.Cached(t, "update-2k.params", "update-params")
 	_, _, s, pub, proofs := refgenVector(t)
 	vk, bproofs := refgen.KeyAndProofs(t, filepath.Join(cache, "update-2k.vk"), filepath.Join(cache, "update-2k.proof"))
 	inputs := refgen.ReadScalars(t, filepath.Join(cache, "update-2k-inputs-p0.bin"))
@@ -57,11 +56,5 @@ func TestUpdateProveWithBellpersonParams(t *testing.T) {
 	require.NoError(t, Synthesize(sys, s, pub, part, 0))
 	sys.Finalize()
 	require.NoError(t, sys.IsSatisfied())
-	pk, err := groth16.ReadParams(paramsPath)
-	require.NoError(t, err)
-	proof, err := groth16.Prove(pk, sys)
-	require.NoError(t, err)
-	require.NoError(t, groth16.Verify(vk, proof, inputs), "Go proof with bellperson's parameters")
-	b := proof.Bytes()
-	require.NoError(t, os.WriteFile(filepath.Join(cache, "go-update-2k.proof"), b[:], 0o644))
+	refgen.ProveForRefgen(t, paramsPath, sys, vk, inputs, "go-update-2k.proof")
 }

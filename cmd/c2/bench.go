@@ -178,11 +178,10 @@ func runBench(args []string) error {
 
 	log := io.Writer(os.Stderr)
 	t0 := time.Now()
-	sys := r1cs.NewSystem()
-	if _, err := synth.Build(sys, synth.Shape{LogSize: *logSize, InputsB: true, Seed: *seed}); err != nil {
+	sys, _, err := synth.System(synth.Shape{LogSize: *logSize, InputsB: true, Seed: *seed})
+	if err != nil {
 		return err
 	}
-	sys.Finalize()
 	var pk *groth16.ProvingKey // nil: made on the device by each measurement
 	if *setupOn == "cpu" {
 		var err error

@@ -42,20 +42,15 @@ func hex32(v string) ([32]byte, bool) {
 // circuitFlags are the flags of a command proving a circuit from vanilla
 // proofs, beside the proof name and the public values.
 type circuitFlags struct {
-	vanilla              filesFlag
-	params, out, backend *string
-	trust                *bool
+	proveFlags
+	vanilla filesFlag
 }
 
 // addCircuitFlags defines the flags on fs; vanilla is the usage of
 // --vanilla.
 func addCircuitFlags(fs *flag.FlagSet, vanilla string) *circuitFlags {
-	f := &circuitFlags{}
+	f := &circuitFlags{proveFlags: addProveFlags(fs, "proof's")}
 	fs.Var(&f.vanilla, "vanilla", vanilla)
-	f.params = fs.String("params", "", "a .params file, or a directory holding the proof's official or "+devPrefix+" parameters (required)")
-	f.out = fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)")
-	f.backend = fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
-	f.trust = fs.Bool("trust-params", false, "skip the subgroup checks of the parameter points (as filecoin-proofs does); only for files from a trusted source")
 	return f
 }
 
@@ -91,7 +86,7 @@ func (f *circuitFlags) prove(c circuitProof) error {
 	if err != nil {
 		return fmt.Errorf("%w (c2 setup %s %s --out DIR makes development parameters)", err, c.setupFlag, c.name)
 	}
-	prover, err := openProver(dev, c2.Config{Backend: c2.Backend(*f.backend), Params: *f.params, TrustParams: *f.trust})
+	prover, err := openProver(dev, f.config())
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/porep"
-	"github.com/sealc2/c2/r1cs"
 )
 
 func init() {
@@ -36,7 +35,7 @@ func runDemo(args []string) error {
 	logSize := fs.Int("log", 16, "with -synthetic: circuit size, 2^log constraints")
 	seed := fs.Uint64("seed", 1, "with -synthetic: seed of the circuit and its witness")
 	params := fs.String("params", "", "directory of (development) parameters; default: the user cache directory")
-	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
+	backend := fs.String("backend", "", backendUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,12 +46,10 @@ func runDemo(args []string) error {
 	fmt.Println("WARNING: development parameters from an insecure setup; proofs made with them prove nothing on chain.")
 
 	t0 := time.Now()
-	sys := r1cs.NewSystem()
-	inputs, err := synth.Build(sys, synth.Shape{LogSize: *logSize, InputsB: true, Seed: *seed})
+	sys, inputs, err := synth.System(synth.Shape{LogSize: *logSize, InputsB: true, Seed: *seed})
 	if err != nil {
 		return err
 	}
-	sys.Finalize()
 	c := sys.Counts()
 	stage("synthesize", time.Since(t0), c.String())
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/internal/regfile"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -80,15 +81,6 @@ func stageTimes(wall time.Duration, tm c2.ProveTimes, n int) {
 	stage("    verification", tm.Verify, "")
 }
 
-// openProver warns when the parameters found are development ones (dev)
-// and starts a Prover with cfg.
-func openProver(dev bool, cfg c2.Config) (*c2.Prover, error) {
-	if dev {
-		fmt.Println("WARNING: using INSECURE development parameters; this proof is worthless on chain.")
-	}
-	return c2.New(cfg)
-}
-
 // maxVanillaFile bounds a vanilla proof file post-prove and update-prove
 // read: a JSON array of a whole 32 GiB Window PoSt partition's proofs
 // (2,349 sectors of about 85 kB of JSON each) is about 0.2 GB.
@@ -101,7 +93,7 @@ const maxVanillaFile = 1 << 30
 func readVanilla(files []string) ([][]byte, error) {
 	var out [][]byte
 	for _, f := range files {
-		b, err := readSmall(f, maxVanillaFile)
+		b, err := regfile.Read(f, maxVanillaFile)
 		if err != nil {
 			return nil, err
 		}

@@ -16,20 +16,17 @@ func init() {
 func runProve(args []string) error {
 	fs := flag.NewFlagSet("prove", flag.ContinueOnError)
 	c1Path := fs.String("c1", "", "C1 output: filecoin-ffi JSON, or a Commit2In wrapper (required)")
-	params := fs.String("params", "", "a .params file, or a directory holding the shape's official or "+devPrefix+" parameters (required)")
-	out := fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)")
-	backend := fs.String("backend", "", "device backend: cpu, cuda, or empty for automatic")
-	trust := fs.Bool("trust-params", false, "skip the subgroup checks of the parameter points (as filecoin-proofs does); only for files from a trusted source")
+	f := addProveFlags(fs, "shape's")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *c1Path == "" || *params == "" {
+	if *c1Path == "" || *f.params == "" {
 		fs.Usage()
 		return errors.New("--c1 and --params are required")
 	}
 	// The output is checked and its temporary file created before anything
 	// else, so that a bad --out fails in milliseconds, not after the proof.
-	o, err := createOutput(*out)
+	o, err := createOutput(*f.out)
 	if err != nil {
 		return err
 	}
@@ -48,13 +45,11 @@ func runProve(args []string) error {
 		return err
 	}
 	fmt.Printf("%s: %d partition(s), %s\n", c1.RegisteredProof, len(parts), shape)
-	if _, dev, err := findParams(*params, shape, ".params"); err != nil {
+	_, dev, err := findParams(*f.params, shape, ".params")
+	if err != nil {
 		return err
-	} else if dev {
-		fmt.Println("WARNING: using INSECURE development parameters; this proof is worthless on chain.")
 	}
-
-	prover, err := c2.New(c2.Config{Backend: c2.Backend(*backend), Params: *params, TrustParams: *trust})
+	prover, err := openProver(dev, f.config())
 	if err != nil {
 		return err
 	}
@@ -66,8 +61,43 @@ func runProve(args []string) error {
 	if err := o.commit(bytesWriter(proof)); err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s (%d bytes), verified against public inputs derived from the C1\n", *out, len(proof))
+	fmt.Printf("wrote %s (%d bytes), verified against public inputs derived from the C1\n", *f.out, len(proof))
 	return nil
+}
+
+// backendUsage is the usage of --backend.
+const backendUsage = "device backend: cpu, cuda, or empty for automatic"
+
+// proveFlags are the flags of a command proving on a new Prover and
+// writing the proof to a file.
+type proveFlags struct {
+	params, out, backend *string
+	trust                *bool
+}
+
+// addProveFlags defines --params, --out, --backend and --trust-params on
+// fs; of names whose parameters --params holds ("shape's", "proof's").
+func addProveFlags(fs *flag.FlagSet, of string) proveFlags {
+	return proveFlags{
+		params:  fs.String("params", "", "a .params file, or a directory holding the "+of+" official or "+devPrefix+" parameters (required)"),
+		out:     fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)"),
+		backend: fs.String("backend", "", backendUsage),
+		trust:   fs.Bool("trust-params", false, "skip the subgroup checks of the parameter points (as filecoin-proofs does); only for files from a trusted source"),
+	}
+}
+
+// config returns the Prover configuration the flags select.
+func (f proveFlags) config() c2.Config {
+	return c2.Config{Backend: c2.Backend(*f.backend), Params: *f.params, TrustParams: *f.trust}
+}
+
+// openProver warns when the parameters found are development ones (dev)
+// and starts a Prover with cfg.
+func openProver(dev bool, cfg c2.Config) (*c2.Prover, error) {
+	if dev {
+		fmt.Println("WARNING: using INSECURE development parameters; this proof is worthless on chain.")
+	}
+	return c2.New(cfg)
 }
 
 // findParams resolves --params with c2.FindParams, and says how to make

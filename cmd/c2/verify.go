@@ -4,14 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/regfile"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
 )
@@ -87,7 +86,7 @@ func runVerify(args []string) error {
 		fmt.Println("note: development (insecure) key")
 	}
 
-	pb, err := readSmall(*proofPath, maxSmallInput)
+	pb, err := regfile.Read(*proofPath, maxSmallInput)
 	if err != nil {
 		return err
 	}
@@ -96,7 +95,7 @@ func runVerify(args []string) error {
 		return err
 	}
 	if *inputsPath != "" {
-		b, err := readSmall(*inputsPath, maxSmallInput)
+		b, err := regfile.Read(*inputsPath, maxSmallInput)
 		if err != nil {
 			return err
 		}
@@ -139,33 +138,5 @@ func readVK(path string) (*groth16.VerifyingKey, error) {
 // thousands of partitions' proofs or public inputs (a 64 GiB sector has
 // 10 of 192 and 328·32 bytes).
 const maxSmallInput = 1 << 20
-
-// readSmall reads a regular file of at most limit bytes. The file is opened
-// non-blocking and examined before any read, so that a FIFO or a device is
-// refused instead of blocking, and a file whose reported size is over limit
-// is refused unread; the size is otherwise that of what reading returns
-// (/proc files report 0).
-func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%v)", path, st.Mode().Type())
-	} else if st.Size() > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes (%d)", path, limit, st.Size())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return b, nil
-}
 
 func baseName(p string) string { return p[strings.LastIndexAny(p, `/\`)+1:] }

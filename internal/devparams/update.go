@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 	"github.com/sealc2/c2/update"
 )
@@ -16,7 +17,7 @@ import (
 // the 2 KiB SnapDeals circuit (1.7 M constraints), cached the same way:
 // [UpdateDir] returns $C2_TEST_PARAMS when it holds them, else [CacheDir]
 // after [EnsureUpdate]. Generating costs about a minute of CPU and 0.7 GiB
-// of disk.
+// of disk. [GeneratePoSt] writes those of a PoSt shape, uncached.
 
 // UpdateShape is the SnapDeals shape whose parameters UpdateDir provides.
 var UpdateShape, _ = update.ShapeByName("StackedDrg2KiBV1")
@@ -86,6 +87,18 @@ func GenerateUpdate(dir string) error {
 		return err
 	}
 	pp, vp := UpdatePaths(dir)
+	return writeKey(pp, vp, pk)
+}
+
+// GeneratePoSt records the blank circuit of the PoSt shape s, runs
+// groth16.Setup on it and writes the key and its verifying key into dir
+// under s's development names (as GenerateUpdate does).
+func GeneratePoSt(dir string, s post.Shape) error {
+	pk, err := setup(func(b r1cs.Builder) error { return post.SynthesizeBlank(b, s) })
+	if err != nil {
+		return err
+	}
+	pp, vp := paths(dir, s.ParamsName())
 	return writeKey(pp, vp, pk)
 }
 

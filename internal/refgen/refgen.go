@@ -86,22 +86,6 @@ func ReadScalars(t testing.TB, path string) []fr.Element {
 	return out
 }
 
-// CacheFile returns the path of name in the directory $REFGEN_CACHE, where
-// the on-demand run `refgen <cmd>` leaves its output (parameters too large
-// to commit). It skips t when REFGEN_CACHE is unset or holds no such file.
-func CacheFile(t testing.TB, name, cmd string) string {
-	t.Helper()
-	cache := os.Getenv("REFGEN_CACHE")
-	if cache == "" {
-		t.Skipf("REFGEN_CACHE not set (see testdata/refgen/README.md, %s)", cmd)
-	}
-	path := filepath.Join(cache, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("no %s: run `refgen %s` first", path, cmd)
-	}
-	return path
-}
-
 // KeyAndProofs returns the verifying key in the file vkPath and the proofs
 // concatenated in partition order in the file proofPath, both in
 // bellperson's encoding, failing t on any read or decode error.

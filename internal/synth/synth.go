@@ -6,6 +6,8 @@
 // The circuit is a random program over bits (booleanity checks, AND, XOR),
 // with occasional packing of bits into numbers and products of numbers, as
 // SHA-256 and Poseidon gadgets produce. It is deterministic in its seed.
+// [RandScalars] draws the random field elements the tests of keys and
+// multi-scalar multiplications use.
 package synth
 
 import (
@@ -46,6 +48,32 @@ const (
 	InputMul                 // Z := X·input[Y]; enforce X·input[Y] = Z (input used in B)
 	InputCheck               // enforce Z·1 = input[Y]  (ties input Y to a number)
 )
+
+// System synthesizes the circuit of shape s into a new r1cs.System and
+// finalizes it; it returns the system and the public inputs it allocated
+// (ONE excluded).
+func System(s Shape) (*r1cs.System, []fr.Element, error) {
+	sys := r1cs.NewSystem()
+	inputs, err := Build(sys, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	sys.Finalize()
+	return sys, inputs, nil
+}
+
+// RandScalars returns n field elements drawn from rng, each the product of
+// two random 64-bit values: spread over the field, not only below 2^64.
+func RandScalars(rng *rand.Rand, n int) []fr.Element {
+	v := make([]fr.Element, n)
+	for i := range v {
+		v[i].SetUint64(rng.Uint64())
+		var hi fr.Element
+		hi.SetUint64(rng.Uint64())
+		v[i].Mul(&v[i], &hi)
+	}
+	return v
+}
 
 // Build synthesizes the circuit for shape into b and returns the public
 // inputs it allocated (ONE excluded). Variables are numbered in allocation

@@ -10,10 +10,8 @@ import (
 
 func TestShapeIsPoRepLike(t *testing.T) {
 	for _, inB := range []bool{false, true} {
-		sys := r1cs.NewSystem()
-		_, err := Build(sys, Shape{LogSize: 12, InputsB: inB, Seed: 7})
+		sys, _, err := System(Shape{LogSize: 12, InputsB: inB, Seed: 7})
 		require.NoError(t, err)
-		sys.Finalize()
 		require.NoError(t, sys.IsSatisfied())
 		c := sys.Counts()
 		require.Equal(t, 1<<12, c.Constraints, "fills the domain exactly")

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/c1gen"
 	"github.com/sealc2/c2/porep/inputs"
@@ -31,14 +31,7 @@ import (
 // refgen binary (REFGEN_BIN, default testdata/refgen/target/release/refgen).
 // About 5 minutes on 2 cores.
 func TestRefgenSealC2(t *testing.T) {
-	cache := os.Getenv("REFGEN_CACHE")
-	if cache == "" {
-		t.Skip("REFGEN_CACHE not set (see testdata/refgen/README.md, porep-params and seal-c2)")
-	}
-	paramsPath := filepath.Join(cache, "porep-2k.params")
-	if _, err := os.Stat(paramsPath); err != nil {
-		t.Skipf("no %s: run `refgen porep-params` first", paramsPath)
-	}
+	cache, paramsPath := refgen.Cached(t, "porep-2k.params", "porep-params")
 	bin := os.Getenv("REFGEN_BIN")
 	if bin == "" {
 		bin = "../../testdata/refgen/target/release/refgen"
@@ -61,11 +54,11 @@ func TestRefgenSealC2(t *testing.T) {
 	require.NoError(t, os.WriteFile(wrappedPath, wrapped, 0o644))
 	prover := hex.EncodeToString(sec.ProverID[:])
 
-	refgen := func(args ...string) (string, int) {
+	runRefgen := func(args ...string) (string, int) {
 		t.Helper()
 		t0 := time.Now()
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "REFGEN_CACHE="+cache)
+		cmd.Env = append(os.Environ(), refgen.EnvCache+"="+cache)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -81,13 +74,11 @@ func TestRefgenSealC2(t *testing.T) {
 
 	// bellperson (filecoin-proofs seal_commit_phase2) proves the plain C1;
 	// verify_seal accepts it and rejects a changed seed and ticket.
-	_, code := refgen("seal-c2", "--c1", plainPath, "--prover-id", prover, "--sector-id", fmt.Sprint(sec.SectorID), "--out", dir)
+	_, code := runRefgen("seal-c2", "--c1", plainPath, "--prover-id", prover, "--sector-id", fmt.Sprint(sec.SectorID), "--out", dir)
 	require.Equal(t, 0, code, "seal_commit_phase2 + verify_seal of the synthetic C1")
 	rustProof, err := os.ReadFile(filepath.Join(dir, "synth-seal.proof"))
 	require.NoError(t, err)
 	require.Len(t, rustProof, 192)
-	inb, err := os.ReadFile(filepath.Join(dir, "synth-seal-inputs.bin"))
-	require.NoError(t, err)
 
 	// The public inputs filecoin-proofs derives (get_seal_inputs) are the
 	// ones c2 derives from the C1.
@@ -96,12 +87,8 @@ func TestRefgenSealC2(t *testing.T) {
 	shape, parts, err := porep.Partitions(c1)
 	require.NoError(t, err)
 	require.Len(t, parts, 1)
-	require.Len(t, inb, 32*(shape.NumInputs()-1))
-	pub := make([]fr.Element, len(inb)/32)
-	for i := range pub {
-		pub[i], err = fr.LittleEndian.Element((*[32]byte)(inb[32*i : 32*i+32]))
-		require.NoError(t, err)
-	}
+	pub := refgen.ReadScalars(t, filepath.Join(dir, "synth-seal-inputs.bin"))
+	require.Len(t, pub, shape.NumInputs()-1)
 	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "porep-2k.vk"))
 	require.NoError(t, err)
 	rp, err := groth16.ReadProof(rustProof)
@@ -123,13 +110,13 @@ func TestRefgenSealC2(t *testing.T) {
 	require.NoError(t, groth16.Verify(vk, gp, pub))
 	goPath := filepath.Join(dir, "synth-c2.proof")
 	require.NoError(t, os.WriteFile(goPath, goProof, 0o644))
-	_, code = refgen("seal-c2", "--c1", wrappedPath, "--prover-id", prover, "--proof", goPath, "--out", dir)
+	_, code = runRefgen("seal-c2", "--c1", wrappedPath, "--prover-id", prover, "--proof", goPath, "--out", dir)
 	require.Equal(t, 0, code, "verify_seal of c2's proof")
 
 	// A proof of another C1 (bellperson's proof of the committed sealed
 	// 2 KiB C1, when `refgen porep-params` wrote it) is rejected.
 	if other := filepath.Join(cache, "porep-2k-c1.proof"); fileExists(other) {
-		_, code = refgen("seal-c2", "--c1", plainPath, "--prover-id", prover, "--sector-id", fmt.Sprint(sec.SectorID), "--proof", other, "--out", dir)
+		_, code = runRefgen("seal-c2", "--c1", plainPath, "--prover-id", prover, "--sector-id", fmt.Sprint(sec.SectorID), "--proof", other, "--out", dir)
 		require.Equal(t, 1, code, "verify_seal of another C1's proof")
 	}
 }

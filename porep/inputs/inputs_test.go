@@ -120,20 +120,47 @@ func unhex32(t *testing.T, s string) [32]byte {
 	return [32]byte(b)
 }
 
+// sealValues are a sealed sector's values, in hex, as refgen's meta.json
+// and testdata/rust-inputs.json record them.
+type sealValues struct {
+	RegisteredProof string `json:"registered_proof"`
+	PoRepID         string `json:"porep_id"`
+	ProverID        string `json:"prover_id"`
+	SectorID        uint64 `json:"sector_id"`
+	Ticket          string `json:"ticket"`
+	Seed            string `json:"seed"`
+	CommR           string `json:"comm_r"`
+	CommD           string `json:"comm_d"`
+	ReplicaID       string `json:"replica_id"`
+}
+
+// sealed is what public inputs derive from.
+type sealed struct {
+	shape                            Shape
+	porepID, rid, commD, commR, seed [32]byte
+}
+
+// derive parses v's registered proof and checks that the porep id and the
+// replica id derived here are v's.
+func (v sealValues) derive(t *testing.T) sealed {
+	t.Helper()
+	p, err := ParseProof(v.RegisteredProof)
+	require.NoError(t, err)
+	s := sealed{porepID: p.PoRepID(), commD: unhex32(t, v.CommD), commR: unhex32(t, v.CommR), seed: unhex32(t, v.Seed)}
+	s.shape, err = p.Shape()
+	require.NoError(t, err)
+	require.Equal(t, unhex32(t, v.PoRepID), s.porepID)
+	s.rid = ReplicaID(unhex32(t, v.ProverID), v.SectorID, unhex32(t, v.Ticket), s.commD, s.porepID)
+	require.Equal(t, unhex32(t, v.ReplicaID), s.rid)
+	return s
+}
+
 type refgenMeta struct {
-	RegisteredProof string     `json:"registered_proof"`
-	PoRepID         string     `json:"porep_id"`
-	ProverID        string     `json:"prover_id"`
-	SectorID        uint64     `json:"sector_id"`
-	Ticket          string     `json:"ticket"`
-	Seed            string     `json:"seed"`
-	CommR           string     `json:"comm_r"`
-	CommD           string     `json:"comm_d"`
-	ReplicaID       string     `json:"replica_id"`
-	Partitions      int        `json:"partitions"`
-	Challenges      int        `json:"challenges_per_partition"`
-	PublicInputs    [][]string `json:"public_inputs"`
-	InputFiles      []string   `json:"public_inputs_files"`
+	sealValues
+	Partitions   int        `json:"partitions"`
+	Challenges   int        `json:"challenges_per_partition"`
+	PublicInputs [][]string `json:"public_inputs"`
+	InputFiles   []string   `json:"public_inputs_files"`
 }
 
 type refgenC1 struct {
@@ -170,24 +197,16 @@ func TestPartitionMatchesRefgen(t *testing.T) {
 			var c1 refgenC1
 			require.NoError(t, json.Unmarshal(cb, &c1))
 
-			p, err := ParseProof(m.RegisteredProof)
-			require.NoError(t, err)
 			require.Equal(t, m.RegisteredProof, c1.RegisteredProof)
-			s, err := p.Shape()
-			require.NoError(t, err)
-			porepID := p.PoRepID()
-			require.Equal(t, unhex32(t, m.PoRepID), porepID)
+			sec := m.derive(t)
+			s := sec.shape
 			require.Equal(t, m.Partitions, s.Partitions)
 			require.Equal(t, m.Challenges, s.ChallengesPerPartition)
-
-			commD, commR, seed := unhex32(t, m.CommD), unhex32(t, m.CommR), unhex32(t, m.Seed)
-			require.Equal(t, c1.CommD, commD)
-			require.Equal(t, c1.CommR, commR)
-			require.Equal(t, c1.Seed, seed)
+			require.Equal(t, c1.CommD, sec.commD)
+			require.Equal(t, c1.CommR, sec.commR)
+			require.Equal(t, c1.Seed, sec.seed)
 			require.Equal(t, c1.Ticket, unhex32(t, m.Ticket))
-			rid := ReplicaID(unhex32(t, m.ProverID), m.SectorID, c1.Ticket, commD, porepID)
-			require.Equal(t, unhex32(t, m.ReplicaID), rid)
-			require.Equal(t, c1.ReplicaID, rid)
+			require.Equal(t, c1.ReplicaID, sec.rid)
 
 			require.Len(t, c1.VanillaProofs, 1)
 			var vanilla [][]uint64
@@ -206,11 +225,11 @@ func TestPartitionMatchesRefgen(t *testing.T) {
 			require.Len(t, m.InputFiles, s.Partitions)
 
 			for k := range s.Partitions {
-				ch, err := Challenges(s, rid, seed, k)
+				ch, err := Challenges(s, sec.rid, sec.seed, k)
 				require.NoError(t, err)
 				require.Equal(t, vanilla[k], ch, "partition %d challenges", k)
 
-				got, err := Partition(s, rid, commD, commR, seed, porepID, k)
+				got, err := Partition(s, sec.rid, sec.commD, sec.commR, sec.seed, sec.porepID, k)
 				require.NoError(t, err)
 				require.Len(t, got, s.NumInputs())
 				raw, err := os.ReadFile(filepath.Join(base, m.InputFiles[k]))
@@ -225,9 +244,9 @@ func TestPartitionMatchesRefgen(t *testing.T) {
 				}
 
 				// The inputs depend on the seed and on the PoRep id.
-				seed2 := seed
+				seed2 := sec.seed
 				seed2[0] ^= 1
-				other, err := Partition(s, rid, commD, commR, seed2, porepID, k)
+				other, err := Partition(s, sec.rid, sec.commD, sec.commR, seed2, sec.porepID, k)
 				require.NoError(t, err)
 				require.NotEqual(t, fmt.Sprint(got), fmt.Sprint(other))
 			}

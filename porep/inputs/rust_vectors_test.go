@@ -21,15 +21,7 @@ func TestPartitionMatchesRust(t *testing.T) {
 	b, err := os.ReadFile("testdata/rust-inputs.json")
 	require.NoError(t, err)
 	var cases []struct {
-		RegisteredProof string   `json:"registered_proof"`
-		PoRepID         string   `json:"porep_id"`
-		ProverID        string   `json:"prover_id"`
-		SectorID        uint64   `json:"sector_id"`
-		Ticket          string   `json:"ticket"`
-		Seed            string   `json:"seed"`
-		CommD           string   `json:"comm_d"`
-		CommR           string   `json:"comm_r"`
-		ReplicaID       string   `json:"replica_id"`
+		sealValues
 		PartitionSHA256 []string `json:"partition_sha256"`
 		PartitionCounts []int    `json:"partition_counts"`
 		P0              []string `json:"public_inputs_p0"`
@@ -38,18 +30,11 @@ func TestPartitionMatchesRust(t *testing.T) {
 	require.Len(t, cases, 6)
 	for _, c := range cases {
 		t.Run(c.RegisteredProof, func(t *testing.T) {
-			p, err := ParseProof(c.RegisteredProof)
-			require.NoError(t, err)
-			s, err := p.Shape()
-			require.NoError(t, err)
-			porepID := p.PoRepID()
-			require.Equal(t, unhex32(t, c.PoRepID), porepID)
-			commD, commR, seed := unhex32(t, c.CommD), unhex32(t, c.CommR), unhex32(t, c.Seed)
-			rid := ReplicaID(unhex32(t, c.ProverID), c.SectorID, unhex32(t, c.Ticket), commD, porepID)
-			require.Equal(t, unhex32(t, c.ReplicaID), rid)
+			v := c.derive(t)
+			s := v.shape
 			require.Len(t, c.PartitionSHA256, s.Partitions)
 			for k := range s.Partitions {
-				got, err := Partition(s, rid, commD, commR, seed, porepID, k)
+				got, err := Partition(s, v.rid, v.commD, v.commR, v.seed, v.porepID, k)
 				require.NoError(t, err)
 				require.Len(t, got, c.PartitionCounts[k])
 				h := sha256.New()

@@ -1,0 +1,62 @@
+package stage
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/r1cs"
+)
+
+// A Lease gives its buffer back once, whatever the concurrent Release
+// calls, and reports it Gone from then on; Rebuild synthesizes through the
+// lease's function. A nil Lease lends nothing: Release does nothing and it
+// is never Gone.
+func TestLease(t *testing.T) {
+	var gives int
+	var mu sync.Mutex
+	rebuilt := r1cs.NewSystem()
+	l := NewLease(func() { mu.Lock(); gives++; mu.Unlock() },
+		func(context.Context) (*r1cs.System, error) { return rebuilt, nil })
+	require.False(t, l.Gone())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); l.Release() }()
+	}
+	wg.Wait()
+	require.Equal(t, 1, gives)
+	require.True(t, l.Gone())
+	sys, err := l.Rebuild(context.Background())
+	require.NoError(t, err)
+	require.Same(t, rebuilt, sys)
+
+	var none *Lease
+	none.Release()
+	require.False(t, none.Gone())
+}
+
+// Times.Add accumulates into the accumulator given, and each accumulator
+// has its stage's name for the logs ("?" for one not of this Times).
+func TestTimes(t *testing.T) {
+	var tm Times
+	tm.Add(&tm.H, 2*time.Millisecond)
+	tm.Add(&tm.H, 3*time.Millisecond)
+	tm.Add(&tm.Tail, time.Millisecond)
+	require.Equal(t, int64(5*time.Millisecond), tm.H.Load())
+	require.Equal(t, int64(time.Millisecond), tm.Tail.Load())
+	require.Zero(t, tm.Prep.Load())
+
+	for acc, want := range map[*atomic.Int64]string{
+		&tm.Prep: "prep", &tm.H: "h", &tm.Batch: "batch-add", &tm.Tail: "tail-msm",
+		&tm.BG2: "b_g2", &tm.Epilogue: "epilogue", &tm.Verify: "verify",
+	} {
+		require.Equal(t, want, tm.name(acc))
+	}
+	var other Times
+	require.Equal(t, "?", tm.name(&other.H), "another Times' accumulator")
+}
