@@ -21,7 +21,7 @@ func (p *Prover) postCircuit(s post.Shape) vanillaCircuit {
 		label:     s.Name,
 		numInputs: s.NumInputs(),
 		find:      func() (string, bool, error) { return p.postParamsPath(s) },
-		record:    func(sys *r1cs.System) error { return post.SynthesizeBlank(sys, s) },
+		record:    func(b r1cs.Builder) error { return post.SynthesizeBlank(b, s) },
 	}
 }
 

@@ -25,7 +25,7 @@ func (p *Prover) updateCircuit(s update.Shape) vanillaCircuit {
 			}
 			return FindUpdateParams(p.cfg.Params, s, ".params")
 		},
-		record: func(sys *r1cs.System) error { return update.SynthesizeBlank(sys, s) },
+		record: func(b r1cs.Builder) error { return update.SynthesizeBlank(b, s) },
 	}
 }
 
