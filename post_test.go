@@ -3,8 +3,6 @@ package c2_test
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -59,45 +58,9 @@ type postCase struct {
 }
 
 func loadPoStCase(t *testing.T, name string) postCase {
-	c := postCase{dir: filepath.Join(postRefgen, name)}
-	b, err := os.ReadFile(filepath.Join(c.dir, "meta.json"))
-	require.NoError(t, err)
-	var m struct {
-		RegisteredProof string   `json:"registered_proof"`
-		Randomness      string   `json:"randomness"`
-		VanillaBincode  []string `json:"vanilla_bincode"`
-		Partitions      []struct {
-			PublicInputsFile string `json:"public_inputs_file"`
-		} `json:"partitions"`
-	}
-	require.NoError(t, json.Unmarshal(b, &m))
-	c.proof = m.RegisteredProof
-	_, err = hex.Decode(c.randomness[:], []byte(m.Randomness))
-	require.NoError(t, err)
-	for _, f := range m.VanillaBincode {
-		b, err := os.ReadFile(filepath.Join(c.dir, f))
-		require.NoError(t, err)
-		c.bincode = append(c.bincode, b)
-	}
-	b, err = os.ReadFile(filepath.Join(c.dir, "vanilla.json"))
-	require.NoError(t, err)
-	var objs []json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &objs))
-	for _, o := range objs {
-		c.json = append(c.json, o)
-	}
-	for _, p := range m.Partitions {
-		b, err := os.ReadFile(filepath.Join(c.dir, p.PublicInputsFile))
-		require.NoError(t, err)
-		require.Zero(t, len(b)%32)
-		in := make([]fr.Element, len(b)/32)
-		for i := range in {
-			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-			require.NoError(t, err)
-		}
-		c.inputs = append(c.inputs, in)
-	}
-	return c
+	dir := filepath.Join(postRefgen, name)
+	v := refgen.ReadVector(t, dir)
+	return postCase{dir: dir, proof: v.Proof, randomness: v.Randomness, bincode: v.Vanilla, json: v.JSON, inputs: v.Inputs}
 }
 
 func (c postCase) prove(ctx context.Context, p *c2.Prover, rnd [32]byte, vanilla [][]byte) ([]byte, error) {

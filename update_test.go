@@ -2,8 +2,6 @@ package c2_test
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/update"
 )
@@ -31,50 +30,9 @@ type updateCase struct {
 }
 
 func loadUpdateCase(t *testing.T) updateCase {
-	b, err := os.ReadFile(filepath.Join(updateRefgen, "meta.json"))
-	require.NoError(t, err)
-	var m struct {
-		RegisteredProof string   `json:"registered_proof"`
-		CommROld        string   `json:"comm_r_old"`
-		CommRNew        string   `json:"comm_r_new"`
-		CommDNew        string   `json:"comm_d_new"`
-		VanillaBincode  []string `json:"vanilla_bincode"`
-		Partitions      []struct {
-			PublicInputsFile string `json:"public_inputs_file"`
-		} `json:"partitions"`
-	}
-	require.NoError(t, json.Unmarshal(b, &m))
-	c := updateCase{proof: m.RegisteredProof}
-	for _, x := range []struct {
-		s   string
-		dst *[32]byte
-	}{{m.CommROld, &c.comms.CommROld}, {m.CommRNew, &c.comms.CommRNew}, {m.CommDNew, &c.comms.CommDNew}} {
-		_, err := hex.Decode(x.dst[:], []byte(x.s))
-		require.NoError(t, err)
-	}
-	for _, f := range m.VanillaBincode {
-		b, err := os.ReadFile(filepath.Join(updateRefgen, f))
-		require.NoError(t, err)
-		c.bincode = append(c.bincode, b)
-	}
-	b, err = os.ReadFile(filepath.Join(updateRefgen, "vanilla.json"))
-	require.NoError(t, err)
-	var objs []json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &objs))
-	for _, o := range objs {
-		c.json = append(c.json, o)
-	}
-	for _, p := range m.Partitions {
-		b, err := os.ReadFile(filepath.Join(updateRefgen, p.PublicInputsFile))
-		require.NoError(t, err)
-		in := make([]fr.Element, len(b)/32)
-		for i := range in {
-			in[i], err = fr.LittleEndian.Element((*[32]byte)(b[32*i:]))
-			require.NoError(t, err)
-		}
-		c.inputs = append(c.inputs, in)
-	}
-	return c
+	v := refgen.ReadVector(t, updateRefgen)
+	return updateCase{proof: v.Proof, comms: c2.UpdateCommitments{CommROld: v.CommROld, CommRNew: v.CommRNew, CommDNew: v.CommDNew},
+		bincode: v.Vanilla, json: v.JSON, inputs: v.Inputs}
 }
 
 // TestProveUpdate2KiB proves the 2 KiB SnapDeals vanilla proof
@@ -102,10 +60,7 @@ func TestProveUpdate2KiB(t *testing.T) {
 		t.Logf("proof %d (%s vanilla) in %v", i, [...]string{"bincode", "JSON"}[i], time.Since(t0).Round(time.Millisecond))
 		require.Len(t, proof, groth16.ProofSize*len(c.inputs))
 		_, vkPath := devparams.UpdatePaths(dir)
-		vk, err := groth16.ReadVerifyingKey(vkPath)
-		require.NoError(t, err)
-		ps, err := groth16.ReadProofs(proof)
-		require.NoError(t, err)
+		vk, ps := refgen.KeyAndProofBytes(t, vkPath, proof, "ProveUpdate's proof")
 		for k := range ps {
 			require.NoError(t, groth16.Verify(vk, &ps[k], c.inputs[k]), "partition %d under Rust's inputs", k)
 			bad := append([]fr.Element(nil), c.inputs[k]...)

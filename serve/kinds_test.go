@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,47 +48,14 @@ type vector struct {
 
 func loadVector(t *testing.T, dir string) vector {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	require.NoError(t, err)
-	var m struct {
-		RegisteredProof string   `json:"registered_proof"`
-		Randomness      string   `json:"randomness"`
-		CommROld        string   `json:"comm_r_old"`
-		CommRNew        string   `json:"comm_r_new"`
-		CommDNew        string   `json:"comm_d_new"`
-		VanillaBincode  []string `json:"vanilla_bincode"`
-		Partitions      []struct {
-			PublicInputsFile string `json:"public_inputs_file"`
-		} `json:"partitions"`
+	r := refgen.ReadVector(t, dir)
+	v := vector{proof: r.Proof, comms: c2.UpdateCommitments{CommROld: r.CommROld, CommRNew: r.CommRNew, CommDNew: r.CommDNew},
+		bincode: map[string][]byte{}, order: r.Files, json: r.JSON, inputs: r.Inputs}
+	if _, ok := post.ShapeByName(r.Proof); ok {
+		v.randomness = r.Randomness[:]
 	}
-	require.NoError(t, json.Unmarshal(b, &m))
-	v := vector{proof: m.RegisteredProof, bincode: map[string][]byte{}, order: m.VanillaBincode}
-	if m.Randomness != "" {
-		v.randomness, err = hex.DecodeString(m.Randomness)
-		require.NoError(t, err)
-	}
-	for _, c := range []struct {
-		s   string
-		dst *[32]byte
-	}{{m.CommROld, &v.comms.CommROld}, {m.CommRNew, &v.comms.CommRNew}, {m.CommDNew, &v.comms.CommDNew}} {
-		if c.s != "" {
-			_, err := hex.Decode(c.dst[:], []byte(c.s))
-			require.NoError(t, err)
-		}
-	}
-	for _, f := range m.VanillaBincode {
-		v.bincode[f], err = os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
-	}
-	b, err = os.ReadFile(filepath.Join(dir, "vanilla.json"))
-	require.NoError(t, err)
-	var objs []json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &objs))
-	for _, o := range objs {
-		v.json = append(v.json, o)
-	}
-	for _, p := range m.Partitions {
-		v.inputs = append(v.inputs, refgen.ReadScalars(t, filepath.Join(dir, p.PublicInputsFile)))
+	for i, f := range r.Files {
+		v.bincode[f] = r.Vanilla[i]
 	}
 	return v
 }

@@ -107,13 +107,83 @@ func CacheFile(t testing.TB, name, cmd string) string {
 // bellperson's encoding, failing t on any read or decode error.
 func KeyAndProofs(t testing.TB, vkPath, proofPath string) (*groth16.VerifyingKey, []groth16.Proof) {
 	t.Helper()
+	return KeyAndProofBytes(t, vkPath, ReadFile(t, proofPath), proofPath)
+}
+
+// KeyAndProofBytes is KeyAndProofs for proofs already in memory; name
+// names them in errors.
+func KeyAndProofBytes(t testing.TB, vkPath string, proof []byte, name string) (*groth16.VerifyingKey, []groth16.Proof) {
+	t.Helper()
 	vk, err := groth16.ReadVerifyingKey(vkPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proofs, err := groth16.ReadProofs(ReadFile(t, proofPath))
+	proofs, err := groth16.ReadProofs(proof)
 	if err != nil {
-		t.Fatalf("%s: %v", proofPath, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return vk, proofs
+}
+
+// Vector is what the API-level tests take from a PoSt or SnapDeals
+// vector (README "PoSt", "SnapDeals"): the registered proof, the request
+// values (PoSt: the randomness; SnapDeals: the three commitments, 32
+// little-endian bytes each, as filecoin-ffi passes them), the vanilla
+// proofs as the API returns them (bincode, in the vector's order, with
+// their file names) and as serde JSON objects (vanilla.json, same order),
+// and each partition's public inputs as rust-fil-proofs computed them.
+type Vector struct {
+	Proof                        string
+	Randomness                   [32]byte // PoSt only
+	CommROld, CommRNew, CommDNew [32]byte // SnapDeals only
+	Files                        []string
+	Vanilla                      [][]byte
+	JSON                         [][]byte
+	Inputs                       [][]fr.Element
+}
+
+// ReadVector reads the PoSt or SnapDeals vector in the folder dir (e.g.
+// Dir/update-2k or Dir/post-2k/window-2k-v1), failing t on any error.
+func ReadVector(t testing.TB, dir string) Vector {
+	t.Helper()
+	var m struct {
+		RegisteredProof string   `json:"registered_proof"`
+		Randomness      string   `json:"randomness"`
+		CommROld        string   `json:"comm_r_old"`
+		CommRNew        string   `json:"comm_r_new"`
+		CommDNew        string   `json:"comm_d_new"`
+		VanillaBincode  []string `json:"vanilla_bincode"`
+		Partitions      []struct {
+			PublicInputsFile string `json:"public_inputs_file"`
+		} `json:"partitions"`
+	}
+	if err := json.Unmarshal(ReadFile(t, filepath.Join(dir, "meta.json")), &m); err != nil {
+		t.Fatalf("%s/meta.json: %v", dir, err)
+	}
+	v := Vector{Proof: m.RegisteredProof, Files: m.VanillaBincode}
+	for _, c := range []struct {
+		hex string
+		dst *[32]byte
+	}{{m.Randomness, &v.Randomness}, {m.CommROld, &v.CommROld}, {m.CommRNew, &v.CommRNew}, {m.CommDNew, &v.CommDNew}} {
+		if c.hex == "" {
+			continue
+		}
+		if n, err := hex.Decode(c.dst[:], []byte(c.hex)); err != nil || n != 32 {
+			t.Fatalf("%s/meta.json: %q: %d bytes, %v", dir, c.hex, n, err)
+		}
+	}
+	for _, f := range m.VanillaBincode {
+		v.Vanilla = append(v.Vanilla, ReadFile(t, filepath.Join(dir, f)))
+	}
+	var objs []json.RawMessage
+	if err := json.Unmarshal(ReadFile(t, filepath.Join(dir, "vanilla.json")), &objs); err != nil {
+		t.Fatalf("%s/vanilla.json: %v", dir, err)
+	}
+	for _, o := range objs {
+		v.JSON = append(v.JSON, o)
+	}
+	for _, p := range m.Partitions {
+		v.Inputs = append(v.Inputs, ReadScalars(t, filepath.Join(dir, p.PublicInputsFile)))
+	}
+	return v
 }
