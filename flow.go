@@ -140,18 +140,16 @@ func assignedSystem(rec *r1cs.System, w *r1cs.Witness, want []fr.Element, k int,
 // loadCircuit returns the key and recorded R1CS of a circuit proved from
 // vanilla proofs, from its cache c (see keyAndSystem): the key from the
 // file find resolves, checked for numInputs public inputs, the R1CS
-// recorded by record. label names the circuit in logs and errors.
+// recorded by record. The read and the recording stop, as PoRep's do, once
+// no caller waits for them (ctx of every waiting call done): the recording
+// within 4096 constraints (r1cs.BuildContext). label names the circuit in
+// logs and errors.
 func (p *Prover) loadCircuit(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
-	record func(*r1cs.System) error) (*groth16.ProvingKey, *r1cs.System, error) {
+	record func(r1cs.Builder) error) (*groth16.ProvingKey, *r1cs.System, error) {
 	return p.keyAndSystem(ctx, c, find,
 		func(ctx context.Context) (*groth16.ProvingKey, error) { return p.readKey(ctx, label, numInputs, find) },
 		func(ctx context.Context) (*r1cs.System, error) {
-			return p.recordSystem(label, func(sys *r1cs.System) error {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				return record(sys)
-			})
+			return p.recordSystem(label, func(sys *r1cs.System) error { return r1cs.BuildContext(ctx, sys, record) })
 		})
 }
 

@@ -1,14 +1,18 @@
 package c2_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
 )
 
@@ -53,4 +57,49 @@ func devProver2KiB(t *testing.T) (p *c2.Prover, c1 []byte) {
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p, c1
+}
+
+// writeDummyKey writes to path a well-formed proving key for numInputs
+// public inputs (ONE included) that proves nothing: its bases are
+// multiples of the generators, hPoints of them in H (its checked read
+// takes about a second at 2^17). The cancellation tests need only its read
+// and its input count.
+func writeDummyKey(t *testing.T, path string, numInputs, hPoints int) {
+	g, _, _, _ := bls.Generators()
+	jac := make([]bls.G1Jac, max(hPoints, numInputs, 1))
+	acc := g
+	for i := range jac {
+		jac[i] = acc
+		acc.AddAssign(&g)
+	}
+	pts := bls.BatchJacobianToAffineG1(jac)
+	_, _, g1, g2 := bls.Generators()
+	pk := &groth16.ProvingKey{VK: groth16.VerifyingKey{AlphaG1: g1, BetaG1: g1, BetaG2: g2, GammaG2: g2, DeltaG1: g1, DeltaG2: g2, IC: pts[:numInputs]},
+		H: pts[:max(hPoints, 1)], L: pts[:1], A: pts[:1], BG1: pts[:1], BG2: []bls.G2Affine{g2}}
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	_, err = pk.WriteTo(f)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// cancelLoad runs load (a first call, which reads a key and records an
+// R1CS) under a context cancelled after after, requires context.Canceled,
+// and returns how long after the cancellation load returned and the
+// goroutines it started (the read, the recording) had ended, waiting for
+// those at most 10 s.
+func cancelLoad(t *testing.T, after time.Duration, load func(context.Context) error) (returned, stopped time.Duration) {
+	base := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(after, cancel)
+	t0 := time.Now()
+	err := load(ctx)
+	returned = time.Since(t0) - after
+	require.ErrorIs(t, err, context.Canceled)
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return returned, time.Since(t0) - after
 }

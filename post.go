@@ -21,7 +21,7 @@ func (p *Prover) postCircuit(s post.Shape) vanillaCircuit {
 		label:     s.Name,
 		numInputs: s.NumInputs(),
 		find:      func() (string, bool, error) { return p.postParamsPath(s) },
-		record:    func(sys *r1cs.System) error { return post.SynthesizeBlank(sys, s) },
+		record:    func(b r1cs.Builder) error { return post.SynthesizeBlank(b, s) },
 	}
 }
 
@@ -97,8 +97,11 @@ func (p *Prover) ProveWindowPoStTimed(ctx context.Context, proof string, randomn
 
 // MaxPoStOffset bounds the sectors that precede the partition a
 // ProveWindowPoStPartition call proves (partition × post.Shape.Sectors):
-// 65536, 27 partitions of 32 GiB sectors (2 EiB, more than any miner's
-// deadline holds), 32768 of 2 KiB ones. The call keeps 40 bytes for each.
+// 65536, 27 partitions of 32 GiB sectors, 32768 of 2 KiB ones: many more
+// partitions than one Window PoSt message proves on chain (the actors'
+// PoStedPartitionsMax is 3). The call derives the public inputs from the
+// partition's own sectors and its index (post.PartitionInputs), so the
+// bound costs nothing; it refuses indices no proof reaches.
 const MaxPoStOffset = 1 << 16
 
 // ProveWindowPoStPartition computes the Groth16 proof of one partition of
@@ -182,22 +185,28 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 	if err := post.CheckRoots(proofs); err != nil {
 		return nil, tm, err
 	}
-	// first is the index of parts[0] in the whole proof.
-	first := 0
 	if partition >= 0 {
-		if pub, err = partitionSectors(shape, pub, partition); err != nil {
+		if err := checkPartition(shape, len(pub), partition); err != nil {
 			return nil, tm, err
 		}
-		first = partition
 	}
 	// Check every partition natively first: a bad vanilla proof fails in
 	// milliseconds, named, before parameters are read or anything is proved.
 	want := make([][]fr.Element, len(parts))
 	for k, part := range parts {
-		if err := shape.Verify(randomness, pub, part, first+k); err != nil {
+		// own are the partition's public sectors, idx its index in the
+		// whole proof.
+		own, idx := pub, partition
+		if partition < 0 {
+			if own, err = shape.PartitionSectors(pub, k); err != nil {
+				return nil, tm, err
+			}
+			idx = k
+		}
+		if err := shape.VerifyPartition(randomness, own, part, idx); err != nil {
 			return nil, tm, err
 		}
-		if want[k], err = post.PublicInputs(shape, randomness, pub, first+k); err != nil {
+		if want[k], err = post.PartitionInputs(shape, randomness, own, idx); err != nil {
 			return nil, tm, err
 		}
 	}
@@ -216,20 +225,17 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 	return out, tm, err
 }
 
-// partitionSectors places the public sectors of one Window partition at
-// index partition of a whole proof's sectors, as post.PublicInputs and
-// post.Shape.Verify take them: after partition × shape.Sectors placeholder
-// sectors (their challenges are not derived; V1 counts their positions).
-func partitionSectors(shape post.Shape, pub []post.PublicSector, partition int) ([]post.PublicSector, error) {
+// checkPartition checks the n sectors of Window partition partition
+// before anything is derived from them: a partition holds at most
+// shape.Sectors, and at most MaxPoStOffset sectors precede it.
+func checkPartition(shape post.Shape, n, partition int) error {
 	switch {
-	case len(pub) > shape.Sectors:
-		return nil, &post.InputError{Field: "vanilla", Msg: fmt.Sprintf("%d sectors; a partition of %s holds at most %d", len(pub), shape.Name, shape.Sectors)}
+	case n > shape.Sectors:
+		return &post.InputError{Field: "vanilla", Msg: fmt.Sprintf("%d sectors; a partition of %s holds at most %d", n, shape.Name, shape.Sectors)}
 	case partition > MaxPoStOffset/shape.Sectors:
-		return nil, &post.InputError{Field: "partition", Msg: fmt.Sprintf("%d: more than %d sectors of %s before it", partition, MaxPoStOffset, shape.Name)}
+		return &post.InputError{Field: "partition", Msg: fmt.Sprintf("%d: more than %d sectors of %s before it", partition, MaxPoStOffset, shape.Name)}
 	}
-	all := make([]post.PublicSector, partition*shape.Sectors+len(pub))
-	copy(all[partition*shape.Sectors:], pub)
-	return all, nil
+	return nil
 }
 
 // DecodeVanillaPoSt decodes per-sector PoSt vanilla proofs: each one the

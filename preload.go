@@ -172,8 +172,9 @@ type vanillaCircuit struct {
 	// find resolves the parameter file under Config.Params.
 	find func() (string, bool, error)
 	// record synthesizes the circuit's R1CS, which depends on the shape
-	// only, from a blank partition.
-	record func(*r1cs.System) error
+	// only, from a blank partition, sequentially into the Builder given
+	// (loadCircuit stops it through r1cs.BuildContext).
+	record func(r1cs.Builder) error
 }
 
 // preloadCircuit is PreloadPoSt and PreloadUpdate: c's key and R1CS loaded

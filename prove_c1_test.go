@@ -6,11 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
-	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
@@ -164,44 +162,20 @@ func TestProveCancelledFirstCall(t *testing.T) {
 	// about a second; it is not the circuit's, which the cancelled call
 	// never finds out: the cancellation comes during the R1CS recording
 	// (the bases are read only when a device loads the key).
-	g, _, _, _ := bls.Generators()
-	jac := make([]bls.G1Jac, 1<<17)
-	acc := g
-	for i := range jac {
-		jac[i] = acc
-		acc.AddAssign(&g)
-	}
-	pts := bls.BatchJacobianToAffineG1(jac)
-	_, _, g1, g2 := bls.Generators()
-	pk := &groth16.ProvingKey{VK: groth16.VerifyingKey{AlphaG1: g1, BetaG1: g1, BetaG2: g2, GammaG2: g2, DeltaG1: g1, DeltaG2: g2, IC: pts[:shape.NumInputs()]},
-		H: pts, L: pts[:1], A: pts[:1], BG1: pts[:1], BG2: []bls.G2Affine{g2}}
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, shape.ParamsName()+".params"))
-	require.NoError(t, err)
-	_, err = pk.WriteTo(f)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
+	writeDummyKey(t, filepath.Join(dir, shape.ParamsName()+".params"), shape.NumInputs(), 1<<17)
 
 	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir})
 	require.NoError(t, err)
 	defer p.Close()
-	base := runtime.NumGoroutine()
-	ctx, cancel := context.WithCancel(context.Background())
 	const after = 300 * time.Millisecond
-	time.AfterFunc(after, cancel)
-	t0 := time.Now()
-	_, err = p.Prove(ctx, raw)
-	returned := time.Since(t0)
-	require.ErrorIs(t, err, context.Canceled)
-	// Goroutines back to the baseline: the read and the recording stopped.
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	stopped := time.Since(t0)
-	t.Logf("cancelled after %v: Prove returned %v later, the loads stopped %v later", after, returned-after, stopped-after)
-	require.Less(t, returned, after+time.Second, "Prove returns within a second of the cancellation")
-	require.Less(t, stopped, after+2*time.Second, "the abandoned loads stop")
+	returned, stopped := cancelLoad(t, after, func(ctx context.Context) error {
+		_, err := p.Prove(ctx, raw)
+		return err
+	})
+	t.Logf("cancelled after %v: Prove returned %v later, the loads stopped %v later", after, returned, stopped)
+	require.Less(t, returned, time.Second, "Prove returns within a second of the cancellation")
+	require.Less(t, stopped, 2*time.Second, "the abandoned loads stop")
 }
 
 // Preload reads the parameters and records the R1CS as the first Prove

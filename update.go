@@ -25,7 +25,7 @@ func (p *Prover) updateCircuit(s update.Shape) vanillaCircuit {
 			}
 			return FindUpdateParams(p.cfg.Params, s, ".params")
 		},
-		record: func(sys *r1cs.System) error { return update.SynthesizeBlank(sys, s) },
+		record: func(b r1cs.Builder) error { return update.SynthesizeBlank(b, s) },
 	}
 }
 
@@ -57,9 +57,12 @@ type UpdateCommitments struct {
 	CommROld, CommRNew, CommDNew [32]byte
 }
 
-// publicInputs converts the commitments for shape s (h = s.HDefault(), as
-// filecoin-proofs uses), refusing bytes that are not a canonical scalar.
-func (c UpdateCommitments) publicInputs(s update.Shape) (update.PublicInputs, error) {
+// PublicInputs converts the commitments into the public values of a proof
+// of shape s (h = s.HDefault(), as filecoin-proofs uses), from which
+// update.Shape.Inputs derives each partition's public inputs. Bytes that
+// are not a canonical scalar give an *update.InputError naming the
+// commitment ("comm_r_old", "comm_r_new", "comm_d_new").
+func (c UpdateCommitments) PublicInputs(s update.Shape) (update.PublicInputs, error) {
 	pub := update.PublicInputs{H: s.HDefault()}
 	for _, x := range []struct {
 		name string
@@ -122,7 +125,7 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 	if err != nil {
 		return nil, tm, err
 	}
-	pub, err := comms.publicInputs(shape)
+	pub, err := comms.PublicInputs(shape)
 	if err != nil {
 		return nil, tm, err
 	}

@@ -3,6 +3,7 @@ package c2_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/internal/refgen"
+	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/update"
 )
 
@@ -61,10 +63,7 @@ func TestProveUpdate2KiB(t *testing.T) {
 		t.Logf("proof %d (%s vanilla) in %v", i, [...]string{"bincode", "JSON"}[i], time.Since(t0).Round(time.Millisecond))
 		require.Len(t, proof, groth16.ProofSize*len(c.inputs))
 		_, vkPath := devparams.UpdatePaths(dir)
-		vk, err := groth16.ReadVerifyingKey(vkPath)
-		require.NoError(t, err)
-		ps, err := groth16.ReadProofs(proof)
-		require.NoError(t, err)
+		vk, ps := refgen.KeyAndProofBytes(t, vkPath, proof, "ProveUpdate's proof")
 		for k := range ps {
 			require.NoError(t, groth16.Verify(vk, &ps[k], c.inputs[k]), "partition %d under Rust's inputs", k)
 			bad := append([]fr.Element(nil), c.inputs[k]...)
@@ -193,4 +192,59 @@ func TestProveUpdateRefusesBadInput(t *testing.T) {
 	require.NoError(t, p.Close())
 	_, err = p.ProveUpdate(ctx, c.proof, c.comms, c.bincode)
 	require.ErrorIs(t, err, c2.ErrClosed)
+}
+
+// A first ProveUpdate, PreloadUpdate or PreloadPoSt cancelled while the
+// circuit's R1CS is recorded returns within a second with
+// context.Canceled, and the recording nobody waits for any more stops
+// within milliseconds, as PoRep's does, at every size up to the largest
+// circuits (64 GiB Window PoSt, 130 M constraints; 64 GiB update). Before,
+// it ran to its end: about 1.8 s for the 2 KiB update circuit on the
+// 2-core VM, minutes and tens of GB at 64 GiB (those cases come last, so
+// a stop that fails at 2 KiB ends the test before them). The keys are
+// well-formed dummies with the circuits' input counts: the calls never get
+// past the recording. Uncancelled, the same Prover then loads the small
+// ones: the stopped recordings left nothing behind.
+func TestVanillaCircuitsCancelledFirstCall(t *testing.T) {
+	c := loadUpdateCase(t)
+	snap, _ := update.ShapeByName(c.proof)
+	winning, _ := post.ShapeByName("StackedDrgWinning32GiBV1")
+	window64, _ := post.ShapeByName("StackedDrgWindow64GiBV1_2")
+	snap64, _ := update.ShapeByName("StackedDrg64GiBV1")
+	dir := t.TempDir()
+	for _, k := range []struct {
+		name   string
+		inputs int
+	}{{snap.ParamsName(), snap.NumInputs()}, {winning.ParamsName(), winning.NumInputs()},
+		{window64.ParamsName(), window64.NumInputs()}, {snap64.ParamsName(), snap64.NumInputs()}} {
+		writeDummyKey(t, filepath.Join(dir, k.name+".params"), k.inputs, 1)
+	}
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir})
+	require.NoError(t, err)
+	defer p.Close()
+
+	for _, tc := range []struct {
+		name string
+		load func(context.Context) error
+	}{
+		{"ProveUpdate " + snap.Name, func(ctx context.Context) error {
+			_, err := p.ProveUpdate(ctx, c.proof, c.comms, c.bincode)
+			return err
+		}},
+		{"PreloadPoSt " + winning.Name, func(ctx context.Context) error { return p.PreloadPoSt(ctx, winning.Name) }},
+		{"PreloadPoSt " + window64.Name, func(ctx context.Context) error { return p.PreloadPoSt(ctx, window64.Name) }},
+		{"PreloadUpdate " + snap64.Name, func(ctx context.Context) error { return p.PreloadUpdate(ctx, snap64.Name) }},
+	} {
+		const after = 100 * time.Millisecond
+		returned, stopped := cancelLoad(t, after, tc.load)
+		t.Logf("%s cancelled after %v: returned %v later, the recording stopped %v later", tc.name, after, returned, stopped)
+		require.Less(t, returned, time.Second, tc.name)
+		require.Less(t, stopped, 500*time.Millisecond, "%s: the abandoned read and recording stop", tc.name)
+	}
+	if testing.Short() {
+		return
+	}
+	ctx := context.Background()
+	require.NoError(t, p.PreloadUpdate(ctx, snap.Name))
+	require.NoError(t, p.PreloadPoSt(ctx, winning.Name))
 }

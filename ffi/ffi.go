@@ -1,8 +1,9 @@
-// Package ffi offers filecoin-ffi's PoRep C2 entry points with filecoin-ffi's
-// signatures, over c2, for node software that calls ffi directly:
-// SealCommitPhase2 proves through one process-wide Prover and VerifySeal
-// checks a seal proof against inputs derived from the chain's view of the
-// sector. Parameters are found where filecoin-ffi looks for them:
+// Package ffi offers filecoin-ffi's PoRep C2 and SnapDeals proving entry
+// points with filecoin-ffi's signatures, over c2, for node software that
+// calls ffi directly: SealCommitPhase2 and
+// SectorUpdate.GenerateUpdateProofWithVanilla prove through one
+// process-wide Prover; VerifySeal and SectorUpdate.VerifyUpdateProof check
+// a proof against inputs derived from the chain's view of the sector. Parameters are found where filecoin-ffi looks for them:
 // $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters; the
 // environment is read once, at the first call.
 package ffi
@@ -202,23 +203,33 @@ func VerifySeal(info proof.SealVerifyInfo) (bool, error) {
 	return true, nil
 }
 
-// verifyingKey reads (once per process) the verifying key of a sector size
-// from its .vk file in the parameter directory.
+// verifyingKey reads (once per process) the verifying key of a PoRep
+// sector size from its .vk file in the parameter directory.
 func verifyingKey(sectorSize uint64) (*groth16.VerifyingKey, error) {
 	shape, ok := porep.ShapeBySize(sectorSize)
 	if !ok {
 		return nil, fmt.Errorf("ffi: no PoRep shape for %d-byte sectors", sectorSize)
 	}
+	return cachedVK("porep/"+shape.Name, func(dir string) (string, error) {
+		f, _, err := c2.FindParams(dir, shape, ".vk")
+		return f, err
+	})
+}
+
+// cachedVK returns the verifying key kept under name, reading it first
+// (once per process) from the .vk file find resolves in the parameter
+// directory.
+func cachedVK(name string, find func(dir string) (string, error)) (*groth16.VerifyingKey, error) {
 	process.vkMu.Lock()
 	defer process.vkMu.Unlock()
-	if vk, ok := process.vks[shape.Name]; ok {
+	if vk, ok := process.vks[name]; ok {
 		return vk, nil
 	}
 	dir := ParamDir()
 	if process.dir != "" {
 		dir = process.dir
 	}
-	f, _, err := c2.FindParams(dir, shape, ".vk")
+	f, err := find(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -229,6 +240,6 @@ func verifyingKey(sectorSize uint64) (*groth16.VerifyingKey, error) {
 	if process.vks == nil {
 		process.vks = make(map[string]*groth16.VerifyingKey)
 	}
-	process.vks[shape.Name] = vk
+	process.vks[name] = vk
 	return vk, nil
 }

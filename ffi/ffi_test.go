@@ -36,12 +36,7 @@ func commCID(t *testing.T, codec, mh uint64, comm [32]byte) cid.Cid {
 // inputs c2 prove's callers use, and has VerifySeal accept it and reject
 // it with a bit flipped or another sector number.
 func TestSealCommitPhase2(t *testing.T) {
-	if testing.Short() {
-		t.Skip("proves a 2^22-constraint circuit")
-	}
-	dir, err := devparams.Dir()
-	require.NoError(t, err)
-	t.Setenv("FIL_PROOFS_PARAMETER_CACHE", dir)
+	dir := useDevParams(t, "proves a 2^22-constraint circuit", devparams.Dir)
 
 	const miner, sector = abi.ActorID(1000), abi.SectorNumber(7)
 	pid, sid := ProverID(miner), uint64(sector)
@@ -69,21 +64,14 @@ func TestSealCommitPhase2(t *testing.T) {
 		SealedCID:             commCID(t, codecSealedV1, mhPoseidonFC1, sec.C1.CommR),
 		UnsealedCID:           commCID(t, codecUnsealedV1, mhSHA256Trunc, sec.C1.CommD),
 	}
-	ok, err := VerifySeal(info)
-	require.NoError(t, err)
-	assert.True(t, ok)
-
-	for _, bit := range []int{0, 8*96 + 3, 8*191 + 7} { // A, B, C
-		bad := info
-		bad.Proof = append([]byte(nil), prf...)
-		bad.Proof[bit/8] ^= 1 << (bit % 8)
-		ok, err := VerifySeal(bad)
-		require.NoError(t, err)
-		assert.False(t, ok, "bit %d flipped", bit)
-	}
+	requireVerifies(t, prf, func(p []byte) (bool, error) {
+		i := info
+		i.Proof = p
+		return VerifySeal(i)
+	})
 	other := info
 	other.Number++
-	ok, err = VerifySeal(other)
+	ok, err := VerifySeal(other)
 	require.NoError(t, err)
 	assert.False(t, ok, "another sector's inputs")
 
@@ -101,6 +89,22 @@ func TestSealCommitPhase2(t *testing.T) {
 	pub, err := inputs.Partition(is, sec.C1.ReplicaID, sec.C1.CommD, sec.C1.CommR, sec.C1.Seed, rp.PoRepID(), 0)
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(vk, &ps[0], pub))
+}
+
+// requireVerifies checks that verify accepts prf and rejects it with one
+// bit of its first proof's A, B or C flipped, without an error.
+func requireVerifies(t *testing.T, prf []byte, verify func(proof []byte) (bool, error)) {
+	t.Helper()
+	ok, err := verify(prf)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	for _, bit := range []int{0, 8*96 + 3, 8*191 + 7} { // A, B, C
+		bad := append([]byte(nil), prf...)
+		bad[bit/8] ^= 1 << (bit % 8)
+		ok, err := verify(bad)
+		require.NoError(t, err)
+		assert.False(t, ok, "bit %d flipped", bit)
+	}
 }
 
 func TestVerifySealRejectsMalformed(t *testing.T) {

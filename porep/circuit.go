@@ -49,48 +49,11 @@ func Synthesize(b r1cs.Builder, s Shape, p *Partition) error {
 // recording), leaving b partly built. It drives b through its Builder
 // methods only, so a witness-only builder loses its fast path: use
 // [WitnessContext] for witnesses.
-func SynthesizeContext(ctx context.Context, b r1cs.Builder, s Shape, p *Partition) (err error) {
+func SynthesizeContext(ctx context.Context, b r1cs.Builder, s Shape, p *Partition) error {
 	if err := s.Check(p, 0); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if ctx.Done() == nil { // never cancelled
-		return synthesize(b, s, p)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			stop, ok := r.(ctxStop)
-			if !ok {
-				panic(r)
-			}
-			err = stop.err
-		}
-	}()
-	return synthesize(&ctxBuilder{Builder: b, ctx: ctx}, s, p)
-}
-
-// ctxBuilder checks its context every ctxCheckEvery constraints and, once
-// it is done, unwinds the synthesis with a ctxStop panic that
-// SynthesizeContext recovers.
-type ctxBuilder struct {
-	r1cs.Builder
-	ctx context.Context
-	n   int
-}
-
-type ctxStop struct{ err error }
-
-const ctxCheckEvery = 1 << 12
-
-func (b *ctxBuilder) Enforce(x, y, z r1cs.LC) {
-	if b.n++; b.n%ctxCheckEvery == 0 {
-		if err := b.ctx.Err(); err != nil {
-			panic(ctxStop{err})
-		}
-	}
-	b.Builder.Enforce(x, y, z)
+	return r1cs.BuildContext(ctx, b, func(b r1cs.Builder) error { return synthesize(b, s, p) })
 }
 
 // synthesize is Synthesize after the check.

@@ -76,15 +76,20 @@ func refgenCountsFile(t *testing.T) map[string]refgenCount {
 
 // TestRegisteredCounts compares the partition counts of every registered
 // PoSt proof with rust-fil-proofs: with refgen's counts of the blank
-// circuits (post-counts.json) where it has them, and for 32/64 GiB Window
-// with the totals filecoin-proofs' constants.rs states for 2349 and 2300
-// sectors (125,279,217 and 129,887,900 synthesized constraints). Shapes up
+// circuits (post-counts.json; it must hold the 32 and 64 GiB Window
+// circuits, V1_2, whose V1 twins are the same R1CS), and for 32/64 GiB
+// Window also with the totals filecoin-proofs' constants.rs states for
+// 2349 and 2300 sectors (125,279,217 and 129,887,900 synthesized
+// constraints). Shapes up
 // to 400 k constraints are counted in full; Window 32/64 GiB (125 M) are
 // counted per sector and scaled, a rule checked here by full counts of
 // 2 and 3 sectors (set C2_POST_FULL_COUNT=1 to count them in full:
 // about 10 minutes each on one core).
 func TestRegisteredCounts(t *testing.T) {
 	ref := refgenCountsFile(t)
+	for _, name := range []string{"StackedDrgWindow32GiBV1_2", "StackedDrgWindow64GiBV1_2"} {
+		require.Contains(t, ref, name, "post-counts.json")
+	}
 	stated := map[string]int{"StackedDrgWindow32GiBV1_2": 125_279_217, "StackedDrgWindow64GiBV1_2": 129_887_900}
 	full := os.Getenv("C2_POST_FULL_COUNT") != ""
 	// V1 and V1_2 share their circuit (checked below): count each once.

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -47,51 +49,72 @@ func (s Shape) Partitions(n int) int {
 	return (n + s.Sectors - 1) / s.Sectors
 }
 
-// circuitSectors returns the public sectors as the circuit sees them: for
-// Winning the one challenged sector repeated once per circuit sector (as
-// verify_winning_post builds its public inputs), for Window the sectors.
-func (s Shape) circuitSectors(sectors []PublicSector) ([]PublicSector, error) {
+// PartitionSectors returns the public sectors of partition k of a PoSt
+// over sectors, as FallbackPoStCompound::generate_public_inputs picks them:
+// for Window the k-th run of Sectors sectors (the last one may be short),
+// for Winning (k = 0) the one challenged sector. Errors are *InputError
+// values.
+func (s Shape) PartitionSectors(sectors []PublicSector, k int) ([]PublicSector, error) {
 	if len(sectors) == 0 {
 		return nil, &InputError{"sectors", "no sector"}
 	}
-	if s.Kind == Window {
+	if k < 0 || k >= s.Partitions(len(sectors)) {
+		return nil, &InputError{"partition", fmt.Sprintf("partition %d of %d sectors", k, len(sectors))}
+	}
+	if s.Kind == Winning {
 		return sectors, nil
 	}
-	if len(sectors) != 1 {
-		return nil, &InputError{"sectors", fmt.Sprintf("Winning PoSt proves 1 sector, got %d", len(sectors))}
-	}
-	out := make([]PublicSector, s.Sectors)
-	for i := range out {
-		out[i] = sectors[0]
-	}
-	return out, nil
+	return sectors[k*s.Sectors : min(len(sectors), (k+1)*s.Sectors)], nil
 }
 
 // PublicInputs returns the public inputs (without ONE) of partition k of a
-// PoSt over sectors with the given randomness, as
-// FallbackPoStCompound::generate_public_inputs computes them: per sector of
-// the partition its comm_r, then per challenge the challenged leaf's index;
-// a short last partition repeats its last sector's inputs. Winning takes
-// the one challenged sector. randomness must be a canonical scalar
-// (filecoin-proofs refuses others).
+// PoSt over sectors with the given randomness: [PartitionInputs] of the
+// sectors [Shape.PartitionSectors] picks for partition k.
 func PublicInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int) ([]fr.Element, error) {
+	own, err := s.PartitionSectors(sectors, k)
+	if err != nil {
+		return nil, err
+	}
+	return PartitionInputs(s, randomness, own, k)
+}
+
+// PartitionInputs returns the public inputs (without ONE) of partition k of
+// a PoSt from the public sectors of that partition alone, in order, as
+// FallbackPoStCompound::generate_public_inputs computes them for partition
+// k of the whole proof: per circuit sector its comm_r, then per challenge
+// the challenged leaf's index. The challenge indices of the sector at
+// place i count its position k·Sectors + i in the whole proof (V1; V1_2
+// uses the challenge number alone), so no other partition's sectors are
+// needed. Window takes 1 to Sectors sectors, a short partition repeating
+// its last sector's inputs; Winning takes its one challenged sector, k = 0,
+// repeated once per circuit sector (as verify_winning_post builds its
+// inputs). randomness must be a canonical scalar (filecoin-proofs refuses
+// others). Errors are *InputError values naming the field.
+func PartitionInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int) ([]fr.Element, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if _, err := fr.LittleEndian.Element(&randomness); err != nil {
 		return nil, &InputError{"randomness", "not a canonical field element"}
 	}
-	all, err := s.circuitSectors(sectors)
-	if err != nil {
-		return nil, err
+	switch n := len(sectors); {
+	case n == 0:
+		return nil, &InputError{"sectors", "no sector"}
+	case s.Kind == Winning && n != 1:
+		return nil, &InputError{"sectors", fmt.Sprintf("Winning PoSt proves 1 sector, got %d", n)}
+	case n > s.Sectors:
+		return nil, &InputError{"sectors", fmt.Sprintf("%d sectors; a partition of %s holds at most %d", n, s.Name, s.Sectors)}
+	case k < 0 || (s.Kind == Winning && k != 0):
+		return nil, &InputError{"partition", fmt.Sprintf("%d is no partition of %s", k, s.Name)}
+	case uint64(k) >= math.MaxInt64/(uint64(s.Sectors)*uint64(s.Challenges)):
+		return nil, &InputError{"partition", fmt.Sprintf("%d: its challenge indices overflow 63 bits", k)}
 	}
-	if k < 0 || k*s.Sectors >= len(all) {
-		return nil, &InputError{"partition", fmt.Sprintf("partition %d of %d sectors", k, len(all))}
+	if s.Kind == Winning {
+		sectors = slices.Repeat(sectors, s.Sectors)
 	}
-	chunk := all[k*s.Sectors : min(len(all), (k+1)*s.Sectors)]
 	per := 1 + s.Challenges
 	out := make([]fr.Element, 0, s.Sectors*per)
-	for i, sec := range chunk {
+	for i, sec := range sectors {
 		out = append(out, sec.CommR)
 		for n := 0; n < s.Challenges; n++ {
 			idx := ChallengeIndex(s.Version, k*s.Sectors+i, s.Challenges, n)

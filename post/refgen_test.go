@@ -3,6 +3,7 @@ package post
 import (
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -174,4 +175,96 @@ func TestRefgenPoSt2KiB(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPartitionInputs derives the public inputs of every partition of the
+// committed vectors from that partition's own sectors alone, as a prover
+// of one partition (filecoin-ffi's generate_single_window_post_with_vanilla)
+// has them, and compares with the inputs rust-fil-proofs computed for that
+// partition of the whole PoSt (inputs-p{k}.bin); each partition passes
+// VerifyPartition with its own sectors. V1 counts positions: partition 1's
+// sector placed as partition 0 gets other inputs, and fails the check.
+func TestPartitionInputs(t *testing.T) {
+	for _, name := range vectors {
+		v := loadVector(t, name)
+		s := v.shape
+		for k, part := range v.parts {
+			own := v.pub
+			if s.Kind == Window {
+				own = v.pub[k*s.Sectors : min(len(v.pub), (k+1)*s.Sectors)]
+			}
+			picked, err := s.PartitionSectors(v.pub, k)
+			require.NoError(t, err)
+			require.Equal(t, own, picked, "%s partition %d sectors", name, k)
+
+			got, err := PartitionInputs(s, v.rnd, own, k)
+			require.NoError(t, err)
+			want := refgen.ReadScalars(t, filepath.Join(v.dir, v.meta.Partitions[k].PublicInputsFile))
+			require.Equal(t, want, got, "%s partition %d", name, k)
+			require.NoError(t, s.VerifyPartition(v.rnd, own, part, k), "%s partition %d", name, k)
+
+			if k > 0 {
+				other, err := PartitionInputs(s, v.rnd, own, 0)
+				require.NoError(t, err)
+				err = s.VerifyPartition(v.rnd, own, part, 0)
+				if s.Version == V1_0_0 {
+					require.NotEqual(t, want, other, "%s: partition %d's sectors as partition 0", name, k)
+					var ie *InputError
+					require.ErrorAs(t, err, &ie)
+					require.Regexp(t, `^partition 0: sectors\[0\]\.paths\[`, ie.Field)
+				} else {
+					require.Equal(t, want, other, "%s: V1_2 inputs do not depend on the position", name)
+					require.NoError(t, err)
+				}
+			}
+		}
+	}
+}
+
+// TestPartitionInputsRefuses: the sectors and partition index a partition
+// cannot have are refused, named.
+func TestPartitionInputsRefuses(t *testing.T) {
+	win := loadVector(t, "window-2k-v1")
+	winning := loadVector(t, "winning-2k-v1")
+	two := []PublicSector{winning.pub[0], winning.pub[0]}
+	for _, tc := range []struct {
+		name    string
+		v       vector
+		sectors []PublicSector
+		k       int
+		field   string
+	}{
+		{"no sector", win, nil, 0, "sectors"},
+		{"more than a partition holds", win, win.pub, 0, "sectors"},
+		{"negative partition", win, win.pub[:1], -1, "partition"},
+		{"challenge indices overflow", win, win.pub[:1], math.MaxInt64 / 20, "partition"},
+		{"Winning of two sectors", winning, two, 0, "sectors"},
+		{"Winning past partition 0", winning, winning.pub, 1, "partition"},
+	} {
+		_, err := PartitionInputs(tc.v.shape, tc.v.rnd, tc.sectors, tc.k)
+		var ie *InputError
+		require.ErrorAs(t, err, &ie, tc.name)
+		require.Equal(t, tc.field, ie.Field, tc.name)
+	}
+	// The last partition index whose challenge indices fit: accepted.
+	_, err := PartitionInputs(win.shape, win.rnd, win.pub[:1], math.MaxInt64/20-1)
+	require.NoError(t, err)
+
+	// A randomness that is not a canonical scalar.
+	rnd := win.rnd
+	rnd[31] = 0xff
+	_, err = PartitionInputs(win.shape, rnd, win.pub[:1], 0)
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "randomness", ie.Field)
+
+	// PartitionSectors: no partition k of the sectors.
+	for _, k := range []int{-1, 2, math.MaxInt} {
+		_, err = win.shape.PartitionSectors(win.pub, k)
+		require.ErrorAs(t, err, &ie, "partition %d", k)
+		require.Equal(t, "partition", ie.Field)
+	}
+	_, err = win.shape.PartitionSectors(nil, 0)
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "sectors", ie.Field)
 }

@@ -12,18 +12,31 @@ import (
 
 // Verify checks natively, without the circuit, that partition k of a PoSt
 // over pub (as [Partitions] returns them) with the given randomness proves
-// what its circuit proves: per circuit sector, comm_r is the public
-// sector's and equals Poseidon(comm_c, comm_r_last); per challenge the path
-// starts at the leaf [PublicInputs] derives and leads from the leaf to
-// comm_r_last. It also runs [Shape.Check]. A partition that passes Verify
-// synthesizes into a satisfied circuit whose public inputs are those
-// PublicInputs returns; errors are *InputError values naming the sector
-// and challenge.
+// what its circuit proves: [Shape.VerifyPartition] with the sectors
+// [Shape.PartitionSectors] picks for partition k.
 func (s Shape) Verify(randomness [32]byte, pub []PublicSector, p *Partition, k int) error {
+	own, err := s.PartitionSectors(pub, k)
+	if err != nil {
+		return err
+	}
+	return s.VerifyPartition(randomness, own, p, k)
+}
+
+// VerifyPartition checks natively, without the circuit, that p, partition
+// k of a PoSt whose public sectors in that partition are own (as
+// [PartitionInputs] takes them), proves what its circuit proves with the
+// given randomness: per circuit sector, comm_r is the public sector's and
+// equals Poseidon(comm_c, comm_r_last); per challenge the path starts at
+// the leaf PartitionInputs derives and leads from the leaf to comm_r_last.
+// It also runs [Shape.Check]. A partition that passes synthesizes into a
+// satisfied circuit whose public inputs are those PartitionInputs returns;
+// errors are *InputError values naming the partition, sector and
+// challenge.
+func (s Shape) VerifyPartition(randomness [32]byte, own []PublicSector, p *Partition, k int) error {
 	if err := s.Check(p); err != nil {
 		return err
 	}
-	want, err := PublicInputs(s, randomness, pub, k)
+	want, err := PartitionInputs(s, randomness, own, k)
 	if err != nil {
 		return err
 	}

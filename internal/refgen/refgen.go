@@ -91,13 +91,20 @@ func ReadScalars(t testing.TB, path string) []fr.Element {
 // bellperson's encoding, failing t on any read or decode error.
 func KeyAndProofs(t testing.TB, vkPath, proofPath string) (*groth16.VerifyingKey, []groth16.Proof) {
 	t.Helper()
+	return KeyAndProofBytes(t, vkPath, ReadFile(t, proofPath), proofPath)
+}
+
+// KeyAndProofBytes is KeyAndProofs for proofs already in memory; name
+// names them in errors.
+func KeyAndProofBytes(t testing.TB, vkPath string, proof []byte, name string) (*groth16.VerifyingKey, []groth16.Proof) {
+	t.Helper()
 	vk, err := groth16.ReadVerifyingKey(vkPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proofs, err := groth16.ReadProofs(ReadFile(t, proofPath))
+	proofs, err := groth16.ReadProofs(proof)
 	if err != nil {
-		t.Fatalf("%s: %v", proofPath, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return vk, proofs
 }

@@ -1,0 +1,57 @@
+package r1cs
+
+import "context"
+
+// BuildContext runs build on a Builder that forwards every call to b and
+// checks ctx every 4096 constraints (a few milliseconds of recording). Once
+// ctx is done, the build stops at the next check, b is left partly built
+// and BuildContext returns ctx's error; otherwise it returns build's. It
+// returns ctx's error at once when ctx is already done.
+//
+// build must call the Builder it is given from its own goroutine only, as a
+// sequential synthesis does: the stop unwinds build's stack. build sees a
+// Builder of another type than b, so a witness-only b ([Witness]) loses the
+// fast paths that test for it: BuildContext is for recording ([System]) and
+// counting ([Counter]).
+func BuildContext(ctx context.Context, b Builder, build func(Builder) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ctx.Done() == nil { // never cancelled
+		return build(b)
+	}
+	cb := &ctxBuilder{Builder: b, ctx: ctx}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != any(cb) {
+				panic(r) // not this call's stop
+			}
+			err = cb.err
+		}
+	}()
+	return build(cb)
+}
+
+// ctxBuilder is the Builder BuildContext hands to its build: once its
+// context is done it records the error and unwinds the build by panicking
+// with itself, which only its own BuildContext recovers.
+type ctxBuilder struct {
+	Builder
+	ctx context.Context
+	n   int
+	err error
+}
+
+// ctxCheckEvery is how many constraints ctxBuilder adds between checks of
+// its context.
+const ctxCheckEvery = 1 << 12
+
+func (b *ctxBuilder) Enforce(x, y, z LC) {
+	if b.n++; b.n%ctxCheckEvery == 0 {
+		if err := b.ctx.Err(); err != nil {
+			b.err = err
+			panic(b)
+		}
+	}
+	b.Builder.Enforce(x, y, z)
+}

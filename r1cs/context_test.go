@@ -1,0 +1,87 @@
+package r1cs
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// squares builds n square gadgets (two constraints each) into b, calling
+// after(i) after the i-th.
+func squares(b Builder, n int, after func(i int)) error {
+	for i := 0; i < n; i++ {
+		square(b, int64(i), 1)
+		after(i)
+	}
+	return nil
+}
+
+// TestBuildContext: a build runs to its end and records what it records
+// without the wrapper; one whose context ends stops within 4096
+// constraints with the context's error; a done context stops it before it
+// starts; build's own error and panics reach the caller as they are.
+func TestBuildContext(t *testing.T) {
+	nop := func(int) {}
+	want := NewCounter()
+	require.NoError(t, squares(want, 10000, nop))
+	got := NewCounter()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, BuildContext(ctx, got, func(b Builder) error { return squares(b, 10000, nop) }))
+	require.Equal(t, want.Counts(), got.Counts())
+	// A context that is never done: build gets b itself.
+	require.NoError(t, BuildContext(context.Background(), got, func(b Builder) error {
+		require.Same(t, got, b)
+		return nil
+	}))
+
+	// Cancelled after 1000 gadgets (2000 constraints): the build stops at
+	// the 4096th constraint.
+	sys := NewSystem()
+	ctx, cancel = context.WithCancel(context.Background())
+	err := BuildContext(ctx, sys, func(b Builder) error {
+		return squares(b, 1_000_000, func(i int) {
+			if i == 999 {
+				cancel()
+			}
+		})
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, ctxCheckEvery-1, sys.NumConstraints(), "stopped at the check of the 4096th constraint")
+
+	ran := false
+	require.ErrorIs(t, BuildContext(ctx, sys, func(Builder) error { ran = true; return nil }), context.Canceled)
+	require.False(t, ran, "a done context: build never runs")
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	boom := errors.New("boom")
+	require.ErrorIs(t, BuildContext(ctx, NewCounter(), func(Builder) error { return boom }), boom)
+	require.PanicsWithValue(t, "other", func() {
+		_ = BuildContext(ctx, NewCounter(), func(Builder) error { panic("other") })
+	})
+}
+
+// TestBuildContextNested: an inner BuildContext whose own context is live
+// lets the outer one's stop through, and the outer call returns it.
+func TestBuildContextNested(t *testing.T) {
+	outer, cancel := context.WithCancel(context.Background())
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	returned := false
+	err := BuildContext(outer, NewCounter(), func(b Builder) error {
+		err := BuildContext(live, b, func(b Builder) error {
+			return squares(b, 1_000_000, func(i int) {
+				if i == 10 {
+					cancel()
+				}
+			})
+		})
+		returned = true
+		return err
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.False(t, returned, "the outer stop unwound the inner call")
+}
