@@ -41,6 +41,7 @@ func runPoStProve(args []string) error {
 	name := fs.String("proof", "", "registered PoSt proof, e.g. StackedDrgWindow32GiBV1_2 or StackedDrgWinning32GiBV1 (required)")
 	rnd := fs.String("randomness", "", "the PoSt randomness: 64 hex digits, a canonical scalar's 32 bytes (required)")
 	f := addCircuitFlags(fs, "a sector's vanilla proof (bincode from generate_single_vanilla_proof, or its JSON object), or a JSON array of them; repeat in sector order (required)")
+	partition := fs.Int("partition", -1, "Window PoSt only: prove the one partition of this index in the whole proof, from that partition's sectors (--vanilla); -1 proves the whole proof")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -57,7 +58,17 @@ func runPoStProve(args []string) error {
 		return &post.InputError{Field: "randomness", Msg: fmt.Sprintf("%q is not 64 hex digits", *rnd)}
 	}
 	prove := (*c2.Prover).ProveWindowPoStTimed
-	if shape.Kind == post.Winning {
+	switch {
+	case *partition < -1:
+		return &post.InputError{Field: "partition", Msg: fmt.Sprintf("%d is negative", *partition)}
+	case *partition >= 0 && shape.Kind == post.Winning:
+		return &post.InputError{Field: "partition", Msg: "a Winning PoSt has one partition: leave --partition out"}
+	case *partition >= 0:
+		k := *partition
+		prove = func(p *c2.Prover, ctx context.Context, proof string, rnd [32]byte, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
+			return p.ProveWindowPoStPartitionTimed(ctx, proof, rnd, k, vanilla)
+		}
+	case shape.Kind == post.Winning:
 		prove = (*c2.Prover).ProveWinningPoStTimed
 	}
 	return f.prove(circuitProof{

@@ -36,6 +36,22 @@ func TestPoStSetupAndProve(t *testing.T) {
 	require.NoError(t, runPoStProve(args))
 
 	requireProofsVerify(t, out, vkPath, v, 2)
+
+	// Partition 1 alone, from its own sector: the whole proof's second proof.
+	whole, err := os.ReadFile(out)
+	require.NoError(t, err)
+	one := filepath.Join(dir, "p1.proof")
+	require.NoError(t, runPoStProve([]string{"--proof", name, "--randomness", rnd, "--params", dir, "--out", one,
+		"--trust-params", "--partition", "1", "--vanilla", v + "vanilla-5003.bin"}))
+	raw, err := os.ReadFile(one)
+	require.NoError(t, err)
+	proofs, err := groth16.ReadProofs(raw)
+	require.NoError(t, err)
+	require.Len(t, proofs, 1)
+	vk, err := groth16.ReadVerifyingKey(vkPath)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, &proofs[0], refgen.ReadScalars(t, filepath.Join(v, "inputs-p1.bin"))))
+	require.Len(t, whole, 2*groth16.ProofSize)
 }
 
 // requireProofsVerify checks that the proof file out holds n proofs and
@@ -67,6 +83,9 @@ func TestPoStProveRefusesBadInput(t *testing.T) {
 	base := []string{"--proof", "StackedDrgWinning2KiBV1", "--params", dir, "--out", out}
 	var ie *post.InputError
 	require.ErrorAs(t, runPoStProve(append(base, "--randomness", "12", "--vanilla", v+"vanilla-5002.bin")), &ie)
+	require.ErrorAs(t, runPoStProve(append(base, "--randomness", rnd, "--partition", "0", "--vanilla", v+"vanilla-5002.bin")), &ie)
+	require.Equal(t, "partition", ie.Field, "a Winning PoSt has no partitions to pick")
+	require.ErrorAs(t, runPoStProve(append(base, "--randomness", rnd, "--partition", "-2", "--vanilla", v+"vanilla-5002.bin")), &ie)
 	// The JSON array form is read; without parameters the lookup fails, naming the official file.
 	err := runPoStProve(append(base, "--randomness", rnd, "--vanilla", v+"vanilla.json"))
 	require.ErrorIs(t, err, c2.ErrNoParams)
