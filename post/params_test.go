@@ -13,7 +13,7 @@ import (
 
 // TestParamsName: the parameter file names and circuit identifiers equal
 // those filecoin-proofs reported for every registered PoSt proof refgen
-// recorded (post-counts.json and the post-2k vectors).
+// recorded (post-counts.json and the post-2k and post-8m vectors).
 func TestParamsName(t *testing.T) {
 	type rec struct {
 		CircuitIdentifier  string `json:"circuit_identifier"`
@@ -23,8 +23,8 @@ func TestParamsName(t *testing.T) {
 	require.NoError(t, err)
 	var all map[string]rec
 	require.NoError(t, json.Unmarshal(b, &all))
-	for _, name := range []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"} {
-		b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-2k", name, "meta.json"))
+	for _, name := range append(vectors[:len(vectors):len(vectors)], vectors8MiB...) {
+		b, err := os.ReadFile(filepath.Join(refgen.Dir, vectorSet(name), name, "meta.json"))
 		require.NoError(t, err)
 		var m struct {
 			RegisteredProof string `json:"registered_proof"`

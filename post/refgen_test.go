@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -16,7 +17,7 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// refgenPoSt is the part of a post-2k meta.json the tests compare with.
+// refgenPoSt is the part of a post-2k or post-8m meta.json the tests compare with.
 type refgenPoSt struct {
 	RegisteredProof string              `json:"registered_proof"`
 	Randomness      string              `json:"randomness"`
@@ -38,12 +39,27 @@ type refgenPoSt struct {
 
 func loadPoSt(t *testing.T, name string) (refgenPoSt, string) {
 	var m refgenPoSt
-	refgen.ReadJSON(t, &m, "post-2k", name, "meta.json")
-	return m, filepath.Join(refgen.Dir, "post-2k", name)
+	refgen.ReadJSON(t, &m, vectorSet(name), name, "meta.json")
+	return m, filepath.Join(refgen.Dir, vectorSet(name), name)
 }
 
-// vectors names the committed 2 KiB PoSt vectors (out/post-2k).
-var vectors = []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"}
+// vectors names the committed 2 KiB PoSt vectors (out/post-2k), and
+// vectors8MiB the 8 MiB ones (out/post-8m), made the same way.
+var (
+	vectors     = []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"}
+	vectors8MiB = []string{"window-8m-v1_2", "window-8m-v1", "winning-8m-v1"}
+	// vectorSets are the directories under out/ holding them.
+	vectorSets = []string{"post-2k", "post-8m"}
+)
+
+// vectorSet is the directory under out/ holding the named vector: its
+// name carries the size, as in window-8m-v1_2.
+func vectorSet(name string) string {
+	if strings.Contains(name, "-8m-") {
+		return "post-8m"
+	}
+	return "post-2k"
+}
 
 // vector is a committed PoSt vector with its vanilla proofs decoded (from
 // vanilla.json, checked against the bincode files) and partitioned.
@@ -87,10 +103,18 @@ func loadVector(t *testing.T, name string) vector {
 	return vector{meta: m, dir: dir, shape: s, rnd: rnd, parts: parts, pub: pub}
 }
 
-// TestWinningSectorChallenge: refgen's Winning vector proves the sector
-// generate_winning_post_sector_challenge picked among the three sealed.
+// TestWinningSectorChallenge: refgen's Winning vectors (2 KiB and 8 MiB)
+// prove the sector generate_winning_post_sector_challenge picked among the
+// three sealed.
 func TestWinningSectorChallenge(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-2k", "sectors.json"))
+	for _, set := range vectorSets {
+		winning := "winning-" + strings.TrimPrefix(set, "post-") + "-v1"
+		t.Run(set, func(t *testing.T) { checkWinningSectorChallenge(t, set, winning) })
+	}
+}
+
+func checkWinningSectorChallenge(t *testing.T, set, winning string) {
+	b, err := os.ReadFile(filepath.Join(refgen.Dir, set, "sectors.json"))
 	require.NoError(t, err)
 	var all struct {
 		ProverID   string `json:"prover_id"`
@@ -107,7 +131,7 @@ func TestWinningSectorChallenge(t *testing.T) {
 	require.NoError(t, err)
 	i, err := WinningSectorChallenge(pid, rnd, 0, uint64(len(all.Sectors)))
 	require.NoError(t, err)
-	m, _ := loadPoSt(t, "winning-2k-v1")
+	m, _ := loadPoSt(t, winning)
 	require.Equal(t, m.SectorIDs, []uint64{all.Sectors[i].ID})
 	_, err = WinningSectorChallenge(pid, rnd, 0, 0)
 	require.Error(t, err)
@@ -121,59 +145,73 @@ func TestWinningSectorChallenge(t *testing.T) {
 // natively from the randomness and the sectors.
 func TestRefgenPoSt2KiB(t *testing.T) {
 	for _, name := range vectors {
-		t.Run(name, func(t *testing.T) {
-			v := loadVector(t, name)
-			m, s, parts, rnd := v.meta, v.shape, v.parts, v.rnd
-			// The challenged leaves the API derived are the ones our LeafChallenge derives.
-			for i, id := range m.SectorIDs {
-				want := m.Challenges[strconv.FormatUint(id, 10)]
-				for n, c := range want {
-					// generate_fallback_sector_challenges: Winning's one sector has 66 challenges.
-					idx := ChallengeIndex(s.Version, i, len(want), n)
-					require.Equal(t, c, LeafChallenge(s, rnd, id, idx), "sector %d challenge %d", id, n)
-				}
-			}
+		t.Run(name, func(t *testing.T) { checkRefgenPoSt(t, name) })
+	}
+}
 
-			for k, want := range m.Partitions {
-				p := parts[k]
-				cnt := r1cs.NewCounter()
-				require.NoError(t, Synthesize(cnt, s, p))
-				cnt.Finalize()
-				require.Equal(t, want.Counts.R1CS(), cnt.Counts(), "partition %d counts", k)
-				require.Equal(t, s.NumInputs(), want.Counts["inputs"])
+// TestRefgenPoSt8MiB makes the same checks on the 8 MiB vectors
+// (out/post-8m: Window V1_2 and V1 of three sectors in two partitions,
+// Winning V1 of one), whose trees are six octary levels deep instead of
+// two.
+func TestRefgenPoSt8MiB(t *testing.T) {
+	for _, name := range vectors8MiB {
+		t.Run(name, func(t *testing.T) { checkRefgenPoSt(t, name) })
+	}
+}
 
-				sys := r1cs.NewSystem()
-				require.NoError(t, Synthesize(sys, s, p))
-				sys.Finalize()
-				require.NoError(t, sys.IsSatisfied())
-				dig, err := sys.CanonicalDigest()
-				require.NoError(t, err)
-				require.Equal(t, want.R1CSSHA256, hex.EncodeToString(dig[:]), "partition %d R1CS", k)
+// checkRefgenPoSt rebuilds every partition of one committed vector and
+// compares it with the recording.
+func checkRefgenPoSt(t *testing.T, name string) {
+	v := loadVector(t, name)
+	m, s, parts, rnd := v.meta, v.shape, v.parts, v.rnd
+	// The challenged leaves the API derived are the ones our LeafChallenge derives.
+	for i, id := range m.SectorIDs {
+		want := m.Challenges[strconv.FormatUint(id, 10)]
+		for n, c := range want {
+			// generate_fallback_sector_challenges: Winning's one sector has 66 challenges.
+			idx := ChallengeIndex(s.Version, i, len(want), n)
+			require.Equal(t, c, LeafChallenge(s, rnd, id, idx), "sector %d challenge %d", id, n)
+		}
+	}
 
-				w := r1cs.NewWitness(0, 0)
-				require.NoError(t, Synthesize(w, s, p))
-				d := r1cs.WitnessDigest(w.Inputs, w.Aux)
-				require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
-				pw, err := Witness(s, p, 0)
-				require.NoError(t, err)
-				d = r1cs.WitnessDigest(pw.Inputs, pw.Aux)
-				require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
+	for k, want := range m.Partitions {
+		p := parts[k]
+		cnt := r1cs.NewCounter()
+		require.NoError(t, Synthesize(cnt, s, p))
+		cnt.Finalize()
+		require.Equal(t, want.Counts.R1CS(), cnt.Counts(), "partition %d counts", k)
+		require.Equal(t, s.NumInputs(), want.Counts["inputs"])
 
-				native, err := PublicInputs(s, rnd, v.pub, k)
-				require.NoError(t, err)
-				require.Equal(t, native, pw.Inputs[1:], "partition %d native public inputs", k)
-				require.Len(t, want.PublicInputs, len(native))
-				b, err := os.ReadFile(filepath.Join(v.dir, want.PublicInputsFile))
-				require.NoError(t, err)
-				require.Len(t, b, 32*len(native))
-				for i := range native {
-					var e [32]byte
-					fr.LittleEndian.PutElement(&e, native[i])
-					require.Equal(t, want.PublicInputs[i], hex.EncodeToString(e[:]), "partition %d input %d", k, i)
-					require.Equal(t, b[32*i:32*i+32], e[:], "partition %d input file %d", k, i)
-				}
-			}
-		})
+		sys := r1cs.NewSystem()
+		require.NoError(t, Synthesize(sys, s, p))
+		sys.Finalize()
+		require.NoError(t, sys.IsSatisfied())
+		dig, err := sys.CanonicalDigest()
+		require.NoError(t, err)
+		require.Equal(t, want.R1CSSHA256, hex.EncodeToString(dig[:]), "partition %d R1CS", k)
+
+		w := r1cs.NewWitness(0, 0)
+		require.NoError(t, Synthesize(w, s, p))
+		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
+		pw, err := Witness(s, p, 0)
+		require.NoError(t, err)
+		d = r1cs.WitnessDigest(pw.Inputs, pw.Aux)
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
+
+		native, err := PublicInputs(s, rnd, v.pub, k)
+		require.NoError(t, err)
+		require.Equal(t, native, pw.Inputs[1:], "partition %d native public inputs", k)
+		require.Len(t, want.PublicInputs, len(native))
+		b, err := os.ReadFile(filepath.Join(v.dir, want.PublicInputsFile))
+		require.NoError(t, err)
+		require.Len(t, b, 32*len(native))
+		for i := range native {
+			var e [32]byte
+			fr.LittleEndian.PutElement(&e, native[i])
+			require.Equal(t, want.PublicInputs[i], hex.EncodeToString(e[:]), "partition %d input %d", k, i)
+			require.Equal(t, b[32*i:32*i+32], e[:], "partition %d input file %d", k, i)
+		}
 	}
 }
 
@@ -185,7 +223,7 @@ func TestRefgenPoSt2KiB(t *testing.T) {
 // VerifyPartition with its own sectors. V1 counts positions: partition 1's
 // sector placed as partition 0 gets other inputs, and fails the check.
 func TestPartitionInputs(t *testing.T) {
-	for _, name := range vectors {
+	for _, name := range append(vectors[:len(vectors):len(vectors)], vectors8MiB...) {
 		v := loadVector(t, name)
 		s := v.shape
 		for k, part := range v.parts {

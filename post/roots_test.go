@@ -13,8 +13,8 @@ import (
 // TestCheckRoots: rust-fil-proofs' vanilla proofs pass; one root changed
 // is named.
 func TestCheckRoots(t *testing.T) {
-	for _, name := range []string{"window-2k-v1_2", "winning-2k-v1"} {
-		b, err := os.ReadFile(filepath.Join(refgen.Dir, "post-2k", name, "vanilla.json"))
+	for _, name := range []string{"window-2k-v1_2", "winning-2k-v1", "window-8m-v1_2", "winning-8m-v1"} {
+		b, err := os.ReadFile(filepath.Join(refgen.Dir, vectorSet(name), name, "vanilla.json"))
 		require.NoError(t, err)
 		proofs, err := DecodeSectorProofsJSON(b)
 		require.NoError(t, err)

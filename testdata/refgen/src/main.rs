@@ -2,7 +2,7 @@
 //! Filecoin Rust crates. See README.md for every file it writes.
 //!
 //! Usage:
-//!   refgen gen [--out DIR] [--only groth16-interop|porep-2k|porep-8m] [--r1cs-dir DIR]
+//!   refgen gen [--out DIR] [--only groth16-interop|porep-2k|porep-8m|post-2k|post-8m|update-2k|update-8m] [--r1cs-dir DIR]
 //!   refgen verify (--vk FILE | --params FILE) --proof FILE --inputs FILE
 //!   refgen porep-params [--out DIR] [--c1 FILE]  (needs REFGEN_CACHE; ~1 GiB, not committed)
 //!   refgen update-params [--out DIR]  (needs REFGEN_CACHE; 2 KiB SnapDeals parameters and proof, not committed)
@@ -73,8 +73,10 @@ fn gen(args: &[String]) -> Result<()> {
             porep::generate(&spec, &out, &tmp, r1cs_dir.as_deref()).with_context(|| spec.dir)?;
         }
     }
-    if want("post-2k") {
-        post::generate(&out, &tmp).context("post-2k")?;
+    for spec in post::specs() {
+        if want(spec.dir) {
+            post::generate(&spec, &out, &tmp).with_context(|| spec.dir)?;
+        }
     }
     for spec in update::specs() {
         if want(spec.dir) {

@@ -1,8 +1,9 @@
 //! Window and Winning PoSt (storage-proofs-post FallbackPoSt) vectors
-//! (README.md, "post-2k" and "post-counts").
+//! (README.md, "post-2k", "post-8m" and "post-counts").
 //!
-//! `generate` seals three 2 KiB sectors with filecoin-proofs-api, asks the
-//! API for the PoSt challenges and the per-sector vanilla proofs (the bytes
+//! `generate` seals three sectors of one size (2 KiB for post-2k, 8 MiB for
+//! post-8m) with filecoin-proofs-api, asks the API for the PoSt challenges
+//! and the per-sector vanilla proofs (the bytes
 //! filecoin-ffi hands to the SNARK step), partitions them the way
 //! filecoin-proofs does before proving, checks them with rust-fil-proofs'
 //! vanilla verifier, and records each partition's circuit with
@@ -45,10 +46,10 @@ use crate::util::{fr_hex, write_scalars};
 
 type Tree2K = SectorShape2KiB;
 
-/// The sectors sealed for the PoSt vectors: ids and piece RNG seeds.
+/// The sectors sealed for the PoSt vectors (the same at every size): ids and piece RNG seeds.
 const SECTORS: [(u64, u64); 3] = [(5001, 0x6332_706f_7374_0001), (5002, 0x6332_706f_7374_0002), (5003, 0x6332_706f_7374_0003)];
 
-/// The PoSt randomness of every 2 KiB vector.
+/// The PoSt randomness of every vector (2 KiB and 8 MiB).
 pub fn randomness() -> [u8; 32] {
     crate::porep::fixed(0x44)
 }
@@ -60,9 +61,8 @@ struct Sealed {
     sealed: std::path::PathBuf,
 }
 
-/// Seals one 2 KiB sector (add_piece, PC1, PC2) under `work`.
-fn seal(work: &Path, id: u64, piece_seed: u64) -> Result<Sealed> {
-    let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
+/// Seals one sector of the registered seal proof (add_piece, PC1, PC2) under `work`.
+fn seal(proof: RegisteredSealProof, work: &Path, id: u64, piece_seed: u64) -> Result<Sealed> {
     let dir = work.join(format!("sector-{}", id));
     let cache = dir.join("cache");
     fs::create_dir_all(&cache)?;
@@ -93,12 +93,46 @@ pub struct Case {
     pub proof: RegisteredPoStProof,
 }
 
+/// The 2 KiB cases (`out/post-2k`).
 pub fn cases() -> Vec<Case> {
     vec![
         Case { dir: "window-2k-v1_2", proof: RegisteredPoStProof::StackedDrgWindow2KiBV1_2 },
         Case { dir: "window-2k-v1", proof: RegisteredPoStProof::StackedDrgWindow2KiBV1 },
         Case { dir: "winning-2k-v1", proof: RegisteredPoStProof::StackedDrgWinning2KiBV1 },
     ]
+}
+
+/// The 8 MiB cases (`out/post-8m`).
+pub fn cases_8m() -> Vec<Case> {
+    vec![
+        Case { dir: "window-8m-v1_2", proof: RegisteredPoStProof::StackedDrgWindow8MiBV1_2 },
+        Case { dir: "window-8m-v1", proof: RegisteredPoStProof::StackedDrgWindow8MiBV1 },
+        Case { dir: "winning-8m-v1", proof: RegisteredPoStProof::StackedDrgWinning8MiBV1 },
+    ]
+}
+
+/// One sector size's vector directory: its name under out/, the seal
+/// proof its sectors are sealed with, and its cases.
+pub struct Spec {
+    pub dir: &'static str,
+    pub seal: RegisteredSealProof,
+    pub cases: Vec<Case>,
+}
+
+pub fn specs() -> Vec<Spec> {
+    vec![
+        Spec { dir: "post-2k", seal: RegisteredSealProof::StackedDrg2KiBV1_1, cases: cases() },
+        Spec { dir: "post-8m", seal: RegisteredSealProof::StackedDrg8MiBV1_1, cases: cases_8m() },
+    ]
+}
+
+/// Writes `out/<spec.dir>/`, with the tree shape of its sector size.
+pub fn generate(spec: &Spec, out: &Path, tmp: &Path) -> Result<()> {
+    match u64::from(spec.seal.sector_size()) {
+        s if s == 2 << 10 => generate_shape::<SectorShape2KiB>(spec, out, tmp),
+        s if s == 8 << 20 => generate_shape::<SectorShape8MiB>(spec, out, tmp),
+        s => anyhow::bail!("no PoSt vectors for sector size {}", s),
+    }
 }
 
 /// The vanilla-level public parameters filecoin-proofs uses for `config`.
@@ -123,27 +157,27 @@ fn public_params<T: 'static + MerkleTreeTrait>(
     <Compound<T> as CompoundProof<FallbackPoSt<'static, T>, FallbackPoStCircuit<T>>>::setup(&csp)
 }
 
-type Domain2K = <<Tree2K as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+type DomainOf<T> = <<T as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 type Circuit2K = FallbackPoStCircuit<Tree2K>;
 
-/// A 2 KiB PoSt set up for the SNARK step the way
+/// A PoSt of tree shape T set up for the SNARK step the way
 /// generate_{window,winning}_post_with_vanilla set it up: compound public
 /// params, the public inputs verify_{window,winning}_post build (Winning:
 /// the sector repeated once per circuit sector), and the vanilla proofs
 /// split into partitions by `partition_vanilla_proofs`, which
 /// `FallbackPoSt::verify_all_partitions` has accepted.
-pub struct Prepared {
-    pub_params: compound_proof::PublicParams<'static, FallbackPoSt<'static, Tree2K>>,
-    pub_inputs: fallback::PublicInputs<Domain2K>,
-    pub parts: Vec<VanillaProof<Tree2K>>,
+pub struct Prepared<T: 'static + MerkleTreeTrait> {
+    pub_params: compound_proof::PublicParams<'static, FallbackPoSt<'static, T>>,
+    pub_inputs: fallback::PublicInputs<DomainOf<T>>,
+    pub parts: Vec<VanillaProof<T>>,
 }
 
-impl Prepared {
+impl<T: 'static + MerkleTreeTrait> Prepared<T> {
     pub fn new(
         proof: RegisteredPoStProof,
         rand: &[u8; 32],
         prover_id: &[u8; 32],
-        proofs: &[FallbackPoStSectorProof<Tree2K>],
+        proofs: &[FallbackPoStSectorProof<T>],
     ) -> Result<Self> {
         let config = proof.as_v1_config();
         let vp = vanilla_params(&config)?;
@@ -151,7 +185,7 @@ impl Prepared {
             PoStType::Window => proofs.len().div_ceil(vp.sector_count),
             PoStType::Winning => 1,
         };
-        let pub_params = public_params::<Tree2K>(&config, partitions)?;
+        let pub_params = public_params::<T>(&config, partitions)?;
         let repeat = if config.typ == PoStType::Winning { vp.sector_count } else { 1 };
         let mut sectors = Vec::new();
         for _ in 0..repeat {
@@ -160,30 +194,30 @@ impl Prepared {
             }
         }
         let pub_inputs = fallback::PublicInputs {
-            randomness: Domain2K::try_from_bytes(rand)?,
-            prover_id: Domain2K::try_from_bytes(prover_id)?,
+            randomness: DomainOf::<T>::try_from_bytes(rand)?,
+            prover_id: DomainOf::<T>::try_from_bytes(prover_id)?,
             sectors,
             k: None,
         };
         let parts = partition_vanilla_proofs(&config, &pub_params.vanilla_params, &pub_inputs, partitions, proofs)?;
         ensure!(parts.len() == partitions, "{} partitions, want {}", parts.len(), partitions);
         ensure!(
-            FallbackPoSt::<Tree2K>::verify_all_partitions(&pub_params.vanilla_params, &pub_inputs, &parts)?,
+            FallbackPoSt::<T>::verify_all_partitions(&pub_params.vanilla_params, &pub_inputs, &parts)?,
             "vanilla proofs do not verify"
         );
         Ok(Prepared { pub_params, pub_inputs, parts })
     }
 
     /// Partition k's circuit (`FallbackPoStCompound::circuit`).
-    pub fn circuit(&self, k: usize) -> Result<Circuit2K> {
-        <Compound<Tree2K> as CompoundProof<FallbackPoSt<'static, Tree2K>, Circuit2K>>::circuit(
+    pub fn circuit(&self, k: usize) -> Result<FallbackPoStCircuit<T>> {
+        <Compound<T> as CompoundProof<FallbackPoSt<'static, T>, FallbackPoStCircuit<T>>>::circuit(
             &self.pub_inputs, Default::default(), &self.parts[k], &self.pub_params.vanilla_params, Some(k),
         )
     }
 
     /// Partition k's public inputs, without ONE (`generate_public_inputs`).
     pub fn inputs(&self, k: usize) -> Result<Vec<blstrs::Scalar>> {
-        <Compound<Tree2K> as CompoundProof<FallbackPoSt<'static, Tree2K>, Circuit2K>>::generate_public_inputs(
+        <Compound<T> as CompoundProof<FallbackPoSt<'static, T>, FallbackPoStCircuit<T>>>::generate_public_inputs(
             &self.pub_inputs, &self.pub_params.vanilla_params, Some(k),
         )
     }
@@ -207,7 +241,7 @@ pub fn blank_circuit_2k(proof: RegisteredPoStProof) -> Result<Circuit2K> {
 
 /// The committed vector `out/post-2k/<case>` read back (`vanilla.json`,
 /// and randomness and prover id from `meta.json`) and set up for proving.
-pub fn load_2k(out: &Path, case: &Case) -> Result<Prepared> {
+pub fn load_2k(out: &Path, case: &Case) -> Result<Prepared<Tree2K>> {
     let dir = out.join("post-2k").join(case.dir);
     let meta: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("meta.json"))?)?;
     ensure!(
@@ -224,44 +258,45 @@ pub fn load_2k(out: &Path, case: &Case) -> Result<Prepared> {
     Prepared::new(case.proof, &bytes32("randomness")?, &bytes32("prover_id")?, &proofs)
 }
 
-/// Writes `out/post-2k/<case>/` for every case.
-pub fn generate(out: &Path, tmp: &Path) -> Result<()> {
-    let root = out.join("post-2k");
+/// Writes `out/<spec.dir>/<case>/` for every case of the spec.
+fn generate_shape<T: 'static + MerkleTreeTrait>(spec: &Spec, out: &Path, tmp: &Path) -> Result<()> {
+    let root = out.join(spec.dir);
     fs::create_dir_all(&root)?;
-    let work = tmp.join("post-2k");
+    let work = tmp.join(spec.dir);
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work)?;
     let t0 = Instant::now();
-    let sectors = SECTORS.iter().map(|&(id, seed)| seal(&work, id, seed)).collect::<Result<Vec<_>>>()?;
-    eprintln!("post-2k: sealed {} sectors in {:.1}s", sectors.len(), t0.elapsed().as_secs_f64());
+    let sectors = SECTORS.iter().map(|&(id, seed)| seal(spec.seal, &work, id, seed)).collect::<Result<Vec<_>>>()?;
+    eprintln!("{}: sealed {} sectors in {:.1}s", spec.dir, sectors.len(), t0.elapsed().as_secs_f64());
+    let unpadded = u64::from(UnpaddedBytesAmount::from(PaddedBytesAmount(u64::from(spec.seal.sector_size()))));
     let mut sealed_meta = Vec::new();
     for (s, (_, seed)) in sectors.iter().zip(SECTORS.iter()) {
         sealed_meta.push(json!({
             "sector_id": s.id,
-            "piece_rng": format!("ChaCha20Rng::seed_from_u64({:#x}).fill_bytes, 2032 unpadded bytes", seed),
+            "piece_rng": format!("ChaCha20Rng::seed_from_u64({:#x}).fill_bytes, {} unpadded bytes", seed, unpadded),
             "comm_r": hex::encode(s.comm_r),
         }));
     }
     fs::write(
         root.join("sectors.json"),
         serde_json::to_string_pretty(&json!({
-            "registered_seal_proof": "StackedDrg2KiBV1_1",
+            "registered_seal_proof": format!("{:?}", spec.seal),
             "prover_id": hex::encode(crate::porep::prover_id()),
             "ticket": hex::encode(crate::porep::ticket()),
             "randomness": hex::encode(randomness()),
             "sectors": sealed_meta,
         }))? + "\n",
     )?;
-    for case in cases() {
+    for case in &spec.cases {
         let t = Instant::now();
-        generate_case(&case, &root.join(case.dir), &sectors).with_context(|| case.dir)?;
-        eprintln!("post-2k/{}: {:.1}s", case.dir, t.elapsed().as_secs_f64());
+        generate_case::<T>(case, &root.join(case.dir), &sectors).with_context(|| case.dir)?;
+        eprintln!("{}/{}: {:.1}s", spec.dir, case.dir, t.elapsed().as_secs_f64());
     }
     let _ = fs::remove_dir_all(&work);
     Ok(())
 }
 
-fn generate_case(case: &Case, dir: &Path, sectors: &[Sealed]) -> Result<()> {
+fn generate_case<T: 'static + MerkleTreeTrait>(case: &Case, dir: &Path, sectors: &[Sealed]) -> Result<()> {
     fs::create_dir_all(dir)?;
     let config = case.proof.as_v1_config();
     let prover_id = crate::porep::prover_id();
@@ -287,7 +322,7 @@ fn generate_case(case: &Case, dir: &Path, sectors: &[Sealed]) -> Result<()> {
         let c = &challenges[&SectorId::from(s.id)];
         raw.push(generate_single_vanilla_proof(case.proof, SectorId::from(s.id), &info, c)?);
     }
-    let proofs: Vec<FallbackPoStSectorProof<Tree2K>> =
+    let proofs: Vec<FallbackPoStSectorProof<T>> =
         raw.iter().map(|b| bincode::deserialize(b)).collect::<std::result::Result<_, _>>()?;
     let vanilla_json = serde_json::to_vec(&proofs)?;
     fs::write(dir.join("vanilla.json"), &vanilla_json)?;
@@ -299,7 +334,7 @@ fn generate_case(case: &Case, dir: &Path, sectors: &[Sealed]) -> Result<()> {
     }
 
     let vp = vanilla_params(&config)?;
-    let prep = Prepared::new(case.proof, &rand, &prover_id, &proofs)?;
+    let prep = Prepared::<T>::new(case.proof, &rand, &prover_id, &proofs)?;
     let partitions = prep.parts.len();
 
     let mut part_meta = Vec::new();
