@@ -308,18 +308,9 @@ struct Fe {
     }
     C2_HD Fe dbl() const { return *this + *this; }
 
-    // Whether products and fused products use the Karatsuba product
-    // (C2_FIELD_KARATSUBA=1: Fp only; 2: Fp and Fr; needs C2_FIELD_EO).
-#if defined(C2_FIELD_EO) && defined(C2_FIELD_KARATSUBA)
-    static constexpr bool KARA = N == 12 || C2_FIELD_KARATSUBA > 1;
-#else
-    static constexpr bool KARA = false;
-#endif
-
     // Montgomery product a*b/R mod p.
     C2_HD friend Fe operator*(const Fe& a, const Fe& b) {
 #ifdef C2_FIELD_EO
-        if constexpr (KARA) return mul_kara(a, b);
         return mul_eo(a, b);
 #else
         return mul_portable(a, b);
@@ -331,7 +322,6 @@ struct Fe {
     // serves both products (prod_sum_eo); otherwise they are two products.
     C2_HD static Fe prod_sum(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
 #ifdef C2_FIELD_EO
-        if constexpr (KARA) return prod_sum_kara(a, b, c, d);
         return prod_sum_eo(a, b, c, d);
 #else
         return a * b + c * d;
@@ -339,7 +329,6 @@ struct Fe {
     }
     C2_HD static Fe prod_diff(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
 #ifdef C2_FIELD_EO
-        if constexpr (KARA) return prod_sum_kara(a, b, c.neg(), d);
         return prod_sum_eo(a, b, c.neg(), d);
 #else
         return a * b - c * d;
@@ -580,32 +569,28 @@ struct Fe {
         return eo_final(x, y, f);
     }
 
-    // One chain adding the products u[j] * w (j = j0, j0 + 2, ... < M) to
+    // One chain adding the products a[i] * a[j] (j = j0, j0 + 2, ... < N) to
     // the word pairs (s, s+1), (s+2, s+3), ... of h; top is the highest
     // index of h written so far. A chain that ends on a fresh word cannot
     // carry out; otherwise its carry goes to the fresh word above.
-    template <int M = N>
-    C2_HD static void prod_chain(uint32_t* h, int& top, int s, const uint32_t* u, uint32_t w, int j0, carry_t& f) {
-        if (j0 >= M) return;
+    C2_HD static void sq_chain(uint32_t* h, int& top, int s, const Fe& a, int i, int j0, carry_t& f) {
+        if (j0 >= N) return;
         int k = s;
-        mad_lo_cc(h[k], u[j0], w, h[k], f);
+        mad_lo_cc(h[k], a.v[j0], a.v[i], h[k], f);
 #pragma unroll
-        for (int j = j0; j < M; j += 2, k += 2) {
-            if (j != j0) madc_lo_cc(h[k], u[j], w, h[k], f);
-            if (j + 2 < M) {
-                madc_hi_cc(h[k + 1], u[j], w, h[k + 1], f);
+        for (int j = j0; j < N; j += 2, k += 2) {
+            if (j != j0) madc_lo_cc(h[k], a.v[j], a.v[i], h[k], f);
+            if (j + 2 < N) {
+                madc_hi_cc(h[k + 1], a.v[j], a.v[i], h[k + 1], f);
             } else if (k + 1 > top) {
-                madc_hi(h[k + 1], u[j], w, h[k + 1], f);
+                madc_hi(h[k + 1], a.v[j], a.v[i], h[k + 1], f);
                 top = k + 1;
             } else {
-                madc_hi_cc(h[k + 1], u[j], w, h[k + 1], f);
+                madc_hi_cc(h[k + 1], a.v[j], a.v[i], h[k + 1], f);
                 addc(h[k + 2], h[k + 2], 0, f);  // h[k + 2] is fresh (k + 2 > top)
                 top = k + 2;
             }
         }
-    }
-    C2_HD static void sq_chain(uint32_t* h, int& top, int s, const Fe& a, int i, int j0, carry_t& f) {
-        prod_chain(h, top, s, a.v, a.v[i], j0, f);
     }
 
     // Montgomery square: the off-diagonal products a[i] a[j] (i < j) once,
@@ -658,137 +643,26 @@ struct Fe {
         }
         madc_lo_cc(e[2 * N - 2], a.v[N - 1], a.v[N - 1], e[2 * N - 2], f);
         madc_hi(e[2 * N - 1], a.v[N - 1], a.v[N - 1], e[2 * N - 1], f);
-        return eo_redc_wide(e, f);
-    }
-
-    // Montgomery reduction of a 2N-word value t < pR (R = 2^(32N)): the low
-    // N words are reduced with the rows of mul_eo (products replaced by
-    // m * p), giving at most p, and the high N words (below p) added, so the
-    // sum is below 2p and one subtraction of p leaves [0, p).
-    C2_HD static Fe eo_redc_wide(const uint32_t* t, carry_t& f) {
+        // reduce the low half: x = e[0..N-1], y = 0
         uint32_t x[N], y[N];
 #pragma unroll
-        for (int k = 0; k < N; k++) x[k] = t[k], y[k] = 0;
+        for (int k = 0; k < N; k++) x[k] = e[k], y[k] = 0;
         auto px = [](int j) { return P::mod(j); };
         auto mf = [](uint32_t w0) { return w0 * P::INV; };
         eo_reduce(x, y, f);
 #pragma unroll
         for (int i = 1; i < N; i++) eo_shift_row(x, y, px, mf, f);
-        // (x >> 32) + y + high half
+        // (x >> 32) + y + high half, below 2p
         uint32_t r[N];
         add_cc(r[0], x[1], y[0], f);
 #pragma unroll
         for (int k = 1; k < N - 1; k++) addc_cc(r[k], x[k + 1], y[k], f);
         addc(r[N - 1], y[N - 1], 0, f);
-        add_cc(r[0], r[0], t[N], f);
+        add_cc(r[0], r[0], e[N], f);
 #pragma unroll
-        for (int k = 1; k < N - 1; k++) addc_cc(r[k], r[k], t[N + k], f);
-        addc(r[N - 1], r[N - 1], t[2 * N - 1], f);
+        for (int k = 1; k < N - 1; k++) addc_cc(r[k], r[k], e[N + k], f);
+        addc(r[N - 1], r[N - 1], e[2 * N - 1], f);
         return eo_reduce_once(r, f);
-    }
-
-    // ---- Karatsuba product (C2_FIELD_KARATSUBA, with C2_FIELD_EO) ----
-    // The plain 2M-word product u*v of M-word operands (M even), schoolbook
-    // on even/odd chains: row i adds u*v_i, whose products u_j v_i with
-    // i + j even fill word pairs of e (pairs at even words) and the others
-    // pairs of o (o[k] is word k + 1); the two are merged at the end.
-    template <int M>
-    C2_HD static void prod_eo(const uint32_t* u, const uint32_t* v, uint32_t* r, carry_t& f) {
-        uint32_t e[2 * M], o[2 * M];
-#pragma unroll
-        for (int k = 0; k < 2 * M; k++) e[k] = o[k] = 0;
-        int etop = M - 1, otop = M - 1;
-        // row 0: disjoint products, no additions
-#pragma unroll
-        for (int j = 0; j < M; j += 2) {
-            uint64_t pe = (uint64_t)u[j] * v[0], po = (uint64_t)u[j + 1] * v[0];
-            e[j] = (uint32_t)pe;  // words j, j + 1
-            e[j + 1] = (uint32_t)(pe >> 32);
-            o[j] = (uint32_t)po;  // words j + 1, j + 2
-            o[j + 1] = (uint32_t)(po >> 32);
-        }
-#pragma unroll
-        for (int i = 1; i < M; i++) {
-            const int je = i & 1, jo = je ^ 1;  // first j of the even-word and odd-word chains
-            prod_chain<M>(e, etop, i + je, u, v[i], je, f);
-            prod_chain<M>(o, otop, i + jo - 1, u, v[i], jo, f);
-        }
-        r[0] = e[0];
-        add_cc(r[1], e[1], o[0], f);
-#pragma unroll
-        for (int k = 2; k < 2 * M - 1; k++) addc_cc(r[k], e[k], o[k - 1], f);
-        addc(r[2 * M - 1], e[2 * M - 1], o[2 * M - 2], f);
-    }
-
-    // The plain 2N-word product a*b by one level of Karatsuba on halves of
-    // H = N/2 words: a0 b0 + (a0 b1 + a1 b0) 2^(32H) + a1 b1 2^(32N), the
-    // middle term as (a0 + a1)(b0 + b1) - a0 b0 - a1 b1 (3 half products,
-    // 3H^2 limb products instead of N^2).
-    C2_HD static void prod_kara(const Fe& a, const Fe& b, uint32_t* t, carry_t& f) {
-        constexpr int H = N / 2;
-        static_assert(N % 4 == 0, "prod_kara splits N into two even halves");
-        uint32_t sa[H], sb[H], ca, cb, z1[N + 1];
-        prod_eo<H>(a.v, b.v, t, f);          // a0 b0 into words 0..N-1
-        prod_eo<H>(a.v + H, b.v + H, t + N, f);  // a1 b1 into words N..2N-1
-        add_cc(sa[0], a.v[0], a.v[H], f);
-#pragma unroll
-        for (int k = 1; k < H; k++) addc_cc(sa[k], a.v[k], a.v[H + k], f);
-        addc(ca, 0, 0, f);
-        add_cc(sb[0], b.v[0], b.v[H], f);
-#pragma unroll
-        for (int k = 1; k < H; k++) addc_cc(sb[k], b.v[k], b.v[H + k], f);
-        addc(cb, 0, 0, f);
-        prod_eo<H>(sa, sb, z1, f);
-        // the carries of the sums: + ca sb 2^(32H) + cb sa 2^(32H) + ca cb 2^(32N)
-        const uint32_t ma = 0u - ca, mb = 0u - cb;
-        add_cc(z1[H], z1[H], sb[0] & ma, f);
-#pragma unroll
-        for (int k = 1; k < H; k++) addc_cc(z1[H + k], z1[H + k], sb[k] & ma, f);
-        addc(z1[N], ca & cb, 0, f);
-        add_cc(z1[H], z1[H], sa[0] & mb, f);
-#pragma unroll
-        for (int k = 1; k < H; k++) addc_cc(z1[H + k], z1[H + k], sa[k] & mb, f);
-        addc(z1[N], z1[N], 0, f);
-        // z1 - a0 b0 - a1 b1 = a0 b1 + a1 b0 (N + 1 words, nonnegative)
-        sub_cc(z1[0], z1[0], t[0], f);
-#pragma unroll
-        for (int k = 1; k < N; k++) subc_cc(z1[k], z1[k], t[k], f);
-        subc(z1[N], z1[N], 0, f);
-        sub_cc(z1[0], z1[0], t[N], f);
-#pragma unroll
-        for (int k = 1; k < N; k++) subc_cc(z1[k], z1[k], t[N + k], f);
-        subc(z1[N], z1[N], 0, f);
-        // + middle 2^(32H); the product is below 2^(64N)
-        add_cc(t[H], t[H], z1[0], f);
-#pragma unroll
-        for (int k = 1; k <= N; k++) addc_cc(t[H + k], t[H + k], z1[k], f);
-#pragma unroll
-        for (int k = N + H + 1; k < 2 * N - 1; k++) addc_cc(t[k], t[k], 0, f);
-        addc(t[2 * N - 1], t[2 * N - 1], 0, f);
-    }
-
-    // Montgomery product a*b/R mod p: the Karatsuba product, then the
-    // reduction (a*b < p^2 < pR).
-    C2_HD static Fe mul_kara(const Fe& a, const Fe& b) {
-        uint32_t t[2 * N];
-        carry_t f;
-        prod_kara(a, b, t, f);
-        return eo_redc_wide(t, f);
-    }
-
-    // (a*b + c*d)/R mod p from two Karatsuba products and one reduction
-    // (a*b + c*d < 2p^2 < pR since 2p < R).
-    C2_HD static Fe prod_sum_kara(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
-        static_assert((uint64_t)P::mod(N - 1) + 1 <= 0x7fffffffu, "prod_sum_kara needs 2p < R");
-        uint32_t t[2 * N], u[2 * N];
-        carry_t f;
-        prod_kara(a, b, t, f);
-        prod_kara(c, d, u, f);
-        add_cc(t[0], t[0], u[0], f);
-#pragma unroll
-        for (int k = 1; k < 2 * N - 1; k++) addc_cc(t[k], t[k], u[k], f);
-        addc(t[2 * N - 1], t[2 * N - 1], u[2 * N - 1], f);
-        return eo_redc_wide(t, f);
     }
 
     C2_HD Fe sqr() const {
@@ -867,30 +741,21 @@ struct fp2_t {
     C2_HD friend fp2_t operator-(const fp2_t& x, const fp2_t& y) { return {x.a0 - y.a0, x.a1 - y.a1}; }
     C2_HD fp2_t neg() const { return {a0.neg(), a1.neg()}; }
     C2_HD fp2_t dbl() const { return {a0.dbl(), a1.dbl()}; }
-    // The Fp product inside Fp2: always the interleaved one under
-    // C2_FIELD_EO (the Karatsuba Fp product makes the G2 kernels spill).
-    C2_HD static fp_t mul(const fp_t& x, const fp_t& y) {
-#ifdef C2_FIELD_EO
-        return fp_t::mul_eo(x, y);
-#else
-        return x * y;
-#endif
-    }
     // Karatsuba: 3 Fp products.
     C2_FP2_FN friend fp2_t operator*(const fp2_t& x, const fp2_t& y) {
-        fp_t t0 = mul(x.a0, y.a0);
-        fp_t t1 = mul(x.a1, y.a1);
-        fp_t t2 = mul(x.a0 + x.a1, y.a0 + y.a1);
+        fp_t t0 = x.a0 * y.a0;
+        fp_t t1 = x.a1 * y.a1;
+        fp_t t2 = (x.a0 + x.a1) * (y.a0 + y.a1);
         return {t0 - t1, t2 - t0 - t1};
     }
     // (a0+a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 Fp products.
     C2_FP2_FN fp2_t sqr() const {
-        fp_t t = mul(a0, a1);
-        return {mul(a0 + a1, a0 - a1), t.dbl()};
+        fp_t t = a0 * a1;
+        return {(a0 + a1) * (a0 - a1), t.dbl()};
     }
     C2_HD fp2_t inverse() const {
         fp_t n = (a0.sqr() + a1.sqr()).inverse();
-        return {mul(a0, n), mul(a1, n).neg()};
+        return {a0 * n, (a1 * n).neg()};
     }
 };
 

@@ -97,25 +97,8 @@ static __global__ void k_owner(const uint32_t* __restrict__ first, uint32_t nbuc
     if (t < nbuckets) fill_owner(t, first, owner);
 }
 
-// Resident 128-thread blocks per SM that the bucket kernels (k_run_tasks,
-// k_batch_add) are compiled for: the Karatsuba product (F::KARA) raises G1's
-// registers from 164 to 186, which would cost a third of the resident warps
-// (2 blocks instead of 3). C2_RUN_TASKS_BLOCKS overrides it for G1.
 template <class F>
-struct run_tasks_blocks {
-    static constexpr int value = 1;
-};
-template <>
-struct run_tasks_blocks<fp_t> {
-#ifdef C2_RUN_TASKS_BLOCKS
-    static constexpr int value = C2_RUN_TASKS_BLOCKS;
-#else
-    static constexpr int value = fp_t::KARA ? 3 : 1;
-#endif
-};
-
-template <class F>
-__global__ void __launch_bounds__(128, run_tasks_blocks<F>::value) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
+__global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
                                                    const uint32_t* __restrict__ owner,
                                                    const uint32_t* __restrict__ order,
                                                    const uint32_t* __restrict__ start,
@@ -420,7 +403,7 @@ static __global__ void k_word_counts(const uint64_t* __restrict__ bitmap, uint64
 // step whatever the bitmap's pattern; the word holding its first point is
 // found by binary search over first.
 template <class F>
-__global__ void __launch_bounds__(128, run_tasks_blocks<F>::value) k_batch_add(const affine_t<F>* __restrict__ bases,
+__global__ void __launch_bounds__(128) k_batch_add(const affine_t<F>* __restrict__ bases,
                                                    const uint64_t* __restrict__ bitmap, uint64_t n, uint64_t words,
                                                    const uint32_t* __restrict__ first, const uint32_t* __restrict__ count,
                                                    uint32_t nthreads, xyzz_t<F>* __restrict__ out) {

@@ -1,6 +1,6 @@
 // GPU check of the field products (needs a CUDA device): every function in
 // field.cuh (portable, mul_eo, sqr_eo, add/sub/neg_eo, the fused prod_sum_eo
-// for a*b + c*d and a*b - c*d, the Karatsuba mul_kara and prod_sum_kara) runs on the device over edge values and
+// for a*b + c*d and a*b - c*d) runs on the device over edge values and
 // random operands, and each result is compared with the portable products
 // computed on the host (the one the Go tests tie to
 // gnark-crypto). This checks what the host tests cannot: the inline-PTX
@@ -15,23 +15,9 @@
 
 using namespace c2;
 
-enum {
-    V_PORTABLE,
-    V_EO,
-    V_SQR_EO,
-    V_ADD_EO,
-    V_SUB_EO,
-    V_NEG_EO,
-    V_PROD_SUM_EO,
-    V_PROD_DIFF_EO,
-    V_KARA,
-    V_PROD_SUM_KARA,
-    V_PROD_DIFF_KARA,
-    V_COUNT
-};
-static const char* vname[V_COUNT] = {"portable",    "mul_eo",          "sqr_eo",   "add_eo",
-                                     "sub_eo",      "neg_eo",          "prod_sum_eo", "prod_sum_eo(-c)",
-                                     "mul_kara",    "prod_sum_kara",   "prod_sum_kara(-c)"};
+enum { V_PORTABLE, V_EO, V_SQR_EO, V_ADD_EO, V_SUB_EO, V_NEG_EO, V_PROD_SUM_EO, V_PROD_DIFF_EO, V_COUNT };
+static const char* vname[V_COUNT] = {"portable", "mul_eo",      "sqr_eo",        "add_eo",
+                                     "sub_eo",   "neg_eo", "prod_sum_eo", "prod_sum_eo(-c)"};
 
 template <class F>
 __global__ void k_products(const F* a, const F* b, const F* c, const F* d, F* out, size_t n) {
@@ -46,9 +32,6 @@ __global__ void k_products(const F* a, const F* b, const F* c, const F* d, F* ou
     out[V_NEG_EO * n + i] = F::neg_eo(x);
     out[V_PROD_SUM_EO * n + i] = F::prod_sum_eo(x, y, z, w);
     out[V_PROD_DIFF_EO * n + i] = F::prod_sum_eo(x, y, F::neg_eo(z), w);
-    out[V_KARA * n + i] = F::mul_kara(x, y);
-    out[V_PROD_SUM_KARA * n + i] = F::prod_sum_kara(x, y, z, w);
-    out[V_PROD_DIFF_KARA * n + i] = F::prod_sum_kara(x, y, F::neg_eo(z), w);
 }
 
 #define CK(call)                                                                         \
@@ -118,11 +101,9 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
             case V_SUB_EO: want = F::sub_portable(a[k], b[k]); break;
             case V_NEG_EO: want = F::neg_portable(a[k]); break;
             case V_PROD_SUM_EO:
-            case V_PROD_SUM_KARA:
                 want = F::add_portable(F::mul_portable(a[k], b[k]), F::mul_portable(c[k], d[k]));
                 break;
             case V_PROD_DIFF_EO:
-            case V_PROD_DIFF_KARA:
                 want = F::sub_portable(F::mul_portable(a[k], b[k]), F::mul_portable(c[k], d[k]));
                 break;
             default: want = F::mul_portable(a[k], b[k]);

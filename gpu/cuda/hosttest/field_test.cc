@@ -140,7 +140,6 @@ static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
             if (!reference_ok(a, b, r)) report("portable vs reference", a, b);
         }
         if (F::mul_eo(a, b) != r) report("mul_eo", a, b);
-        if (F::mul_kara(a, b) != r) report("mul_kara", a, b);
         if (F::add_eo(a, b) != F::add_portable(a, b)) report("add_eo", a, b);
         if (F::sub_eo(a, b) != F::sub_portable(a, b)) report("sub_eo", a, b);
         if (F::sub_eo(b, a) != F::sub_portable(b, a)) report("sub_eo", b, a);
@@ -200,8 +199,6 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
         if (r != sum) report("prod_sum_eo", a, b, c, d);
         F rd = F::prod_sum_eo(a, b, F::neg_eo(c), d);
         if (rd != diff) report("prod_sum_eo(a, b, -c, d)", a, b, c, d);
-        if (F::prod_sum_kara(a, b, c, d) != sum) report("prod_sum_kara", a, b, c, d);
-        if (F::prod_sum_kara(a, b, F::neg_eo(c), d) != diff) report("prod_sum_kara(a, b, -c, d)", a, b, c, d);
         if (F::prod_sum(a, b, c, d) != sum) report("prod_sum", a, b, c, d);
         if (F::prod_diff(a, b, c, d) != diff) report("prod_diff", a, b, c, d);
         if (ref) {

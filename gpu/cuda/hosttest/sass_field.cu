@@ -1,5 +1,5 @@
 // One field operation per kernel, for counting SASS instructions of the
-// portable, even/odd and Karatsuba functions, and of the fused a*b +- c*d against two
+// portable and even/odd functions, and of the fused a*b +- c*d against two
 // products (make sass; nothing here is run).
 #include "../field.cuh"
 
@@ -15,7 +15,6 @@ using namespace c2;
 C2_SASS_KERNEL(k_fp_portable, fp_t, fp_t::mul_portable(a, b))
 C2_SASS_KERNEL(k_fp_eo, fp_t, fp_t::mul_eo(a, b))
 C2_SASS_KERNEL(k_fp_sqr_eo, fp_t, fp_t::sqr_eo(a))
-C2_SASS_KERNEL(k_fp_kara, fp_t, fp_t::mul_kara(a, b))
 C2_SASS_KERNEL(k_fp_default, fp_t, a * b)
 C2_SASS_KERNEL(k_fp_add_portable, fp_t, fp_t::add_portable(a, b))
 C2_SASS_KERNEL(k_fp_add_eo, fp_t, fp_t::add_eo(a, b))
@@ -26,7 +25,6 @@ C2_SASS_KERNEL(k_fp_neg_eo, fp_t, fp_t::neg_eo(a))
 C2_SASS_KERNEL(k_fr_portable, fr_t, fr_t::mul_portable(a, b))
 C2_SASS_KERNEL(k_fr_eo, fr_t, fr_t::mul_eo(a, b))
 C2_SASS_KERNEL(k_fr_sqr_eo, fr_t, fr_t::sqr_eo(a))
-C2_SASS_KERNEL(k_fr_kara, fr_t, fr_t::mul_kara(a, b))
 C2_SASS_KERNEL(k_fr_default, fr_t, a * b)
 // a*b + c*d and a*b - c*d: the fused product against two products
 #define C2_SASS_KERNEL4(name, F, expr)                                         \
@@ -40,6 +38,5 @@ C2_SASS_KERNEL4(k_fp_prod_sum_eo, fp_t, fp_t::prod_sum_eo(a, b, c, d))
 C2_SASS_KERNEL4(k_fp_two_eo, fp_t, fp_t::add_eo(fp_t::mul_eo(a, b), fp_t::mul_eo(c, d)))
 C2_SASS_KERNEL4(k_fp_prod_diff_eo, fp_t, fp_t::prod_sum_eo(a, b, fp_t::neg_eo(c), d))
 C2_SASS_KERNEL4(k_fp_two_diff_eo, fp_t, fp_t::sub_eo(fp_t::mul_eo(a, b), fp_t::mul_eo(c, d)))
-C2_SASS_KERNEL4(k_fp_prod_diff_kara, fp_t, fp_t::prod_sum_kara(a, b, fp_t::neg_eo(c), d))
 C2_SASS_KERNEL4(k_fr_prod_sum_eo, fr_t, fr_t::prod_sum_eo(a, b, c, d))
 C2_SASS_KERNEL4(k_fr_two_eo, fr_t, fr_t::add_eo(fr_t::mul_eo(a, b), fr_t::mul_eo(c, d)))
