@@ -361,20 +361,7 @@ func printBench(w io.Writer, r *benchResult) {
 		fmt.Fprintf(w, "  %-10s %10.1f ms  %8.1f ms/partition\n", k, r.StagesMS[k], r.StagesMS[k]/float64(r.Partitions))
 	}
 	fmt.Fprintf(w, "wall       %.3f s, %.1f ms/partition, %.2f partitions/s\n", r.WallSeconds, r.PerPartitionMS, r.Throughput)
-	for _, d := range r.Devices {
-		fmt.Fprintf(w, "device     %-8s %d partitions, busy %.1f %%, peak reserved %.1f MiB", d.Name, d.Partitions, d.BusyPct, float64(d.PeakMemory)/(1<<20))
-		if d.Failed != "" {
-			fmt.Fprintf(w, ", FAILED: %s", d.Failed)
-		}
-		fmt.Fprintln(w)
-		if d.OpsMS != nil {
-			fmt.Fprintf(w, "  by events: busy %.1f %% of wall; device time per partition by operation:\n", d.EventBusyPct)
-			ops := slices.Sorted(maps.Keys(d.OpsMS))
-			for _, op := range ops {
-				fmt.Fprintf(w, "    %-20s %10.1f ms  %8.1f ms/partition\n", op, d.OpsMS[op], d.OpsMS[op]/float64(max(1, d.Partitions)))
-			}
-		}
-	}
+	printDevices(w, r.Devices)
 	fmt.Fprintf(w, "host       peak RSS %.1f MiB, partition buffers peak %.1f MiB\n", float64(r.PeakRSS)/(1<<20), float64(r.HostPeak)/(1<<20))
 }
 
@@ -476,6 +463,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	debug.FreeOSMemory()
 	_ = pool.ResetPeakRSS()
 	before := prover.Stats()
+	timed := time.Now()
 	for i, c1 := range c1s[1:] {
 		t := time.Now()
 		_, tm, err := prover.ProveTimed(context.Background(), c1)
@@ -491,7 +479,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	}
 	st := prover.Stats()
 	res.StagesMS = stageDeltas(st.Stages, before.Stages)
-	res.Devices = deviceDeltas(st, before, time.Duration(0))
+	res.Devices = deviceDeltas(st, before, time.Since(timed))
 	res.PeakRSS, _ = pool.PeakRSS()
 	if asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -507,11 +495,29 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	for _, k := range stageNames {
 		fmt.Printf("  %-10s %10.1f ms\n", k, res.StagesMS[k])
 	}
-	for _, d := range res.Devices {
-		fmt.Printf("device     %-8s %d partitions, peak reserved %.1f MiB\n", d.Name, d.Partitions, float64(d.PeakMemory)/(1<<20))
-	}
+	printDevices(os.Stdout, res.Devices)
 	fmt.Printf("host       peak RSS %.1f MiB\n", float64(res.PeakRSS)/(1<<20))
 	return nil
+}
+
+// printDevices writes each device's line: partitions, busy share of the
+// wall (host clock), peak reserved memory, and, where the device times
+// itself, its busy share by events and device ms by operation.
+func printDevices(w io.Writer, devs []benchDevice) {
+	for _, d := range devs {
+		fmt.Fprintf(w, "device     %-8s %d partitions, busy %.1f %%, peak reserved %.1f MiB", d.Name, d.Partitions, d.BusyPct, float64(d.PeakMemory)/(1<<20))
+		if d.Failed != "" {
+			fmt.Fprintf(w, ", FAILED: %s", d.Failed)
+		}
+		fmt.Fprintln(w)
+		if d.OpsMS != nil {
+			fmt.Fprintf(w, "  by events: busy %.1f %% of wall; device time per partition by operation:\n", d.EventBusyPct)
+			ops := slices.Sorted(maps.Keys(d.OpsMS))
+			for _, op := range ops {
+				fmt.Fprintf(w, "    %-20s %10.1f ms  %8.1f ms/partition\n", op, d.OpsMS[op], d.OpsMS[op]/float64(max(1, d.Partitions)))
+			}
+		}
+	}
 }
 
 // stageNames orders the keys of stageDeltas for printing.

@@ -3,9 +3,11 @@ package main
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	c2 "github.com/sealc2/c2"
 	"github.com/sealc2/c2/internal/devparams"
 )
 
@@ -51,4 +53,31 @@ func TestBenchC1RefusesDirectory(t *testing.T) {
 	err := runBench([]string{"-c1", dir, "-params", t.TempDir(), "-devices", "cpu"})
 	require.ErrorContains(t, err, "not a regular file")
 	require.ErrorContains(t, err, dir)
+}
+
+// deviceDeltas reports the work between two snapshots: partitions, busy
+// shares of the given wall and device ms by operation, all as differences.
+func TestDeviceDeltas(t *testing.T) {
+	before := c2.Stats{Devices: []c2.DeviceStats{{
+		Name: "cuda:0", Partitions: 10, Busy: 2 * time.Second, DeviceBusy: time.Second,
+		DeviceOps: map[string]time.Duration{"MSMG1": 500 * time.Millisecond, "NTT": time.Second},
+	}}}
+	after := c2.Stats{Devices: []c2.DeviceStats{{
+		Name: "cuda:0", Partitions: 30, Busy: 11 * time.Second, DeviceBusy: 9 * time.Second,
+		DeviceOps: map[string]time.Duration{"MSMG1": 4500 * time.Millisecond, "NTT": time.Second},
+		PeakMemory: 1 << 30,
+	}}}
+	got := deviceDeltas(after, before, 10*time.Second)
+	require.Len(t, got, 1)
+	d := got[0]
+	require.Equal(t, 20, d.Partitions)
+	require.InDelta(t, 90.0, d.BusyPct, 1e-9)
+	require.InDelta(t, 80.0, d.EventBusyPct, 1e-9)
+	require.Equal(t, map[string]float64{"MSMG1": 4000}, d.OpsMS) // NTT did not run in between
+	require.Equal(t, int64(1<<30), d.PeakMemory)
+
+	// Without a wall there are no shares.
+	d = deviceDeltas(after, before, 0)[0]
+	require.Zero(t, d.BusyPct)
+	require.Zero(t, d.EventBusyPct)
 }
