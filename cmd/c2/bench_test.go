@@ -64,7 +64,7 @@ func TestDeviceDeltas(t *testing.T) {
 	}}}
 	after := c2.Stats{Devices: []c2.DeviceStats{{
 		Name: "cuda:0", Partitions: 30, Busy: 11 * time.Second, DeviceBusy: 9 * time.Second,
-		DeviceOps: map[string]time.Duration{"MSMG1": 4500 * time.Millisecond, "NTT": time.Second},
+		DeviceOps:  map[string]time.Duration{"MSMG1": 4500 * time.Millisecond, "NTT": time.Second},
 		PeakMemory: 1 << 30,
 	}}}
 	got := deviceDeltas(after, before, 10*time.Second)
