@@ -363,12 +363,11 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         }
     }
 
-    // window sums
-    // Up to 2^18 threads (W * nseg): each sums nb / nseg buckets in sequence,
-    // so more segments shorten the chain that bounds this latency-bound step
-    // (its weighted offset costs about 2 log2(nb) more additions per thread).
-    uint32_t nseg = 1;
-    while (nseg * 2 <= nb && (uint64_t)W * nseg * 2 <= (1u << 18)) nseg *= 2;
+    // window sums: W * nseg threads, nseg from the resident threads
+    // (tasks.cuh: window_segments)
+    int per_sm = 0;
+    C2_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_window_segments<F>, 128, 0));
+    const uint32_t nseg = window_segments(W, nb, (uint64_t)sc->sm_count * (per_sm > 0 ? per_sm : 1) * 128);
     C2_CHECK(m_part.alloc((size_t)W * nseg * sizeof(X), s));
     X* part = m_part.as<X>();
     k_window_segments<F><<<blocks_for((uint64_t)W * nseg, 128), 128, 0, s>>>(buckets, nb, W, nseg, part);

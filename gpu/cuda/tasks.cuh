@@ -84,4 +84,25 @@ C2_HD void fix_up(uint32_t t, const uint32_t* first, const uint32_t* order, type
     buckets[b] = acc;
 }
 
+// Segments per window of the weighted bucket sums (k_window_segments): a
+// power of two, at most nb (a power of two). Thread (w, seg) adds its nb/nseg
+// buckets in one dependent chain (two additions a bucket), then the offset
+// multiple of its running sum (about 1.5 log2(nb) additions). The step is
+// latency-bound, so the time is about waves * chain, waves = ceil(W nseg /
+// resident) with resident the threads the device holds at once; nseg
+// minimises that (the fewer segments of equal cost win: fewer partial sums).
+inline uint32_t window_segments(int W, uint32_t nb, uint64_t resident) {
+    if (resident == 0) resident = 1;
+    int lb = 0;
+    while ((1u << lb) < nb) lb++;
+    uint32_t best = 1;
+    double best_cost = 0;
+    for (uint64_t s = 1; s <= nb; s *= 2) {
+        const uint64_t waves = ((uint64_t)W * s + resident - 1) / resident;
+        const double cost = (double)waves * (2.0 * (double)(nb / s) + 1.5 * lb);
+        if (s == 1 || cost < best_cost) best = (uint32_t)s, best_cost = cost;
+    }
+    return best;
+}
+
 }  // namespace c2

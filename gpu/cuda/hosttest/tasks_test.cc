@@ -113,5 +113,27 @@ int main() {
                     cases++;
                 }
     printf("tasks: %d cases, %d wrong\n", cases, bad);
+    // window_segments: a power of two within [1, nb], and the counts the cost
+    // model asks for on an H200-sized device (132 SMs, 2 blocks of 128
+    // resident): one wave where the buckets are few, more where they are many.
+    int wbad = 0;
+    for (int W : {1, 13, 16, 18, 20})
+        for (uint32_t nb : {1u, 2u, 1u << 12, 1u << 14, 1u << 15, 1u << 19})
+            for (uint64_t resident : {0ull, 1ull, 128ull, 33792ull, 1ull << 20}) {
+                uint32_t s = window_segments(W, nb, resident);
+                bool pow2 = s && (s & (s - 1)) == 0;
+                if (!pow2 || s > nb) wbad++, printf("window_segments(%d, %u, %llu) = %u\n", W, nb, (unsigned long long)resident, s);
+            }
+    const uint64_t h200 = 132ull * 2 * 128;
+    struct {
+        int W;
+        uint32_t nb, want;
+    } known[] = {{18, 1u << 14, 1024}, {16, 1u << 15, 2048}, {15, 1u << 17, 2048}, {13, 1u << 19, 2048}, {18, 1u << 19, 8192}};
+    for (auto& k : known) {
+        uint32_t s = window_segments(k.W, k.nb, h200);
+        if (s != k.want) wbad++, printf("window_segments(%d, %u, H200) = %u, want %u\n", k.W, k.nb, s, k.want);
+    }
+    printf("window_segments: %d wrong\n", wbad);
+    bad += wbad;
     return bad ? 1 : 0;
 }
