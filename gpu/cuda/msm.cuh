@@ -13,8 +13,9 @@
 //      points into XYZZ accumulators kept across chunks (piece 0 into the
 //      bucket, other pieces into extras summed in afterwards).
 // Then each window's weighted bucket sum (sum (b+1) B_b) is computed by many
-// threads, each owning a segment of buckets (running sums, plus a small scalar
-// multiple for the segment offset), and the segments are summed by a tree.
+// threads, each owning a segment of buckets (running sums, plus a scalar
+// multiple for the segment offset; the segment count fits the resident
+// threads, tasks.cuh: window_segments), and the segments are summed by a tree.
 // The host combines the W window sums (Horner, window_width doublings each).
 #pragma once
 #include <cub/cub.cuh>
