@@ -521,6 +521,22 @@ func (c *CUDA) uploadR1CS(sys *r1cs.System) (r *cuda.R1CS, err error) {
 	return r, nil
 }
 
+// msmWindows mirrors msm_pick_window (gpu/cuda/digits.cuh): of the window
+// widths c <= maxC, the layout of W = ceil(256/c) windows, the widest of
+// ceil(256/W) bits, that minimises W·(n + 2.7·2^(widest-1)).
+func msmWindows(n int64, maxC int) (W, widest int64) {
+	best := -1.0
+	for c := int64(4); c <= int64(maxC); c++ {
+		w := (256 + c - 1) / c
+		wide := (256 + w - 1) / w
+		cost := float64(w) * (float64(n) + 2.7*float64(int64(1)<<(wide-1)))
+		if best < 0 || cost < best {
+			W, widest, best = w, wide, cost
+		}
+	}
+	return W, widest
+}
+
 // msmScratch estimates the device memory of one MSM of n points in the
 // library (msm.cuh): radix-sort keys and values, buckets and their indices,
 // and double-buffered staging for host-side inputs.
@@ -528,21 +544,7 @@ func msmScratch(n, point, xyzz int64, maxC int, hostBases bool) int64 {
 	if n == 0 {
 		return 0
 	}
-	// msm_pick_window's rule (msm.cuh): W windows (never 16), the widest
-	// of ceil(256/W) bits, minimising W·(n + 2·2^(widest-1)).
-	var W, widest int64
-	best := -1.0
-	for c := int64(4); c <= int64(maxC); c++ {
-		w := (256 + c - 1) / c
-		if w == 16 {
-			continue
-		}
-		wide := (256 + w - 1) / w
-		cost := float64(w) * (float64(n) + 2*float64(int64(1)<<(wide-1)))
-		if best < 0 || cost < best {
-			W, widest, best = w, wide, cost
-		}
-	}
+	W, widest := msmWindows(n, maxC)
 	tb := W << (widest - 1)
 	ch := min(n, 1<<24)
 	m := W * ch
@@ -568,7 +570,7 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 		maxC  int
 	}{
 		{n - 1, g1Size, g1XYZZ, 21}, {int64(z.L), g1Size, g1XYZZ, 21}, {int64(z.A), g1Size, g1XYZZ, 21},
-		{int64(z.BG2), g2Size, g2XYZZ, 21},
+		{int64(z.BG2), g2Size, g2XYZZ, 20},
 	} {
 		// Tails use gathered host bases; H and full MSMs resident ones.
 		msmMax = max(msmMax, msmScratch(q.n, q.point, q.xyzz, q.maxC, true))

@@ -355,3 +355,22 @@ func BenchmarkCUDATail(b *testing.B) {
 		key.Release()
 	}
 }
+
+// TestMSMWindowsMirrorsLibrary pins msmWindows to the layouts that
+// gpu/cuda/hosttest/digits_test.cc pins msm_pick_window to: the H200
+// sweep's fastest at 2^20, 2^22 and 2^24 points, and the cap at 2^27.
+func TestMSMWindowsMirrorsLibrary(t *testing.T) {
+	for _, tc := range []struct {
+		lg, maxC        int
+		windows, widest int64
+	}{
+		{20, 21, 16, 16}, {22, 21, 15, 18}, {24, 21, 13, 20},
+		{20, 20, 16, 16}, {22, 20, 15, 18}, {24, 20, 13, 20}, {27, 21, 13, 20},
+	} {
+		W, widest := msmWindows(1<<tc.lg, tc.maxC)
+		if W != tc.windows || widest != tc.widest {
+			t.Errorf("msmWindows(2^%d, %d) = %d windows of at most %d bits, want %d of %d",
+				tc.lg, tc.maxC, W, widest, tc.windows, tc.widest)
+		}
+	}
+}

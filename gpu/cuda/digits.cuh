@@ -18,6 +18,28 @@ C2_HD int window_offset(int w, int W) {
     return w * (256 / W) + (w < r ? w : r);
 }
 
+// The window width (at most max_c) for n points: c gives W = ceil(256/c)
+// windows whose widest is window_width(0, W) <= c bits (so several c share
+// one layout), and the pick minimises W (n + 2.7 nb), nb = 2^(widest - 1)
+// buckets per window: one mixed addition per point and window, and per
+// bucket its share of the window sums. The weight 2.7 makes the pick agree
+// with the H200 window sweep (BENCHMARKS.md) at 2^20 points (16 windows),
+// 2^22 (15) and 2^24 (13), for G1 and G2; any weight in (2.46, 2.9) does.
+// gpu/cuda_device.go's msmWindows mirrors this rule.
+inline int msm_pick_window(uint64_t n, int max_c) {
+    int best = 4;
+    double best_cost = 1e300;
+    for (int c = 4; c <= max_c; c++) {
+        int W = (256 + c - 1) / c;
+        double cost = (double)W * ((double)n + 2.7 * (double)(1ull << (window_width(0, W) - 1)));
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = c;
+        }
+    }
+    return best;
+}
+
 // Magnitude of the signed digit of window w; carry is the carry in (0 or 1)
 // and receives the carry out; neg receives the sign.
 C2_HD uint32_t signed_digit(const uint32_t s[8], int w, int W, uint32_t& carry, bool& neg) {

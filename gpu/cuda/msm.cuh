@@ -180,32 +180,6 @@ int tree_sum(c2_status* st, cudaStream_t s, xyzz_t<F>* p, uint32_t groups, uint3
     return C2_OK;
 }
 
-// The window width (at most max_c) for n points: c gives W = ceil(256/c)
-// windows whose widest is window_width(0, W) <= c bits (so several c share
-// one layout), and the pick minimises W (n + 3.5 nb), nb = 2^(widest - 1)
-// buckets per window: one mixed addition per point and window, and per
-// bucket the window sums, which cost about two of those additions (a least-
-// squares fit of time = a W n + b W nb to the H200 window sweep at 2^20,
-// 2^22 and 2^24 points: b/a = 2.0 for G1, 2.7 for G2; BENCHMARKS.md).
-// The 16-window layout (c = 16, 17) is skipped: it measured 25–55 % slower
-// than both neighbours at 2^20 and 2^22 points for G1 and G2 (a cost of a few
-// ms that the model does not explain; same sweep). gpu/cuda_device.go's
-// msmScratch mirrors this rule.
-inline int msm_pick_window(uint64_t n, int max_c) {
-    int best = 4;
-    double best_cost = 1e300;
-    for (int c = 4; c <= max_c; c++) {
-        int W = (256 + c - 1) / c;
-        if (W == 16) continue;
-        double cost = (double)W * ((double)n + 2.0 * (double)(1ull << (window_width(0, W) - 1)));
-        if (cost < best_cost) {
-            best_cost = cost;
-            best = c;
-        }
-    }
-    return best;
-}
-
 template <class F>
 int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases_dev, const fr_t* scalars,
              bool scalars_dev, uint64_t n, int c, xyzz_t<F>* out, int* nwindows, int* used_c, int max_c) {

@@ -1,6 +1,7 @@
 // Host check of the MSM's signed-digit decomposition (digits.cuh): for every
 // window count the kernel may use, sum d_w 2^(o_w) must give back the scalar,
-// with |d_w| <= 2^(c_w - 1) and no carry out of the top window.
+// with |d_w| <= 2^(c_w - 1) and no carry out of the top window; and
+// msm_pick_window picks the measured layouts.
 // Build and run: make -C gpu/cuda hosttest
 #include <stdio.h>
 #include <random>
@@ -63,5 +64,21 @@ int main() {
         }
     }
     printf("digits: %d scalars, %d wrong\n", checked, bad);
-    return bad ? 1 : 0;
+    // msm_pick_window's layouts where the H200 window sweep put the fastest
+    // (BENCHMARKS.md): windows for 2^lg points under either group's cap
+    // (at 2^27 the cap, c <= 21, rules out the 12 windows the model prefers).
+    const struct {
+        int lg, max_c, W;
+    } picks[] = {{20, 21, 16}, {22, 21, 15}, {24, 21, 13}, {20, 20, 16}, {22, 20, 15}, {24, 20, 13}, {27, 21, 13}};
+    int bad_picks = 0;
+    for (const auto& p : picks) {
+        int c = msm_pick_window(1ull << p.lg, p.max_c);
+        int W = (256 + c - 1) / c;
+        if (c > p.max_c || W != p.W) {
+            printf("msm_pick_window(2^%d, %d) = c %d (%d windows), want %d windows\n", p.lg, p.max_c, c, W, p.W);
+            bad_picks++;
+        }
+    }
+    printf("window picks: %d checked, %d wrong\n", (int)(sizeof picks / sizeof picks[0]), bad_picks);
+    return bad || bad_picks ? 1 : 0;
 }
