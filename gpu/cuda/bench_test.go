@@ -85,8 +85,8 @@ func BenchmarkMSMG2(b *testing.B) {
 
 // BenchmarkMSMWindow times the MSM at each window width in C2_BENCH_WINDOWS
 // (space-separated, e.g. "14 16 18 20"; unset: skipped), for G1 and G2 at
-// 2^20, 2^22 and 2^24 points: the measurements msm_pick_window's cost model
-// is fitted to.
+// the sizes 2^k for k in C2_BENCH_WINDOW_LOGS (default "20 22 24"; G2 stops
+// at 2^24): the measurements msm_pick_window's cost model is fitted to.
 func BenchmarkMSMWindow(b *testing.B) {
 	var widths []int
 	for _, f := range strings.Fields(os.Getenv("C2_BENCH_WINDOWS")) {
@@ -97,14 +97,23 @@ func BenchmarkMSMWindow(b *testing.B) {
 	if len(widths) == 0 {
 		b.Skip("set C2_BENCH_WINDOWS to the window widths to time")
 	}
+	logs := []int{20, 22, 24}
+	if s := os.Getenv("C2_BENCH_WINDOW_LOGS"); s != "" {
+		logs = nil
+		for _, f := range strings.Fields(s) {
+			lg, err := strconv.Atoi(f)
+			require.NoError(b, err)
+			logs = append(logs, lg)
+		}
+	}
 	defer func() { msmWindow = 0 }()
 	for _, w := range widths {
 		msmWindow = w
 		b.Run(fmt.Sprintf("G1/c=%d", w), func(b *testing.B) {
-			benchMSM(b, &benchG1, 1, []int{20, 22, 24}, (*Device).MSMG1Resident)
+			benchMSM(b, &benchG1, 1, logs, (*Device).MSMG1Resident)
 		})
 		b.Run(fmt.Sprintf("G2/c=%d", w), func(b *testing.B) {
-			benchMSM(b, &benchG2, 2, []int{20, 22, 24}, (*Device).MSMG2Resident)
+			benchMSM(b, &benchG2, 2, logs, (*Device).MSMG2Resident)
 		})
 	}
 }
