@@ -198,7 +198,11 @@ func Program(s Shape) ([]Op, []fr.Element, error) {
 	// Reserve room for 2 constraints per input at the end.
 	body := total - len(ops) - 2*nIn
 	for len(ops) < 16+body {
-		switch r := rng.IntN(1000); {
+		r := rng.IntN(1000)
+		if len(nums) == 0 && len(ops) == 16+body-1 {
+			r = 980 // the last op packs bits: the inputs need a number to tie to
+		}
+		switch {
 		case r < 200:
 			newBit()
 		case r < 590:

@@ -57,3 +57,15 @@ func TestDeterministicAndModesAgree(t *testing.T) {
 	_, err = Build(r1cs.NewSystem(), Shape{LogSize: 2})
 	require.Error(t, err)
 }
+
+// TestEverySeedBuilds checks small shapes over many seeds: each builds a
+// satisfied system, even where the random body made no number (a pack or
+// product) for the inputs to be tied to.
+func TestEverySeedBuilds(t *testing.T) {
+	for seed := range uint64(2000) {
+		sys, _, err := System(Shape{LogSize: 8, InputsB: seed%2 == 1, Seed: seed})
+		require.NoError(t, err, "seed %d", seed)
+		require.NoError(t, sys.IsSatisfied(), "seed %d", seed)
+		require.Equal(t, 1<<8, sys.Counts().Constraints, "seed %d", seed)
+	}
+}
