@@ -20,7 +20,7 @@ func (p *Prover) postCircuit(s post.Shape) vanillaCircuit {
 		cache:     "post/" + s.ParamsName(),
 		label:     s.Name,
 		numInputs: s.NumInputs(),
-		find:      func() (string, bool, error) { return p.postParamsPath(s) },
+		find:      p.circuitParams(s.ParamsName()),
 		record:    func(b r1cs.Builder) error { return post.SynthesizeBlank(b, s) },
 	}
 }
@@ -43,14 +43,6 @@ func postShapeByName(name string) (post.Shape, error) {
 // ErrNoParams.
 func FindPoStParams(path string, s post.Shape, ext string) (file string, dev bool, err error) {
 	return findParamsFile(path, s.ParamsName(), ext)
-}
-
-// postParamsPath finds the PoSt shape's parameter file under Config.Params.
-func (p *Prover) postParamsPath(s post.Shape) (string, bool, error) {
-	if p.cfg.Params == "" {
-		return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
-	}
-	return FindPoStParams(p.cfg.Params, s, ".params")
 }
 
 // ProveWindowPoSt computes the Window PoSt SNARK of the registered PoSt
@@ -257,13 +249,9 @@ func DecodeVanillaPoSt(vanilla [][]byte) ([]post.SectorProof, error) {
 		if err != nil {
 			var ve *post.VanillaError
 			if !errors.As(err, &ve) {
-				return nil, &post.VanillaError{Field: fmt.Sprintf("[%d]", i), Err: err}
+				ve = &post.VanillaError{Err: err}
 			}
-			f := fmt.Sprintf("[%d]", i)
-			if ve.Field != "" {
-				f += "." + ve.Field
-			}
-			return nil, &post.VanillaError{Field: f, Err: ve.Err}
+			return nil, &post.VanillaError{Field: vanillaField(i, ve.Field), Err: ve.Err}
 		}
 		out[i] = *sp
 	}

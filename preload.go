@@ -121,8 +121,7 @@ func (p *Prover) EvictPoSt(proof string) error {
 	if err != nil {
 		return err
 	}
-	c := p.postCircuit(s)
-	return p.evictCache(c.cache, c.label)
+	return p.evictCircuit(p.postCircuit(s))
 }
 
 // PreloadUpdate readies the circuit of the registered SnapDeals update
@@ -156,8 +155,7 @@ func (p *Prover) EvictUpdate(proof string) error {
 	if err != nil {
 		return err
 	}
-	c := p.updateCircuit(s)
-	return p.evictCache(c.cache, c.label)
+	return p.evictCircuit(p.updateCircuit(s))
 }
 
 // vanillaCircuit describes a circuit proved from vanilla proofs (PoSt,
@@ -187,4 +185,33 @@ func (p *Prover) preloadCircuit(ctx context.Context, c vanillaCircuit) error {
 	}
 	_, _, err := p.loadCircuit(ctx, cache, c.label, c.numInputs, c.find, c.record)
 	return err
+}
+
+// evictCircuit is EvictPoSt and EvictUpdate: c's cache dropped (see
+// evictCache).
+func (p *Prover) evictCircuit(c vanillaCircuit) error {
+	return p.evictCache(c.cache, c.label)
+}
+
+// circuitParams returns the find of a vanillaCircuit whose official
+// parameter base name is name: its .params file (or the development one)
+// under Config.Params, as FindPoStParams and FindUpdateParams resolve it.
+func (p *Prover) circuitParams(name string) func() (string, bool, error) {
+	return func() (string, bool, error) {
+		if p.cfg.Params == "" {
+			return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
+		}
+		return findParamsFile(p.cfg.Params, name, ".params")
+	}
+}
+
+// vanillaField places field, the path of a value inside the vanilla proof
+// at position i of a call's list, in the whole list: "[i]" followed by
+// "." and field, or "[i]" alone for an empty field.
+func vanillaField(i int, field string) string {
+	at := fmt.Sprintf("[%d]", i)
+	if field != "" {
+		at += "." + field
+	}
+	return at
 }

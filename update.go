@@ -19,13 +19,8 @@ func (p *Prover) updateCircuit(s update.Shape) vanillaCircuit {
 		cache:     "update/" + s.ParamsName(),
 		label:     s.Name,
 		numInputs: s.NumInputs(),
-		find: func() (string, bool, error) {
-			if p.cfg.Params == "" {
-				return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
-			}
-			return FindUpdateParams(p.cfg.Params, s, ".params")
-		},
-		record: func(b r1cs.Builder) error { return update.SynthesizeBlank(b, s) },
+		find:      p.circuitParams(s.ParamsName()),
+		record:    func(b r1cs.Builder) error { return update.SynthesizeBlank(b, s) },
 	}
 }
 
@@ -180,15 +175,11 @@ func DecodeVanillaUpdate(vanilla [][]byte) ([]update.PartitionProof, error) {
 	for k, b := range vanilla {
 		pp, err := update.DecodeVanilla(b)
 		if err != nil {
-			at := fmt.Sprintf("[%d]", k)
 			var ve *update.VanillaError
 			if !errors.As(err, &ve) {
-				return nil, &update.VanillaError{Field: at, Err: err}
+				ve = &update.VanillaError{Err: err}
 			}
-			if ve.Field != "" {
-				at += "." + ve.Field
-			}
-			return nil, &update.VanillaError{Field: at, Err: ve.Err}
+			return nil, &update.VanillaError{Field: vanillaField(k, ve.Field), Err: ve.Err}
 		}
 		out[k] = *pp
 	}

@@ -73,7 +73,7 @@ type jsonChallenge struct {
 // rejected. Errors are *VanillaError values naming the JSON path
 // ("[k]…" inside an array).
 func DecodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	if isJSONObject(b) {
 		one, err := DecodePartitionProofJSON(b)
 		if err != nil {
 			return nil, err
@@ -168,10 +168,18 @@ func DecodePartitionProof(b []byte) (*PartitionProof, error) {
 // DecodeVanilla decodes one partition proof given either as its bincode
 // bytes or as a serde JSON object (told apart by a leading '{').
 func DecodeVanilla(b []byte) (*PartitionProof, error) {
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	if isJSONObject(b) {
 		return DecodePartitionProofJSON(b)
 	}
 	return DecodePartitionProof(b)
+}
+
+// isJSONObject reports whether b starts, after JSON white space, with '{':
+// the test by which DecodePartitionProofsJSON and DecodeVanilla take b for
+// one serde JSON object.
+func isJSONObject(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // element converts a domain to a field element, naming field on failure.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/c1gen"
 	"github.com/sealc2/c2/porep/inputs"
 )
@@ -142,11 +141,7 @@ func parseSeed(s string) ([32]byte, error) {
 // checkC1 decodes b as C2 would and verifies every partition natively; it
 // returns the number of partitions.
 func checkC1(b []byte) (int, error) {
-	c1, err := porep.DecodeC1(b)
-	if err != nil {
-		return 0, err
-	}
-	shape, parts, err := porep.Partitions(c1)
+	_, shape, parts, err := c1Partitions(b)
 	if err != nil {
 		return 0, err
 	}

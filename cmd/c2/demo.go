@@ -16,7 +16,6 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/internal/synth"
-	"github.com/sealc2/c2/porep"
 )
 
 func init() {
@@ -103,11 +102,7 @@ func demoC1Proof(dir, backend string) error {
 		}
 		dir = cache
 	}
-	c1, err := porep.DecodeC1(demoC1)
-	if err != nil {
-		return err
-	}
-	shape, _, err := porep.Partitions(c1)
+	c1, shape, _, err := c1Partitions(demoC1)
 	if err != nil {
 		return err
 	}

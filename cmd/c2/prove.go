@@ -36,11 +36,7 @@ func runProve(args []string) error {
 	if err != nil {
 		return err
 	}
-	c1, err := porep.DecodeC1(b)
-	if err != nil {
-		return err
-	}
-	shape, parts, err := porep.Partitions(c1)
+	c1, shape, parts, err := c1Partitions(b)
 	if err != nil {
 		return err
 	}
@@ -63,6 +59,20 @@ func runProve(args []string) error {
 	}
 	fmt.Printf("wrote %s (%d bytes), verified against public inputs derived from the C1\n", *f.out, len(proof))
 	return nil
+}
+
+// c1Partitions decodes the C1 output b as C2 does (porep.DecodeC1) and
+// splits it into its shape's partitions (porep.Partitions).
+func c1Partitions(b []byte) (*porep.C1Output, porep.Shape, []*porep.Partition, error) {
+	c1, err := porep.DecodeC1(b)
+	if err != nil {
+		return nil, porep.Shape{}, nil, err
+	}
+	shape, parts, err := porep.Partitions(c1)
+	if err != nil {
+		return nil, porep.Shape{}, nil, err
+	}
+	return c1, shape, parts, nil
 }
 
 // backendUsage is the usage of --backend.
