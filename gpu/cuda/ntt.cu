@@ -11,7 +11,9 @@
 // maps natural order to bit-reversed order; decimation in time (DIT), its
 // transpose, maps bit-reversed order back to natural order, so pipelines
 // chain DIF and DIT passes and never permute in between. Powers of a root are
-// read from two small tables (low and high exponent bits) built per call.
+// read from two small tables (low and high exponent bits) built per call, and
+// the twiddles between the passes of rows of at most 2^C2_NTT_ROW_LOG
+// elements from one table of such a row's powers (one lookup, no product).
 #include "common.cuh"
 #include "field.cuh"
 #include "ntt_net.cuh"
@@ -20,27 +22,6 @@ namespace c2 {
 
 static constexpr int NTT_TMAX = 9;        // index bits per pass
 static constexpr int NTT_THREADS = 256;
-
-struct pow_tables {
-    const fr_t* lo;  // base^i, i < 2^h
-    const fr_t* hi;  // base^(i << h), i < 2^(k-h)
-    int h;
-    __device__ __forceinline__ fr_t at(uint32_t e) const {
-        uint32_t m = (1u << h) - 1;
-        return lo[e & m] * hi[e >> h];
-    }
-};
-
-__device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) {
-    return bits == 0 ? 0 : (__brev(x) >> (32 - bits));
-}
-
-// out[i] = scale * base^(i << shift)
-__global__ void k_pow_table(fr_t* out, fr_t base, uint32_t count, int shift, fr_t scale) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    out[i] = scale * base.pow((uint64_t)i << shift);
-}
 
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
@@ -56,6 +37,50 @@ __device__ __forceinline__ void stg_fr(fr_t* p, const fr_t& x) {
     uint4* dst = (uint4*)p;
     dst[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
     dst[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+}
+
+// Rows of at most 2^C2_NTT_ROW_LOG elements take their inter-pass twiddles
+// from one table (2^C2_NTT_ROW_LOG entries, 8 MiB at 18); 0 turns it off.
+#ifndef C2_NTT_ROW_LOG
+#define C2_NTT_ROW_LOG 18
+#endif
+
+// Powers of a base b for exponents below 2^k. at(e) = scale * b^e costs one
+// product (lo * hi); row, when present, holds scale * b^(i << (k - row_log))
+// for i < 2^row_log, so that at_row can skip the product.
+struct pow_tables {
+    const fr_t* lo;  // scale * b^i, i < 2^h
+    const fr_t* hi;  // b^(i << h), i < 2^(k-h)
+    int h;
+    const fr_t* row;  // null: none
+    int row_log;
+    __device__ __forceinline__ fr_t at(uint32_t e) const {
+        uint32_t m = (1u << h) - 1;
+        return lo[e & m] * hi[e >> h];
+    }
+    // at(e << (k - r)) for e < 2^r: a lookup when r <= row_log.
+    __device__ __forceinline__ fr_t at_row(uint32_t e, int r, int k) const {
+        if (row && r <= row_log) return ldg_fr(row + ((size_t)e << (row_log - r)));
+        return at(e << (k - r));
+    }
+};
+
+__device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) {
+    return bits == 0 ? 0 : (__brev(x) >> (32 - bits));
+}
+
+// out[i] = scale * base^(i << shift)
+__global__ void k_pow_table(fr_t* out, fr_t base, uint32_t count, int shift, fr_t scale) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    out[i] = scale * base.pow((uint64_t)i << shift);
+}
+
+// out[i] = w.at(i << shift), i < count: a table of every 2^shift-th power.
+__global__ void k_row_table(fr_t* out, pow_tables w, uint32_t count, int shift) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    out[i] = w.at(i << shift);
 }
 
 // Inner twiddles of the network passes (ntt_net.cuh): w_(2^(b+1))^a =
@@ -117,8 +142,8 @@ __global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int
         if (DIT) {
             if (prescale) x = x * ps.at(bitrev((uint32_t)p, k));
             if (S_log > 0) {
-                uint32_t ex = (uint32_t)((n2_0 + l) * bitrev(n1, t)) << (k - row_log);
-                if (ex) x = x * w.at(ex);
+                const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
+                if (e) x = x * w.at_row(e, row_log, k);
             }
         } else if (mul) {
             x = x * ldg_fr(mul + p);
@@ -160,8 +185,8 @@ __global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int
         const uint64_t p = base + ((uint64_t)n1 << S_log);
         fr_t x = r[s];
         if (!DIT && S_log > 0) {
-            uint32_t ex = (uint32_t)((n2_0 + l) * bitrev(n1, t)) << (k - row_log);
-            if (ex) x = x * w.at(ex);
+            const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
+            if (e) x = x * w.at_row(e, row_log, k);
         }
         stg_fr(data + p, x);
     }
@@ -222,14 +247,17 @@ static fr_t load_fr(const uint64_t* v) {
     return r;
 }
 
-// Tables of powers of one base for exponents < 2^k.
+// Tables of powers of one base for exponents < 2^k; with rows, also the
+// row table of a transform's roots (pow_tables.row).
 struct table_set {
     scratch mem;
-    pow_tables t;
-    int build(c2_status* st, cudaStream_t s, int k, fr_t base, fr_t scale) {
+    pow_tables t{};
+    int build(c2_status* st, cudaStream_t s, int k, fr_t base, fr_t scale, bool rows = false) {
         int h = (k + 1) / 2;
         uint32_t nlo = 1u << h, nhi = 1u << (k - h);
-        C2_CHECK(mem.alloc((size_t)(nlo + nhi) * sizeof(fr_t), s));
+        const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
+        const uint32_t nrow = R > 0 ? 1u << R : 0;
+        C2_CHECK(mem.alloc((size_t)(nlo + nhi + nrow) * sizeof(fr_t), s));
         fr_t* lo = mem.as<fr_t>();
         fr_t* hi = lo + nlo;
         k_pow_table<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
@@ -239,6 +267,13 @@ struct table_set {
         t.lo = lo;
         t.hi = hi;
         t.h = h;
+        if (nrow) {
+            fr_t* row = hi + nhi;
+            k_row_table<<<blocks_for(nrow, 256), 256, 0, s>>>(row, t, nrow, k - R);
+            C2_CHECK_LAUNCH(k_row_table);
+            t.row = row;
+            t.row_log = R;
+        }
         return C2_OK;
     }
 };
@@ -327,7 +362,7 @@ static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, c
     pow_tables none{};
     bool inv = kind == C2_NTT_INVERSE || kind == C2_NTT_COSET_INVERSE;
     table_set w;
-    if ((rc = w.build(st, s, k, load_fr(inv ? kc->omega_inv : kc->omega), one))) return rc;
+    if ((rc = w.build(st, s, k, load_fr(inv ? kc->omega_inv : kc->omega), one, true))) return rc;
     switch (kind) {
     case C2_NTT_FORWARD:
         if ((rc = run_ntt(st, s, d, k, false, w.t, false, none))) return rc;
@@ -373,8 +408,8 @@ struct h_pipeline {
         k = log_n;
         fr_t one = fr_t::one();
         nz = load_fr(kc->n_inv) * load_fr(kc->z_inv);
-        if ((rc = wf.build(st, s, k, load_fr(kc->omega), one))) return rc;
-        if ((rc = wi.build(st, s, k, load_fr(kc->omega_inv), one))) return rc;
+        if ((rc = wf.build(st, s, k, load_fr(kc->omega), one, true))) return rc;
+        if ((rc = wi.build(st, s, k, load_fr(kc->omega_inv), one, true))) return rc;
         // iNTT scale 1/n and coset shift g^i folded into one table
         if ((rc = gs.build(st, s, k, load_fr(kc->g), load_fr(kc->n_inv)))) return rc;
         // iNTT scale 1/n, coset shift g^-i and 1/Z folded into one table
