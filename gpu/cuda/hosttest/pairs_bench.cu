@@ -1,0 +1,213 @@
+// Device experiment (needs a CUDA device): the rate of G1 point additions in
+// the two forms a bucket accumulation can take, over the same gathered
+// points (pseudo-random coordinates in Fp: the formulas are field
+// arithmetic, so points need not lie on the curve for timing; x1 = x2 has
+// probability ~2^-381).
+//   xyzz:    each thread adds K gathered affine points into one XYZZ
+//            accumulator (xyzz_t::add_affine, as k_run_tasks does): one
+//            mixed addition per point, 96 bytes read.
+//   affine K: each thread adds K pairs of gathered affine points in affine
+//            form, the K inversions shared by Montgomery's trick (prefix
+//            products in local memory, one Fermat inversion): 5 products and
+//            a squaring per pair plus 1/K inversion; 192 bytes read and 96
+//            written per pair, as one round of a pairwise bucket reduction.
+// Prints additions per second for each, and checks sampled results against
+// affine additions on the host (xyzz results after conversion to affine).
+// Build and run: make -C gpu/cuda pairbench   (optional argument: log2 points)
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+#include "../ec.cuh"
+
+using namespace c2;
+using A = affine_t<fp_t>;
+using X = xyzz_t<fp_t>;
+
+#define CK(call)                                                                         \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess) {                                                         \
+            printf("%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(2);                                                                     \
+        }                                                                                \
+    } while (0)
+
+// Position of the j-th gathered point: a bijection of [0, 2^lg) that
+// scatters neighbours (multiplication by an odd constant modulo 2^lg).
+C2_HD uint32_t gather_index(uint64_t j, uint32_t mask) { return (uint32_t)(j * 0x9E3779B1ull) & mask; }
+
+C2_HD uint32_t mix32(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+// Coordinates below p: the top limb is kept under p's (0x1a0111ea).
+__global__ void k_points(A* pts, uint64_t n) {
+    uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    A p;
+    for (int l = 0; l < 12; l++) {
+        p.x.v[l] = mix32(i * 64 + l);
+        p.y.v[l] = mix32(i * 64 + 32 + l);
+    }
+    p.x.v[11] &= 0x0fffffff;
+    p.y.v[11] &= 0x0fffffff;
+    pts[i] = p;
+}
+
+__global__ void __launch_bounds__(128) k_xyzz_chain(const A* __restrict__ pts, uint32_t mask, uint64_t n, int K,
+                                                    X* __restrict__ out) {
+    uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    uint64_t first = t * K;
+    if (first >= n) return;
+    X acc = X::inf();
+    for (int i = 0; i < K && first + i < n; i++) acc = acc.add_affine(pts[gather_index(first + i, mask)]);
+    out[t] = acc;
+}
+
+template <int K>
+__global__ void __launch_bounds__(128) k_affine_pairs(const A* __restrict__ pts, uint32_t mask, uint64_t npairs,
+                                                      A* __restrict__ out) {
+    uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    uint64_t first = t * K;
+    if (first >= npairs) return;
+    const int cnt = npairs - first < (uint64_t)K ? (int)(npairs - first) : K;
+    fp_t pre[K];
+    fp_t acc = fp_t::one();
+    for (int i = 0; i < cnt; i++) {
+        const uint64_t j = first + i;
+        const fp_t px = pts[gather_index(2 * j, mask)].x, qx = pts[gather_index(2 * j + 1, mask)].x;
+        pre[i] = acc;
+        acc = acc * (qx - px);
+    }
+    fp_t inv = acc.inverse();
+    for (int i = cnt - 1; i >= 0; i--) {
+        const uint64_t j = first + i;
+        const A p = pts[gather_index(2 * j, mask)], q = pts[gather_index(2 * j + 1, mask)];
+        const fp_t d = q.x - p.x;
+        const fp_t di = inv * pre[i];
+        inv = inv * d;
+        const fp_t lam = (q.y - p.y) * di;
+        A r;
+        r.x = lam.sqr() - p.x - q.x;
+        r.y = lam * (p.x - r.x) - p.y;
+        out[j] = r;
+    }
+}
+
+static A host_add(const A& p, const A& q) {
+    fp_t lam = (q.y - p.y) * (q.x - p.x).inverse();
+    A r;
+    r.x = lam.sqr() - p.x - q.x;
+    r.y = lam * (p.x - r.x) - p.y;
+    return r;
+}
+
+struct timer {
+    cudaEvent_t a, b;
+    timer() {
+        CK(cudaEventCreate(&a));
+        CK(cudaEventCreate(&b));
+    }
+    void start() { CK(cudaEventRecord(a)); }
+    float stop_ms() {
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        return ms;
+    }
+};
+
+template <int K>
+static int run_affine(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64_t n, A* d_out, int reps) {
+    const uint64_t npairs = n / 2;
+    const uint64_t threads = (npairs + K - 1) / K;
+    const unsigned blocks = (unsigned)((threads + 127) / 128);
+    timer tm;
+    k_affine_pairs<K><<<blocks, 128>>>(d_pts, mask, npairs, d_out);  // warm-up
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    float best = 1e30f;
+    for (int r = 0; r < reps; r++) {
+        tm.start();
+        k_affine_pairs<K><<<blocks, 128>>>(d_pts, mask, npairs, d_out);
+        float ms = tm.stop_ms();
+        if (ms < best) best = ms;
+    }
+    CK(cudaGetLastError());
+    std::vector<A> out(npairs);
+    CK(cudaMemcpy(out.data(), d_out, npairs * sizeof(A), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (uint64_t s = 0; s < 512; s++) {
+        uint64_t j = (s * 2654435761ull) % npairs;
+        A want = host_add(pts[gather_index(2 * j, mask)], pts[gather_index(2 * j + 1, mask)]);
+        if (!(want.x == out[j].x) || !(want.y == out[j].y)) bad++;
+    }
+    printf("affine K=%-4d %9.3f ms  %6.3f G additions/s  (%llu pairs, %llu threads)  %d of 512 sampled wrong\n", K,
+           best, npairs / (best * 1e6), (unsigned long long)npairs, (unsigned long long)threads, bad);
+    return bad;
+}
+
+int main(int argc, char** argv) {
+    const int lg = argc > 1 ? atoi(argv[1]) : 24;
+    const uint64_t n = 1ull << lg;
+    const uint32_t mask = (uint32_t)(n - 1);
+    const int reps = 3;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("%s, %d SMs; 2^%d points (%.2f GB)\n", prop.name, prop.multiProcessorCount, lg, n * sizeof(A) / 1e9);
+    A* d_pts;
+    CK(cudaMalloc(&d_pts, n * sizeof(A)));
+    k_points<<<(unsigned)((n + 255) / 256), 256>>>(d_pts, n);
+    CK(cudaGetLastError());
+    std::vector<A> pts(n);
+    CK(cudaMemcpy(pts.data(), d_pts, n * sizeof(A), cudaMemcpyDeviceToHost));
+    void* d_out;
+    CK(cudaMalloc(&d_out, (n / 2) * sizeof(A) > (n / 16) * sizeof(X) ? (n / 2) * sizeof(A) : (n / 16) * sizeof(X)));
+
+    int bad = 0;
+    // XYZZ chains of K = 16 points per thread (k_run_tasks' pieces hold up to 128).
+    for (int K : {16, 128}) {
+        const uint64_t threads = (n + K - 1) / K;
+        const unsigned blocks = (unsigned)((threads + 127) / 128);
+        timer tm;
+        k_xyzz_chain<<<blocks, 128>>>(d_pts, mask, n, K, (X*)d_out);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        float best = 1e30f;
+        for (int r = 0; r < reps; r++) {
+            tm.start();
+            k_xyzz_chain<<<blocks, 128>>>(d_pts, mask, n, K, (X*)d_out);
+            float ms = tm.stop_ms();
+            if (ms < best) best = ms;
+        }
+        std::vector<X> out(threads);
+        CK(cudaMemcpy(out.data(), d_out, threads * sizeof(X), cudaMemcpyDeviceToHost));
+        int wrong = 0;
+        for (uint64_t s = 0; s < 64; s++) {
+            uint64_t t = (s * 2654435761ull) % threads;
+            A acc = pts[gather_index(t * K, mask)];
+            for (int i = 1; i < K; i++) acc = host_add(acc, pts[gather_index(t * K + i, mask)]);
+            const X& g = out[t];
+            fp_t zzi = g.zz.inverse(), zzzi = g.zzz.inverse();
+            if (!(acc.x == g.x * zzi) || !(acc.y == g.y * zzzi)) wrong++;
+        }
+        bad += wrong;
+        printf("xyzz   K=%-4d %9.3f ms  %6.3f G additions/s  (%llu points, %llu threads)  %d of 64 sampled wrong\n", K,
+               best, n / (best * 1e6), (unsigned long long)n, (unsigned long long)threads, wrong);
+    }
+    bad += run_affine<16>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_affine<64>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_affine<128>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_affine<256>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_affine<512>(d_pts, pts, mask, n, (A*)d_out, reps);
+    CK(cudaFree(d_pts));
+    CK(cudaFree(d_out));
+    return bad ? 1 : 0;
+}
