@@ -193,9 +193,10 @@ func (p *Prover) evictCircuit(c vanillaCircuit) error {
 	return p.evictCache(c.cache, c.label)
 }
 
-// circuitParams returns the find of a vanillaCircuit whose official
-// parameter base name is name: its .params file (or the development one)
-// under Config.Params, as FindPoStParams and FindUpdateParams resolve it.
+// circuitParams returns the lookup of the parameter file whose official
+// base name is name (a PoRep shape's, or the find of a vanillaCircuit): its
+// .params file (or the development one) under Config.Params, as FindParams,
+// FindPoStParams and FindUpdateParams resolve it.
 func (p *Prover) circuitParams(name string) func() (string, bool, error) {
 	return func() (string, bool, error) {
 		if p.cfg.Params == "" {

@@ -45,18 +45,10 @@ func FindParams(path string, s porep.Shape, ext string) (file string, dev bool, 
 	return findParamsFile(path, s.ParamsName(), ext)
 }
 
-// paramsPath finds the shape's parameter file under Config.Params.
-func (p *Prover) paramsPath(s porep.Shape) (path string, dev bool, err error) {
-	if p.cfg.Params == "" {
-		return "", false, fmt.Errorf("%w: Config.Params is empty", ErrNoParams)
-	}
-	return FindParams(p.cfg.Params, s, ".params")
-}
-
 // provingKey reads the proving key of shape s (for c.pk's getCtx).
 func (p *Prover) provingKey(s porep.Shape) func(context.Context) (*groth16.ProvingKey, error) {
 	return func(ctx context.Context) (*groth16.ProvingKey, error) {
-		return p.readKey(ctx, s.Name, s.NumInputs(), func() (string, bool, error) { return p.paramsPath(s) })
+		return p.readKey(ctx, s.Name, s.NumInputs(), p.circuitParams(s.ParamsName()))
 	}
 }
 
@@ -215,7 +207,7 @@ func (p *Prover) loadShape(ctx context.Context, c *shapeCache, s porep.Shape) (*
 	if p.isClosed() {
 		return nil, nil, ErrClosed
 	}
-	return p.keyAndSystem(ctx, c, func() (string, bool, error) { return p.paramsPath(s) }, p.provingKey(s), p.recorded(s))
+	return p.keyAndSystem(ctx, c, p.circuitParams(s.ParamsName()), p.provingKey(s), p.recorded(s))
 }
 
 // partitionSystem synthesizes partition k's witness (into buf when it is

@@ -153,13 +153,8 @@ func (v *VanillaProofs) parse(p *parser) error {
 		v.Shape = tag
 		v.Partitions = [][]VanillaProof{}
 		return p.array(func(int) error {
-			part := []VanillaProof{}
-			err := p.array(func(int) error {
-				part = append(part, VanillaProof{})
-				return part[len(part)-1].parse(p)
-			})
-			v.Partitions = append(v.Partitions, part)
-			return err
+			v.Partitions = append(v.Partitions, nil)
+			return parseList(p, &v.Partitions[len(v.Partitions)-1])
 		})
 	})
 }
@@ -181,13 +176,7 @@ func (v *VanillaProof) parse(p *parser) error {
 		{"comm_d_proofs", func() error { return v.CommDProofs.parse(p) }, false},
 		{"comm_r_last_proof", func() error { return v.CommRLastProof.parse(p) }, false},
 		{"replica_column_proofs", func() error { return v.ReplicaColumnProofs.parse(p) }, false},
-		{"labeling_proofs", func() error {
-			v.LabelingProofs = []LabelingProof{}
-			return p.array(func(int) error {
-				v.LabelingProofs = append(v.LabelingProofs, LabelingProof{})
-				return v.LabelingProofs[len(v.LabelingProofs)-1].parse(p)
-			})
-		}, false},
+		{"labeling_proofs", func() error { return parseList(p, &v.LabelingProofs) }, false},
 		{"encoding_proof", func() error { return (*LabelingProof)(&v.EncodingProof).parse(p) }, false},
 	})
 }
@@ -204,19 +193,10 @@ type ReplicaColumnProofs struct {
 func (r *ReplicaColumnProofs) UnmarshalJSON(b []byte) error { return parseAll(b, r.parse) }
 
 func (r *ReplicaColumnProofs) parse(p *parser) error {
-	list := func(dst *[]ColumnProof) func() error {
-		return func() error {
-			*dst = []ColumnProof{}
-			return p.array(func(int) error {
-				*dst = append(*dst, ColumnProof{})
-				return (*dst)[len(*dst)-1].parse(p)
-			})
-		}
-	}
 	return p.fields([]fieldSpec{
 		{"c_x", func() error { return r.CX.parse(p) }, false},
-		{"drg_parents", list(&r.DRGParents), false},
-		{"exp_parents", list(&r.ExpParents), false},
+		{"drg_parents", func() error { return parseList(p, &r.DRGParents) }, false},
+		{"exp_parents", func() error { return parseList(p, &r.ExpParents) }, false},
 	})
 }
 
@@ -263,7 +243,7 @@ func (c *C1Column) parse(p *parser) error {
 			c.Index = uint32(v)
 			return err
 		}, false},
-		{"rows", func() error { return p.domains(&c.Rows) }, false},
+		{"rows", func() error { return parseList(p, &c.Rows) }, false},
 		{"_h", p.null, true},
 	})
 }
@@ -281,7 +261,7 @@ func (l *LabelingProof) UnmarshalJSON(b []byte) error { return parseAll(b, l.par
 
 func (l *LabelingProof) parse(p *parser) error {
 	return p.fields([]fieldSpec{
-		{"parents", func() error { return p.domains(&l.Parents) }, false},
+		{"parents", func() error { return parseList(p, &l.Parents) }, false},
 		{"layer_index", func() error {
 			v, err := p.uint(32)
 			l.LayerIndex = uint32(v)
@@ -344,21 +324,18 @@ type inclusionPath struct {
 }
 
 func (ip *inclusionPath) parse(p *parser) error {
-	return p.fields([]fieldSpec{{"path", func() error {
-		ip.Path = []PathElement{}
-		return p.array(func(int) error {
-			ip.Path = append(ip.Path, PathElement{})
-			e := &ip.Path[len(ip.Path)-1]
-			return p.fields([]fieldSpec{
-				{"hashes", func() error { return p.domains(&e.Hashes) }, false},
-				{"index", func() error {
-					v, err := p.uint(64)
-					e.Index = v
-					return err
-				}, false},
-			})
-		})
-	}, false}})
+	return p.fields([]fieldSpec{{"path", func() error { return parseList(p, &ip.Path) }, false}})
+}
+
+func (e *PathElement) parse(p *parser) error {
+	return p.fields([]fieldSpec{
+		{"hashes", func() error { return parseList(p, &e.Hashes) }, false},
+		{"index", func() error {
+			v, err := p.uint(64)
+			e.Index = v
+			return err
+		}, false},
+	})
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -729,11 +706,17 @@ func (p *parser) array(f func(i int) error) error {
 	}
 }
 
-func (p *parser) domains(dst *[]Domain) error {
-	*dst = []Domain{}
+// parseList reads an array of T into *dst, a non-nil slice even when the
+// array is empty; on an error *dst ends with the element being read.
+func parseList[T any, PT interface {
+	*T
+	parse(*parser) error
+}](p *parser, dst *[]T) error {
+	*dst = []T{}
 	return p.array(func(int) error {
-		*dst = append(*dst, Domain{})
-		return (*dst)[len(*dst)-1].parse(p)
+		var zero T
+		*dst = append(*dst, zero)
+		return PT(&(*dst)[len(*dst)-1]).parse(p)
 	})
 }
 

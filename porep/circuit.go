@@ -25,7 +25,6 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/poseidon"
@@ -279,25 +278,15 @@ func witnessSegments(ctx context.Context, s Shape, g *global, challenges []Chall
 	nseg := s.Layers + 3
 	labels := make([]gadget.Num, len(challenges)*s.Layers)
 	dataLeaves := make([]gadget.Num, len(challenges))
-	var eg errgroup.Group
-	eg.SetLimit(workers)
-	// spawn runs f as a segment unless ctx is done by the time it starts.
-	spawn := func(f func() error) {
-		eg.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return f()
-		})
-	}
+	grp := r1cs.NewGroup(ctx, workers)
 	for i := range challenges {
 		c := &challenges[i]
 		seg := segs[i*nseg : (i+1)*nseg]
-		spawn(func() (err error) {
+		grp.Go(func() (err error) {
 			dataLeaves[i], err = synthData(gadget.New(&seg[0]), g, c)
 			return err
 		})
-		spawn(func() error {
+		grp.Go(func() error {
 			_, _, err := synthColumns(gadget.New(&seg[1]), g, c)
 			return err
 		})
@@ -311,23 +300,23 @@ func witnessSegments(ctx context.Context, s Shape, g *global, challenges []Chall
 		}
 		node := gadget.New(&r1cs.Witness{}).AllocUInt64(c.Node)
 		for layer := 1; layer <= s.Layers; layer++ {
-			spawn(func() error {
+			grp.Go(func() error {
 				labels[i*s.Layers+layer-1] = synthLabel(gadget.New(&seg[1+layer]), g, &node, cols, layer, nil)
 				return nil
 			})
 		}
 	}
-	if err := eg.Wait(); err != nil {
+	if err := grp.Wait(); err != nil {
 		return err
 	}
 	for i := range challenges {
 		c := &challenges[i]
 		seg := &segs[(i+1)*nseg-1]
-		spawn(func() error {
+		grp.Go(func() error {
 			return synthReplica(gadget.New(seg), g, c, dataLeaves[i], labels[i*s.Layers:(i+1)*s.Layers])
 		})
 	}
-	return eg.Wait()
+	return grp.Wait()
 }
 
 // segmentAux remembers, per shape, how many aux variables each segment of

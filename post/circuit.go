@@ -18,10 +18,8 @@ package post
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/poseidon"
@@ -135,28 +133,18 @@ func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r
 	if err := s.Check(p); err != nil {
 		return nil, err
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	parts := make([]r1cs.Witness, len(p.Sectors))
-	var eg errgroup.Group
-	eg.SetLimit(workers)
+	g := r1cs.NewGroup(ctx, workers)
 	for i := range p.Sectors {
-		eg.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		g.Go(func() error {
 			return synthSector(gadget.New(&parts[i]), &p.Sectors[i])
 		})
 	}
-	if err := eg.Wait(); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	w := r1cs.NewWitness(s.NumInputs(), len(parts[0].Aux)*len(parts))
-	for i := range parts {
-		w.Inputs = append(w.Inputs, parts[i].Inputs...)
-		w.Aux = append(w.Aux, parts[i].Aux...)
-	}
+	w := r1cs.NewWitness(s.NumInputs(), 0)
+	w.Append(parts)
 	return w, nil
 }
 

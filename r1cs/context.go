@@ -1,6 +1,11 @@
 package r1cs
 
-import "context"
+import (
+	"context"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+)
 
 // BuildContext runs build on a Builder that forwards every call to b and
 // checks ctx every 4096 constraints (a few milliseconds of recording). Once
@@ -54,4 +59,41 @@ func (b *ctxBuilder) Enforce(x, y, z LC) {
 		}
 	}
 	b.Builder.Enforce(x, y, z)
+}
+
+// Group runs the parts of a synthesis split across goroutines (the
+// sectors, challenges or segments of a witness) on a bounded number of
+// them, and starts none once its context is done.
+type Group struct {
+	ctx context.Context
+	eg  errgroup.Group
+}
+
+// NewGroup returns a Group that runs up to workers parts at once
+// (GOMAXPROCS when workers ≤ 0), stopped by ctx.
+func NewGroup(ctx context.Context, workers int) *Group {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	g := &Group{ctx: ctx}
+	g.eg.SetLimit(workers)
+	return g
+}
+
+// Go runs part on a goroutine of g once fewer than its limit are running,
+// blocking until then. A part whose turn comes after the context is done
+// does not run: it fails with the context's error.
+func (g *Group) Go(part func() error) {
+	g.eg.Go(func() error {
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		return part()
+	})
+}
+
+// Wait waits for every part given to Go so far and returns the first error
+// a part of g returned, or nil. g takes more parts after Wait.
+func (g *Group) Wait() error {
+	return g.eg.Wait()
 }

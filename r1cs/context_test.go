@@ -3,7 +3,9 @@ package r1cs
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -84,4 +86,45 @@ func TestBuildContextNested(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.False(t, returned, "the outer stop unwound the inner call")
+}
+
+// TestGroup: a Group runs no more parts at once than its limit, takes more
+// parts after Wait, returns a part's error, and runs no part whose turn
+// comes after its context is done.
+func TestGroup(t *testing.T) {
+	var mu sync.Mutex
+	running, most, ran := 0, 0, 0
+	part := func() error {
+		mu.Lock()
+		running++
+		ran++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return nil
+	}
+	g := NewGroup(context.Background(), 2)
+	for range 10 {
+		g.Go(part)
+	}
+	require.NoError(t, g.Wait())
+	require.Equal(t, 10, ran)
+	require.LessOrEqual(t, most, 2)
+	g.Go(part)
+	require.NoError(t, g.Wait())
+	require.Equal(t, 11, ran)
+
+	boom := errors.New("boom")
+	g = NewGroup(context.Background(), 0)
+	g.Go(func() error { return boom })
+	require.ErrorIs(t, g.Wait(), boom)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	g = NewGroup(ctx, 1)
+	cancel()
+	g.Go(func() error { t.Error("a part ran after its context was done"); return nil })
+	require.ErrorIs(t, g.Wait(), context.Canceled)
 }

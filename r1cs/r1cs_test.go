@@ -99,6 +99,29 @@ func TestModesAgree(t *testing.T) {
 	}
 }
 
+// TestWitnessAppend: parts synthesized on witnesses of their own and
+// appended in order give the assignment of the sequential synthesis.
+func TestWitnessAppend(t *testing.T) {
+	part := func(b Builder, i int64) {
+		b.AllocInput(elt(100 + i))
+		square(b, i+2, i&1)
+	}
+	want := NewWitness(0, 0)
+	square(want, 7, 1)
+	for i := range int64(3) {
+		part(want, i)
+	}
+	got := NewWitness(0, 0)
+	square(got, 7, 1)
+	parts := make([]Witness, 3)
+	for i := range parts {
+		part(&parts[i], int64(i))
+	}
+	got.Append(parts)
+	require.Equal(t, want.Inputs, got.Inputs)
+	require.Equal(t, want.Aux, got.Aux)
+}
+
 func TestCanonicalSerialization(t *testing.T) {
 	s := NewSystem()
 	x := s.Alloc(elt(3))

@@ -1,6 +1,10 @@
 package r1cs
 
-import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+import (
+	"slices"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
 
 // Witness is the witness-only mode: it keeps the assignment and ignores
 // constraints. Synthesizing into a Witness produces exactly the Inputs and Aux
@@ -19,6 +23,25 @@ func NewWitness(inputsHint, auxHint int) *Witness {
 	}
 	w.Inputs[0] = oneElement
 	return w
+}
+
+// Append appends each part's inputs to w.Inputs and its aux to w.Aux, part
+// after part: the assignment of a circuit whose parts were synthesized on
+// witnesses of their own (each allocating only variables of its own),
+// numbered as a sequential synthesis into w numbers them. Each vector of w
+// grows at most once.
+func (w *Witness) Append(parts []Witness) {
+	nIn, nAux := len(w.Inputs), len(w.Aux)
+	for i := range parts {
+		nIn += len(parts[i].Inputs)
+		nAux += len(parts[i].Aux)
+	}
+	w.Inputs = slices.Grow(w.Inputs, nIn-len(w.Inputs))
+	w.Aux = slices.Grow(w.Aux, nAux-len(w.Aux))
+	for i := range parts {
+		w.Inputs = append(w.Inputs, parts[i].Inputs...)
+		w.Aux = append(w.Aux, parts[i].Aux...)
+	}
 }
 
 // Alloc implements [Builder].

@@ -3,11 +3,8 @@ package update
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/poseidon"
@@ -361,36 +358,22 @@ func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition
 	if err := s.Check(pub, p, k); err != nil {
 		return nil, err
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	w := r1cs.NewWitness(s.NumInputs(), 0)
 	pre, err := synthPrefix(gadget.New(w), s, pub, p, k)
 	if err != nil {
 		return nil, err
 	}
 	parts := make([]r1cs.Witness, len(pre.random))
-	var eg errgroup.Group
-	eg.SetLimit(workers)
+	g := r1cs.NewGroup(ctx, workers)
 	for ci := range parts {
-		eg.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		g.Go(func() error {
 			return synthChallenge(gadget.New(&parts[ci]), s, pre, &p.Challenges[ci], ci)
 		})
 	}
-	if err := eg.Wait(); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	n := len(w.Aux)
-	for i := range parts {
-		n += len(parts[i].Aux)
-	}
-	w.Aux = slices.Grow(w.Aux, n-len(w.Aux))
-	for i := range parts {
-		w.Aux = append(w.Aux, parts[i].Aux...)
-	}
+	w.Append(parts)
 	return w, nil
 }
 
