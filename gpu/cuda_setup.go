@@ -197,11 +197,11 @@ func reservePair(ctx context.Context, budget *pool.Budget, a, b int64) (*pool.Re
 	}
 }
 
-// WriteKeyParams writes key's proving key in bellperson's .params format:
+// writeKeyParams writes key's proving key in bellperson's .params format:
 // through [groth16.ProvingKey.WriteTo] when its bases are in host memory,
 // else, for a key resident on a CUDA device (from [CUDA.SetupKey]), by
 // downloading the bases a chunk at a time ([groth16.WriteParamsFrom]).
-func WriteKeyParams(key Key, w io.Writer) (int64, error) {
+func writeKeyParams(key Key, w io.Writer) (int64, error) {
 	pk := key.ProvingKey()
 	if pk.HostBases() {
 		return pk.WriteTo(w)

@@ -229,8 +229,8 @@ func (r *R1CS) Eval(w *Witness, a, b, c []fr.Element) (int, error) {
 	return bad, nil
 }
 
-// Bytes is the device memory r takes.
-func (r *R1CS) Bytes() int64 {
+// bytes is the device memory r takes.
+func (r *R1CS) bytes() int64 {
 	return layoutBytes(r.Constraints, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]), len(r.Coeffs))
 }
 

@@ -59,7 +59,7 @@ func TestR1CSEvalMatchesSystem(t *testing.T) {
 
 	terms := len(sys.A().Vars) + len(sys.B().Vars) + len(sys.C().Vars)
 	assert.Equal(t, terms, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]))
-	assert.Equal(t, layoutBytesOf(sys), r.Bytes())
+	assert.Equal(t, layoutBytesOf(sys), r.bytes())
 	for k := range 3 {
 		assert.Len(t, r.RowStart[k], m+1)
 		for _, c := range r.Col[k] {

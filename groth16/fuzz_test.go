@@ -93,12 +93,12 @@ func fuzzRoundTrip[K io.WriterTo](f *testing.F, name string, decode func(b []byt
 // differ only by subgroup errors. The unpatched base decodes.
 func TestDecodeParamsSeeds(t *testing.T) {
 	base := fuzzBase(t, "params")
-	_, err := DecodeParams(base)
+	_, err := decodeParamsOpts(base)
 	require.NoError(t, err)
 	for _, patch := range fuzzSeeds(t, "FuzzDecodeParams") {
 		b := applyPatch(base, patch)
-		trusted, errT := DecodeParams(b, TrustedFile())
-		checked, errC := DecodeParams(b)
+		trusted, errT := decodeParamsOpts(b, TrustedFile())
+		checked, errC := decodeParamsOpts(b)
 		if errT != nil {
 			checkDecodeError(t, errT, len(b))
 			require.Error(t, errC)

@@ -108,7 +108,7 @@ func (e *FormatError) Error() string {
 
 func (e *FormatError) Unwrap() error { return e.Err }
 
-// ReadOption configures ReadParams and DecodeParams.
+// ReadOption configures ReadParams, ReadParamsContext and OpenParams.
 type ReadOption func(*readConfig)
 
 type readConfig struct {
@@ -255,7 +255,7 @@ func scanSection(r io.ReaderAt, name string, off, size int64, pointSize int) (Se
 	return sec, nil
 }
 
-// DecodeParams decodes a whole .params file held in b. Unless TrustedFile
+// decodeParamsOpts decodes a whole .params file held in b. Unless TrustedFile
 // is given, every point is checked to lie in its prime-order subgroup: one
 // probabilistic batch check (gnark-crypto's, error below 2⁻⁶⁴) per chunk
 // of points, and a search for the bad point only if one fails. Every point
@@ -263,7 +263,7 @@ func scanSection(r io.ReaderAt, name string, off, size int64, pointSize int) (Se
 // subgroup check, so a point off the curve anywhere fails fast; the error
 // reported is the first bad point of the first pass that finds one. The
 // result does not reference b.
-func DecodeParams(b []byte, opts ...ReadOption) (*ProvingKey, error) {
+func decodeParamsOpts(b []byte, opts ...ReadOption) (*ProvingKey, error) {
 	cfg := configure(opts)
 	return decodeParams(b, cfg)
 }

@@ -198,7 +198,7 @@ func TestParamsRoundTrip(t *testing.T) {
 		pk := randomKey(2, smallShape, inf)
 		b := encode(t, pk)
 		for _, opts := range [][]ReadOption{nil, {TrustedFile()}} {
-			got, err := DecodeParams(b, opts...)
+			got, err := decodeParamsOpts(b, opts...)
 			require.NoError(t, err)
 			require.Equal(t, pk, got)
 			require.Equal(t, b, encode(t, got))
@@ -216,7 +216,7 @@ func TestParamsEmptyVectors(t *testing.T) {
 	pk := randomKey(3, keyShape{}, false)
 	b := encode(t, pk)
 	require.Len(t, b, 868+5*4)
-	got, err := DecodeParams(b)
+	got, err := decodeParamsOpts(b)
 	require.NoError(t, err)
 	require.Equal(t, pk, got)
 }
@@ -263,7 +263,7 @@ func TestParamsTruncated(t *testing.T) {
 			}
 			var err error
 			if params {
-				_, err = DecodeParams(b[:n])
+				_, err = decodeParamsOpts(b[:n])
 			} else {
 				_, err = DecodeVerifyingKey(b[:n])
 			}
@@ -278,7 +278,7 @@ func TestParamsTrailingData(t *testing.T) {
 		b := encode(t, pk)
 		n := int64(len(b))
 		b = append(b, make([]byte, extra)...)
-		_, err := DecodeParams(b)
+		_, err := decodeParamsOpts(b)
 		requireFormatError(t, err, "trailer", n, ErrTrailingData)
 
 		v := encode(t, &pk.VK)
@@ -304,7 +304,7 @@ func TestParamsHugeCount(t *testing.T) {
 			binary.BigEndian.PutUint32(b[it.off:], count)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err := DecodeParams(b)
+			_, err := decodeParamsOpts(b)
 			runtime.ReadMemStats(&after)
 			var fe *FormatError
 			require.ErrorAs(t, err, &fe)
@@ -414,9 +414,9 @@ func TestParamsCorruptPoints(t *testing.T) {
 				}
 				b := bytes.Clone(good)
 				c.apply(r, b[it.off:it.off+it.size])
-				_, err := DecodeParams(b)
+				_, err := decodeParamsOpts(b)
 				requireFormatError(t, err, it.section, it.off, c.err)
-				_, err = DecodeParams(b, TrustedFile())
+				_, err = decodeParamsOpts(b, TrustedFile())
 				if c.trusted || it.section == "vk" { // the vk is checked in full in both modes
 					requireFormatError(t, err, it.section, it.off, c.err)
 				} else {
@@ -450,9 +450,9 @@ func TestParamsSubgroupLocated(t *testing.T) {
 		b := bytes.Clone(good)
 		off := tc.sec.Offset + int64(tc.i*tc.sec.PointSize)
 		corruptions[len(corruptions)-1].apply(r, b[off:off+int64(tc.sec.PointSize)])
-		_, err := DecodeParams(b)
+		_, err := decodeParamsOpts(b)
 		requireFormatError(t, err, tc.section, off, ErrNotInSubgroup)
-		_, err = DecodeParams(b, TrustedFile())
+		_, err = decodeParamsOpts(b, TrustedFile())
 		require.NoError(t, err)
 	}
 }
@@ -670,7 +670,7 @@ func TestWriteParamsLarge(t *testing.T) {
 		off := lay.H.Offset + int64(i)*96
 		require.Equal(t, want[:], b[off:off+96], "point %d", i)
 	}
-	got, err := DecodeParams(b, TrustedFile())
+	got, err := decodeParamsOpts(b, TrustedFile())
 	require.NoError(t, err)
 	require.Equal(t, pk, got)
 }
@@ -691,18 +691,18 @@ func TestParamsFirstErrorWins(t *testing.T) {
 	sub := lay.H.Offset + int64(chunkPoints+1000)*96 // chunk 1: found only by the slow subgroup check
 	off := lay.H.Offset + int64(2*chunkPoints+7)*96  // chunk 2: found at once by decoding
 	corruptions[len(corruptions)-1].apply(r, b[sub:sub+96])
-	_, err = DecodeParams(b)
+	_, err = decodeParamsOpts(b)
 	requireFormatError(t, err, "h", sub, ErrNotInSubgroup)
 	sub2 := lay.H.Offset + int64(2*chunkPoints+100)*96 // a later subgroup failure
 	c := bytes.Clone(b)
 	corruptions[len(corruptions)-1].apply(r, c[sub2:sub2+96])
-	_, err = DecodeParams(c)
+	_, err = decodeParamsOpts(c)
 	requireFormatError(t, err, "h", sub, ErrNotInSubgroup)
 
 	b[off+95] ^= 1
-	_, err = DecodeParams(b)
+	_, err = decodeParamsOpts(b)
 	requireFormatError(t, err, "h", off, ErrNotOnCurve)
-	_, err = DecodeParams(b, TrustedFile())
+	_, err = decodeParamsOpts(b, TrustedFile())
 	requireFormatError(t, err, "h", off, ErrNotOnCurve)
 }
 
@@ -743,7 +743,7 @@ func TestParamsOffCurveFast(t *testing.T) {
 	pk.H = seqG1s(20 * subgroupChunk)
 	b := encode(t, pk)
 	t0 := time.Now()
-	_, err := DecodeParams(b)
+	_, err := decodeParamsOpts(b)
 	require.NoError(t, err)
 	full := time.Since(t0)
 
@@ -751,7 +751,7 @@ func TestParamsOffCurveFast(t *testing.T) {
 	require.NoError(t, err)
 	b[lay.BG2.End()-1] ^= 1 // the last point of the file
 	t0 = time.Now()
-	_, err = DecodeParams(b)
+	_, err = decodeParamsOpts(b)
 	bad := time.Since(t0)
 	requireFormatError(t, err, "b_g2", lay.BG2.Offset, ErrNotOnCurve)
 	t.Logf("checked decode of %d points: %v; with the last point off the curve: %v", len(pk.H), full, bad)

@@ -16,7 +16,6 @@ const (
 	ParamsL
 	ParamsA
 	ParamsBG1
-	ParamsBG2
 )
 
 // ParamsSource supplies the bases of a proving key that are not in host

@@ -53,9 +53,6 @@ func NewBudget(name string, total int64) *Budget {
 	return &Budget{name: name, total: total}
 }
 
-// Name returns the budget's name.
-func (b *Budget) Name() string { return b.name }
-
 // Total returns the budget's size in bytes.
 func (b *Budget) Total() int64 { return b.total }
 

@@ -98,9 +98,6 @@ func New(budget *Budget, alloc Allocator) *Pool {
 	return p
 }
 
-// Budget returns the pool's budget.
-func (p *Pool) Budget() *Budget { return p.budget }
-
 // freer gives memory back to the allocator, one buffer at a time, so that
 // slow frees (pinned memory) are serialized and off every caller's path.
 func (p *Pool) freer() {
@@ -159,8 +156,8 @@ func sizeClass(n int) int {
 	return (n + step - 1) / step * step
 }
 
-// Buffer is a byte buffer from a Pool. Bytes has the length asked for; the
-// capacity behind it may be larger.
+// Buffer is a byte buffer from a Pool, of the length asked for (the
+// capacity behind it may be larger); [View] reads it as values of a type.
 type Buffer struct {
 	p    *Pool
 	b    []byte
@@ -169,15 +166,12 @@ type Buffer struct {
 	once sync.Once
 }
 
-// Bytes returns the buffer's n bytes. Their content is unspecified (a reused
+// bytes returns the buffer's n bytes. Their content is unspecified (a reused
 // buffer keeps what it held).
-func (b *Buffer) Bytes() []byte { return b.b[:b.n] }
+func (b *Buffer) bytes() []byte { return b.b[:b.n] }
 
-// Len returns the number of bytes asked for.
-func (b *Buffer) Len() int { return b.n }
-
-// Release returns the buffer to its pool; the caller must not touch Bytes (or
-// views of it) afterwards. It is idempotent.
+// Release returns the buffer to its pool; the caller must not touch its
+// bytes (or views of them) afterwards. It is idempotent.
 func (b *Buffer) Release() {
 	b.once.Do(func() { b.p.put(b) })
 }

@@ -66,22 +66,22 @@ func TestPoolReuse(t *testing.T) {
 
 	b1, err := p.Get(ctx, 1000)
 	require.NoError(t, err)
-	require.Len(t, b1.Bytes(), 1000)
-	b1.Bytes()[999] = 42
-	first := &b1.Bytes()[0]
+	require.Len(t, b1.bytes(), 1000)
+	b1.bytes()[999] = 42
+	first := &b1.bytes()[0]
 	b1.Release()
 	b1.Release()
 
 	b2, err := p.Get(ctx, 900) // same class (1024)
 	require.NoError(t, err)
-	assert.Same(t, first, &b2.Bytes()[0], "buffer reused")
+	assert.Same(t, first, &b2.bytes()[0], "buffer reused")
 	s := p.Stats()
 	assert.Equal(t, 1, s.Allocs)
 	assert.Equal(t, 1, s.Reuses)
 	assert.Equal(t, int64(1024), s.InUse)
 	b2.Release()
 	assert.Equal(t, int64(1024), p.Stats().Idle)
-	assert.Equal(t, int64(1024), p.Budget().Used(), "cached bytes stay charged to the budget")
+	assert.Equal(t, int64(1024), p.budget.Used(), "cached bytes stay charged to the budget")
 }
 
 func TestPoolOverBudget(t *testing.T) {
@@ -151,7 +151,7 @@ func TestPoolConcurrent(t *testing.T) {
 					return
 				}
 				assert.LessOrEqual(t, a.Live(), int64(total))
-				b.Bytes()[n-1] = byte(j)
+				b.bytes()[n-1] = byte(j)
 				b.Release()
 			}
 		}()

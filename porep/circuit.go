@@ -15,8 +15,7 @@
 //
 // The R1CS depends only on the [Shape]: it can be recorded once, from any
 // partition of the shape ([SyntheticPartition] needs no sector), and paired
-// with each partition's [Witness]. [SatisfyingPartition] makes provable
-// partitions of any shape for tests and benchmarks.
+// with each partition's [Witness].
 package porep
 
 import (
@@ -43,12 +42,12 @@ func Synthesize(b r1cs.Builder, s Shape, p *Partition) error {
 	return synthesize(b, s, p)
 }
 
-// SynthesizeContext is Synthesize stopped by ctx: once ctx is done it
+// synthesizeContext is Synthesize stopped by ctx: once ctx is done it
 // returns ctx's error within 4096 constraints (a few milliseconds of
 // recording), leaving b partly built. It drives b through its Builder
 // methods only, so a witness-only builder loses its fast path: use
 // [WitnessContext] for witnesses.
-func SynthesizeContext(ctx context.Context, b r1cs.Builder, s Shape, p *Partition) error {
+func synthesizeContext(ctx context.Context, b r1cs.Builder, s Shape, p *Partition) error {
 	if err := s.Check(p, 0); err != nil {
 		return err
 	}

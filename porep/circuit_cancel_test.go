@@ -19,7 +19,7 @@ func TestSynthesizeContext(t *testing.T) {
 	const after = 100 * time.Millisecond
 	time.AfterFunc(after, cancel)
 	t0 := time.Now()
-	err = SynthesizeContext(ctx, r1cs.NewSystem(), Shape2KiB, p)
+	err = synthesizeContext(ctx, r1cs.NewSystem(), Shape2KiB, p)
 	late := time.Since(t0) - after
 	require.ErrorIs(t, err, context.Canceled)
 	t.Logf("recording cancelled after %v: returned %v later", after, late)
@@ -31,7 +31,7 @@ func TestSynthesizeContext(t *testing.T) {
 	}
 	a, b := r1cs.NewCounter(), r1cs.NewCounter()
 	require.NoError(t, Synthesize(a, Shape2KiB, p))
-	require.NoError(t, SynthesizeContext(context.Background(), b, Shape2KiB, p))
+	require.NoError(t, synthesizeContext(context.Background(), b, Shape2KiB, p))
 	require.Equal(t, a.Counts(), b.Counts())
 }
 

@@ -10,15 +10,9 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// Record records the R1CS of partition p of shape s on up to workers
-// goroutines (GOMAXPROCS when workers ≤ 0). See [RecordContext].
-func Record(s Shape, p *Partition, workers int) (*r1cs.System, error) {
-	return RecordContext(context.Background(), s, p, workers)
-}
-
 // RecordContext records the R1CS of partition p of shape s on up to
 // workers goroutines (GOMAXPROCS when workers ≤ 0) and returns it
-// finalized: the very System that [SynthesizeContext] into an
+// finalized: the very System that [Synthesize] into an
 // [r1cs.NewSystem] followed by Finalize gives (same constraints in the same
 // order, variables, coefficient table, densities and assignment), hence the
 // same canonical digest and compact encoding.

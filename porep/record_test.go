@@ -14,11 +14,11 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// recordSequential is the reference: SynthesizeContext into a System,
+// recordSequential is the reference: synthesizeContext into a System,
 // then Finalize.
 func recordSequential(t testing.TB, s Shape, p *Partition) *r1cs.System {
 	sys := r1cs.NewSystem()
-	require.NoError(t, SynthesizeContext(context.Background(), sys, s, p))
+	require.NoError(t, synthesizeContext(context.Background(), sys, s, p))
 	sys.Finalize()
 	return sys
 }
@@ -46,7 +46,7 @@ func checkRecord(t *testing.T, s Shape) {
 	wantA, wantBIn, wantBAux := want.ADensity().Words(), want.BInputDensity().Words(), want.BAuxDensity().Words()
 	want = nil
 
-	sat, err := SatisfyingPartition(s, 12)
+	sat, err := satisfyingPartition(s, 12)
 	require.NoError(t, err)
 	w, err := Witness(s, sat, 0)
 	require.NoError(t, err)
@@ -156,7 +156,7 @@ func TestRecordContext(t *testing.T) {
 }
 
 // BenchmarkRecord2KiB records a 2 KiB partition sequentially
-// (SynthesizeContext + Finalize) and in parallel on all cores.
+// (synthesizeContext + Finalize) and in parallel on all cores.
 func BenchmarkRecord2KiB(b *testing.B) { benchRecord(b, Shape2KiB) }
 
 // BenchmarkRecord32GiB is the same for a 32 GiB partition (~130 M
@@ -174,7 +174,7 @@ func benchRecord(b *testing.B, s Shape) {
 	b.Run("sequential", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			sys := r1cs.NewSystem()
-			if err := SynthesizeContext(context.Background(), sys, s, p); err != nil {
+			if err := synthesizeContext(context.Background(), sys, s, p); err != nil {
 				b.Fatal(err)
 			}
 			sys.Finalize()

@@ -79,9 +79,9 @@ func TestRustTestCircuits(t *testing.T) {
 		require.Equal(t, tc.constraints, got.Constraints-got.Inputs, tc.s.Name)
 		require.Equal(t, tc.s.NumInputs(), got.Inputs)
 		if tc.s.Nodes() < 32 {
-			continue // too few nodes for SatisfyingPartition
+			continue // too few nodes for satisfyingPartition
 		}
-		p, err := SatisfyingPartition(tc.s, 2)
+		p, err := satisfyingPartition(tc.s, 2)
 		require.NoError(t, err)
 		require.NoError(t, tc.s.Verify(p, 0))
 		sys := r1cs.NewSystem()
@@ -196,7 +196,7 @@ func TestLargeShapesSatisfied(t *testing.T) {
 	for _, s := range []Shape{Shape32GiB, Shape64GiB} {
 		s.Challenges = 1
 		s.Name += "-1-challenge"
-		p, err := SatisfyingPartition(s, 3)
+		p, err := satisfyingPartition(s, 3)
 		require.NoError(t, err)
 		require.NoError(t, s.Verify(p, 0))
 		sys := r1cs.NewSystem()

@@ -513,7 +513,7 @@ func parentField(j int) string {
 	return fmt.Sprintf("exp_parents[%d]", j-DRGParents)
 }
 
-// SatisfyingPartition returns a partition of shape s of a fictitious sector
+// satisfyingPartition returns a partition of shape s of a fictitious sector
 // whose vanilla proofs hold: [Shape.Verify] accepts it and its circuit is
 // satisfied, so it can be proved. Replica id, data, parent columns, challenge
 // and parent positions are pseudo-random from seed; the labels, encodings,
@@ -523,7 +523,7 @@ func parentField(j int) string {
 // of the SDR graph and the seed, so the public inputs are not the ones a
 // chain verifier would derive; it serves tests and benchmarks of the whole
 // prover on any sector size without sealing a sector.
-func SatisfyingPartition(s Shape, seed uint64) (*Partition, error) {
+func satisfyingPartition(s Shape, seed uint64) (*Partition, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

@@ -107,14 +107,14 @@ func TestVerify(t *testing.T) {
 // synthesize into a satisfied system (and a tampered one does not).
 func TestSatisfyingPartition(t *testing.T) {
 	for _, s := range Shapes {
-		p, err := SatisfyingPartition(s, 11)
+		p, err := satisfyingPartition(s, 11)
 		require.NoError(t, err, s.Name)
 		require.NoError(t, s.Verify(p, 0), s.Name)
 	}
 	if testing.Short() {
 		t.Skip("2.7 M constraints")
 	}
-	p, err := SatisfyingPartition(Shape2KiB, 12)
+	p, err := satisfyingPartition(Shape2KiB, 12)
 	require.NoError(t, err)
 	sys := r1cs.NewSystem()
 	require.NoError(t, Synthesize(sys, Shape2KiB, p))

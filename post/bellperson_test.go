@@ -42,13 +42,13 @@ func TestBellpersonPoStProofsVerify(t *testing.T) {
 			require.Equal(t, v.shape.NumInputs(), vk.NumInputs())
 			require.Len(t, proofs, len(v.parts))
 			for k := range proofs {
-				in, err := PublicInputs(v.shape, v.rnd, v.pub, k)
+				in, err := publicInputs(v.shape, v.rnd, v.pub, k)
 				require.NoError(t, err)
 				require.NoError(t, groth16.Verify(vk, &proofs[k], in), "partition %d", k)
 				if v.shape.Kind == Window {
 					other := v.shape
 					other.Version ^= 1
-					oin, err := PublicInputs(other, v.rnd, v.pub, k)
+					oin, err := publicInputs(other, v.rnd, v.pub, k)
 					require.NoError(t, err)
 					require.NotEqual(t, in, oin)
 					require.ErrorIs(t, groth16.Verify(vk, &proofs[k], oin), groth16.ErrInvalidProof,
@@ -89,7 +89,7 @@ func TestPoStProveWithBellpersonParams(t *testing.T) {
 
 			proofs := make([]groth16.Proof, len(v.parts))
 			for k, p := range v.parts {
-				in, err := PublicInputs(v.shape, v.rnd, v.pub, k)
+				in, err := publicInputs(v.shape, v.rnd, v.pub, k)
 				require.NoError(t, err)
 				require.Equal(t, in, inputs[n*k:n*(k+1)], "partition %d: Go public inputs differ from bellperson's", k)
 				require.NoError(t, groth16.Verify(vk, &bproofs[k], in), "bellperson's proof of partition %d in Go", k)

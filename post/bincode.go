@@ -12,10 +12,6 @@ import (
 // about 0.2 MB, so 16 MiB leaves room without letting lengths run away.
 const MaxSectorProofSize = 16 << 20
 
-// ErrTruncated is wrapped by a *VanillaError for bincode input that ends
-// inside a value.
-var ErrTruncated = vanilla.ErrTruncated
-
 // DecodeSectorProof decodes one vanilla proof in the bincode form
 // filecoin-proofs-api's generate_single_vanilla_proof returns and
 // filecoin-ffi hands over (bincode 1 defaults: little-endian fixed-width

@@ -11,8 +11,8 @@
 // whose packed path bits (the leaf's index) become a public input.
 //
 //	shape, _ := ShapeByName("StackedDrgWindow32GiBV1_2")
-//	err := Synthesize(sys, shape, part)   // record (r1cs.System), count (r1cs.Counter), …
-//	w, err := Witness(shape, part, 0)     // … or only the assignment, on all cores
+//	err := Synthesize(sys, shape, part)           // record (r1cs.System), count (r1cs.Counter), …
+//	w, err := WitnessContext(ctx, shape, part, 0) // … or only the assignment, on all cores
 package post
 
 import (
@@ -118,17 +118,13 @@ func synthSector(cs *gadget.CS, sec *Sector) error {
 	return nil
 }
 
-// Witness computes the assignment of partition p (shape s) on up to workers
-// goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
+// WitnessContext computes the assignment of partition p (shape s) on up to
+// workers goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
 // [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
 // public inputs in order; Aux in allocation order. Sectors share no
 // variable, so each is synthesized on its own and the results concatenated.
-func Witness(s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
-	return WitnessContext(context.Background(), s, p, workers)
-}
-
-// WitnessContext is Witness stopped by ctx: no sector starts once ctx is
-// done, and ctx's error is returned when those running end.
+// No sector starts once ctx is done, and ctx's error is returned when those
+// running end.
 func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	if err := s.Check(p); err != nil {
 		return nil, err

@@ -67,10 +67,10 @@ func (s Shape) PartitionSectors(sectors []PublicSector, k int) ([]PublicSector, 
 	return sectors[k*s.Sectors : min(len(sectors), (k+1)*s.Sectors)], nil
 }
 
-// PublicInputs returns the public inputs (without ONE) of partition k of a
+// publicInputs returns the public inputs (without ONE) of partition k of a
 // PoSt over sectors with the given randomness: [PartitionInputs] of the
 // sectors [Shape.PartitionSectors] picks for partition k.
-func PublicInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int) ([]fr.Element, error) {
+func publicInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int) ([]fr.Element, error) {
 	own, err := s.PartitionSectors(sectors, k)
 	if err != nil {
 		return nil, err
@@ -129,12 +129,12 @@ func PartitionInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int
 	return out, nil
 }
 
-// WinningSectorChallenge returns the index, in 0..setLen, of the sector
+// winningSectorChallenge returns the index, in 0..setLen, of the sector
 // challenge n of a Winning PoSt picks among the miner's setLen sectors: the
 // first 8 bytes, little-endian, of SHA-256(proverID ‖ randomness ‖ n as 8
 // little-endian bytes), modulo setLen (generate_sector_challenge; Winning
 // PoSt asks for n = 0 only). setLen must not be zero.
-func WinningSectorChallenge(proverID, randomness [32]byte, n, setLen uint64) (uint64, error) {
+func winningSectorChallenge(proverID, randomness [32]byte, n, setLen uint64) (uint64, error) {
 	if setLen == 0 {
 		return 0, &InputError{"sector_set_len", "empty sector set"}
 	}

@@ -1,6 +1,7 @@
 package post
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"math"
@@ -82,7 +83,7 @@ func loadVector(t *testing.T, name string) vector {
 
 	vb, err := os.ReadFile(filepath.Join(dir, "vanilla.json"))
 	require.NoError(t, err)
-	proofs, err := DecodeSectorProofsJSON(vb)
+	proofs, err := decodeSectorProofsJSON(vb)
 	require.NoError(t, err)
 	// The bincode bytes filecoin-ffi hands over decode to the same proofs.
 	require.Len(t, m.VanillaBincode, len(proofs))
@@ -129,11 +130,11 @@ func checkWinningSectorChallenge(t *testing.T, set, winning string) {
 	require.NoError(t, err)
 	_, err = hex.Decode(rnd[:], []byte(all.Randomness))
 	require.NoError(t, err)
-	i, err := WinningSectorChallenge(pid, rnd, 0, uint64(len(all.Sectors)))
+	i, err := winningSectorChallenge(pid, rnd, 0, uint64(len(all.Sectors)))
 	require.NoError(t, err)
 	m, _ := loadPoSt(t, winning)
 	require.Equal(t, m.SectorIDs, []uint64{all.Sectors[i].ID})
-	_, err = WinningSectorChallenge(pid, rnd, 0, 0)
+	_, err = winningSectorChallenge(pid, rnd, 0, 0)
 	require.Error(t, err)
 }
 
@@ -194,12 +195,12 @@ func checkRefgenPoSt(t *testing.T, name string) {
 		require.NoError(t, Synthesize(w, s, p))
 		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
-		pw, err := Witness(s, p, 0)
+		pw, err := WitnessContext(context.Background(), s, p, 0)
 		require.NoError(t, err)
 		d = r1cs.WitnessDigest(pw.Inputs, pw.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
 
-		native, err := PublicInputs(s, rnd, v.pub, k)
+		native, err := publicInputs(s, rnd, v.pub, k)
 		require.NoError(t, err)
 		require.Equal(t, native, pw.Inputs[1:], "partition %d native public inputs", k)
 		require.Len(t, want.PublicInputs, len(native))

@@ -4,7 +4,7 @@ import "fmt"
 
 // CheckRoots reports whether every inclusion proof of every vanilla sector
 // carries comm_r_last as its root. The circuit never reads those roots,
-// and [Shape.Verify] ties the paths to comm_r_last itself, but
+// and [Shape.VerifyPartition] ties the paths to comm_r_last itself, but
 // storage-proofs-post's verify_all_partitions refuses a proof whose roots
 // differ from one another (it takes comm_r_last from the first): checking
 // them keeps c2 from proving what rust-fil-proofs rejects. Errors are

@@ -16,7 +16,7 @@ func TestCheckRoots(t *testing.T) {
 	for _, name := range []string{"window-2k-v1_2", "winning-2k-v1", "window-8m-v1_2", "winning-8m-v1"} {
 		b, err := os.ReadFile(filepath.Join(refgen.Dir, vectorSet(name), name, "vanilla.json"))
 		require.NoError(t, err)
-		proofs, err := DecodeSectorProofsJSON(b)
+		proofs, err := decodeSectorProofsJSON(b)
 		require.NoError(t, err)
 		require.NoError(t, CheckRoots(proofs), name)
 		last := len(proofs) - 1

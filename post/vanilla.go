@@ -61,11 +61,11 @@ type jsonSectorProof struct {
 	} `json:"vanilla_proof"`
 }
 
-// DecodeSectorProofsJSON decodes a JSON array of FallbackPoStSectorProof
+// decodeSectorProofsJSON decodes a JSON array of FallbackPoStSectorProof
 // (serde_json of Vec<FallbackPoStSectorProof>). Decoding is strict: every
 // field must be present and unknown fields are rejected. Errors are
 // *VanillaError values naming the JSON path.
-func DecodeSectorProofsJSON(b []byte) ([]SectorProof, error) {
+func decodeSectorProofsJSON(b []byte) ([]SectorProof, error) {
 	out, err := vanilla.Array(b, (*SectorProof).decodeJSON)
 	return out, placed(err)
 }
@@ -157,12 +157,12 @@ func circuitSector(v *VanillaSector, commR fr.Element, at string) (Sector, error
 
 // Partitions turns the per-sector vanilla proofs of a PoSt into the
 // circuit partitions filecoin-proofs proves (partition_vanilla_proofs, then
-// FallbackPoStCompound::circuit) and the public sectors [PublicInputs]
-// takes. Window: the sectors in the order given, Sectors per partition, a
-// short last partition padded by repeating its last sector. Winning: one
-// proof of one sector whose 66 inclusion proofs become the 66 circuit
-// sectors. Errors are *VanillaError values naming the offending proof
-// ("[i]...") or *InputError values from [Shape.Check].
+// FallbackPoStCompound::circuit) and the public sectors
+// [Shape.PartitionSectors] takes. Window: the sectors in the order given,
+// Sectors per partition, a short last partition padded by repeating its
+// last sector. Winning: one proof of one sector whose 66 inclusion proofs
+// become the 66 circuit sectors. Errors are *VanillaError values naming the
+// offending proof ("[i]...") or *InputError values from [Shape.Check].
 func Partitions(s Shape, proofs []SectorProof) ([]*Partition, []PublicSector, error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, err

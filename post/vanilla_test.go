@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
 )
 
@@ -22,7 +23,7 @@ func loadVanilla(t *testing.T, name string) (Shape, []byte, []SectorProof, [32]b
 	require.True(t, ok)
 	b, err := os.ReadFile(filepath.Join(dir, "vanilla.json"))
 	require.NoError(t, err)
-	proofs, err := DecodeSectorProofsJSON(b)
+	proofs, err := decodeSectorProofsJSON(b)
 	require.NoError(t, err)
 	var rnd [32]byte
 	_, err = hex.Decode(rnd[:], []byte(m.Randomness))
@@ -36,7 +37,7 @@ func TestVerifyRefgen(t *testing.T) {
 		parts, pub, err := Partitions(s, proofs)
 		require.NoError(t, err)
 		for k, p := range parts {
-			require.NoError(t, s.Verify(rnd, pub, p, k), "%s partition %d", name, k)
+			require.NoError(t, s.verify(rnd, pub, p, k), "%s partition %d", name, k)
 		}
 	}
 }
@@ -67,7 +68,7 @@ func TestVerifyRejects(t *testing.T) {
 		require.NoError(t, err)
 		r := rnd
 		tc.mut(parts[0], pub, &r)
-		err = s.Verify(r, pub, parts[0], 0)
+		err = s.verify(r, pub, parts[0], 0)
 		var ie *InputError
 		require.ErrorAs(t, err, &ie, tc.name)
 		require.Contains(t, err.Error(), tc.want, tc.name)
@@ -89,7 +90,7 @@ func TestDecodeJSONErrors(t *testing.T) {
 	} {
 		bad := bytes.Replace(b, []byte(tc.old), []byte(tc.new), 1)
 		require.NotEqual(t, b, bad, tc.name)
-		_, err := DecodeSectorProofsJSON(bad)
+		_, err := decodeSectorProofsJSON(bad)
 		var ve *VanillaError
 		require.ErrorAs(t, err, &ve, tc.name)
 		require.True(t, strings.HasPrefix(ve.Field, tc.field), "%s: field %q, want prefix %q (%v)", tc.name, ve.Field, tc.field, err)
@@ -97,7 +98,7 @@ func TestDecodeJSONErrors(t *testing.T) {
 			require.ErrorIs(t, err, tc.target, tc.name)
 		}
 	}
-	_, err := DecodeSectorProofsJSON([]byte(`[{"sector_id":1,"comm_r":[` + strings.Repeat("0,", 31) + `0]}]`))
+	_, err := decodeSectorProofsJSON([]byte(`[{"sector_id":1,"comm_r":[` + strings.Repeat("0,", 31) + `0]}]`))
 	var ve *VanillaError
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, "[0].vanilla_proof", ve.Field)
@@ -115,7 +116,7 @@ func TestDecodeBincodeErrors(t *testing.T) {
 		require.ErrorAs(t, err, &ve, "%d bytes", n)
 	}
 	_, err = DecodeSectorProof(b[:30]) // inside comm_r
-	require.ErrorIs(t, err, ErrTruncated)
+	require.ErrorIs(t, err, vanilla.ErrTruncated)
 	_, err = DecodeSectorProof(append(append([]byte{}, b...), 0))
 	require.ErrorContains(t, err, "1 trailing bytes")
 

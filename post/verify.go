@@ -10,11 +10,11 @@ import (
 	"github.com/sealc2/c2/porep/poseidon"
 )
 
-// Verify checks natively, without the circuit, that partition k of a PoSt
+// verify checks natively, without the circuit, that partition k of a PoSt
 // over pub (as [Partitions] returns them) with the given randomness proves
 // what its circuit proves: [Shape.VerifyPartition] with the sectors
 // [Shape.PartitionSectors] picks for partition k.
-func (s Shape) Verify(randomness [32]byte, pub []PublicSector, p *Partition, k int) error {
+func (s Shape) verify(randomness [32]byte, pub []PublicSector, p *Partition, k int) error {
 	own, err := s.PartitionSectors(pub, k)
 	if err != nil {
 		return err

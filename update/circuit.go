@@ -341,19 +341,14 @@ func labelRNew(cs *gadget.CS, leafROld, leafDNew, rho gadget.Num) gadget.Num {
 	return r
 }
 
-// Witness computes the assignment of partition k on up to workers
+// WitnessContext computes the assignment of partition k on up to workers
 // goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
 // [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
-// public inputs in order; Aux in allocation order.
-func Witness(s Shape, pub PublicInputs, p *Partition, k, workers int) (*r1cs.Witness, error) {
-	return WitnessContext(context.Background(), s, pub, p, k, workers)
-}
-
-// WitnessContext is Witness stopped by ctx: the part before the challenges
-// runs first, then the challenges, each on its own builder (they allocate
-// only variables of their own), their aux appended in order; no challenge
-// starts once ctx is done, and ctx's error is returned when those running
-// end.
+// public inputs in order; Aux in allocation order. The part before the
+// challenges runs first, then the challenges, each on its own builder
+// (they allocate only variables of their own), their aux appended in
+// order; no challenge starts once ctx is done, and ctx's error is returned
+// when those running end.
 func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition, k, workers int) (*r1cs.Witness, error) {
 	if err := s.Check(pub, p, k); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package update
 
 import (
+	"context"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func refgenVectorDir(t testing.TB, name string) (refgenUpdate, string, Shape, Pu
 	if m.VanillaJSON != nil {
 		vb, err := os.ReadFile(filepath.Join(dir, *m.VanillaJSON))
 		require.NoError(t, err)
-		proofs, err = DecodePartitionProofsJSON(vb)
+		proofs, err = decodePartitionProofsJSON(vb)
 		require.NoError(t, err)
 	} else {
 		for _, f := range m.VanillaBincode {
@@ -116,7 +117,7 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 		require.Equal(t, proofs[k], *p, f)
 	}
 
-	parts, err := s.PartitionsFromVanilla(proofs)
+	parts, err := s.partitionsFromVanilla(proofs)
 	require.NoError(t, err)
 	require.Len(t, parts, len(m.Partitions))
 	for k, want := range m.Partitions {
@@ -148,7 +149,7 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 		require.NoError(t, Synthesize(seq, s, pub, p, k))
 		d = r1cs.WitnessDigest(seq.Inputs, seq.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
-		w, err := Witness(s, pub, p, k, 3)
+		w, err := WitnessContext(context.Background(), s, pub, p, k, 3)
 		require.NoError(t, err)
 		d = r1cs.WitnessDigest(w.Inputs, w.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
@@ -193,7 +194,7 @@ func TestRefgenUpdate8MiB(t *testing.T) {
 	require.Equal(t, m.PublicParams.ApexLeafCount, s.ApexLeaves)
 	require.Equal(t, m.H, s.HDefault())
 	require.Equal(t, m.OfficialParamsFile, s.ParamsName()+".params")
-	parts, err := s.PartitionsFromVanilla(proofs)
+	parts, err := s.partitionsFromVanilla(proofs)
 	require.NoError(t, err)
 	require.Len(t, m.Partitions, s.Partitions)
 	for k, want := range m.Partitions {
@@ -212,7 +213,7 @@ func TestRefgenUpdate8MiB(t *testing.T) {
 		if testing.Short() && k != 0 && k != 3 {
 			continue
 		}
-		w, err := Witness(s, pub, parts[k], k, 0)
+		w, err := WitnessContext(context.Background(), s, pub, parts[k], k, 0)
 		require.NoError(t, err)
 		require.Equal(t, native, w.Inputs[1:])
 		d := r1cs.WitnessDigest(w.Inputs, w.Aux)

@@ -15,10 +15,11 @@
 // circuit from comm_r_new.
 //
 //	s, _ := ShapeByName("StackedDrg32GiBV1")
-//	parts, err := Partitions(s, proofs)              // decoded vanilla partition proofs
+//	v, err := DecodeVanilla(b)                       // one vanilla partition proof
+//	p, err := s.FromVanilla(v, "")                   // its circuit assignment
 //	pub := PublicInputs{CommROld: …, CommDNew: …, CommRNew: …, H: s.HDefault()}
-//	err = s.Verify(pub, parts[k], k)                 // native checks
-//	err = Synthesize(sys, s, pub, parts[k], k)       // record, count or keep the witness
+//	err = s.Check(pub, p, k)                         // native checks
+//	err = Synthesize(sys, s, pub, p, k)              // record, count or keep the witness
 package update
 
 import (

@@ -14,7 +14,7 @@ import (
 // PartitionProof is storage-proofs-update's vanilla PartitionProof, what
 // filecoin-proofs-api's generate_partition_proofs returns per partition
 // (filecoin-ffi hands each over bincode-encoded, [DecodePartitionProof];
-// [DecodePartitionProofsJSON] reads the serde JSON form).
+// [DecodePartitionProofJSON] reads the serde JSON form).
 type PartitionProof struct {
 	CommC           porep.Domain
 	ApexLeafs       []porep.Domain
@@ -66,13 +66,13 @@ type jsonChallenge struct {
 	ProofRNew *json.RawMessage `json:"proof_r_new"`
 }
 
-// DecodePartitionProofsJSON decodes a JSON array of PartitionProof
+// decodePartitionProofsJSON decodes a JSON array of PartitionProof
 // (serde_json of Vec<PartitionProof>, one per partition in order), or a
 // single PartitionProof object, which it returns as a one-element slice.
 // Decoding is strict: every field must be present and unknown fields are
 // rejected. Errors are *VanillaError values naming the JSON path
 // ("[k]…" inside an array).
-func DecodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
+func decodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
 	if isJSONObject(b) {
 		one, err := DecodePartitionProofJSON(b)
 		if err != nil {
@@ -132,10 +132,6 @@ func (p *PartitionProof) decodeJSON(b []byte, at string) error {
 // 0.4 MB.
 const MaxPartitionProofSize = 16 << 20
 
-// ErrTruncated is wrapped by a *VanillaError for bincode input that ends
-// inside a value.
-var ErrTruncated = vanilla.ErrTruncated
-
 // DecodePartitionProof decodes one partition proof in the bincode form
 // filecoin-proofs-api's generate_partition_proofs returns
 // (PartitionProofBytes; bincode 1 defaults: little-endian fixed-width
@@ -175,7 +171,7 @@ func DecodeVanilla(b []byte) (*PartitionProof, error) {
 }
 
 // isJSONObject reports whether b starts, after JSON white space, with '{':
-// the test by which DecodePartitionProofsJSON and DecodeVanilla take b for
+// the test by which decodePartitionProofsJSON and DecodeVanilla take b for
 // one serde JSON object.
 func isJSONObject(b []byte) bool {
 	t := bytes.TrimLeft(b, " \t\r\n")

@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/r1cs"
 )
@@ -35,7 +36,7 @@ func TestDecodeErrors(t *testing.T) {
 	var ve *VanillaError
 	// A missing field is named by its path.
 	b := editJSON(t, func(v []any) { delete(obj(v[0]), "comm_c") })
-	_, err := DecodePartitionProofsJSON(b)
+	_, err := decodePartitionProofsJSON(b)
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, "[0].comm_c", ve.Field)
 	require.ErrorIs(t, err, porep.ErrMissingField)
@@ -43,7 +44,7 @@ func TestDecodeErrors(t *testing.T) {
 	b = editJSON(t, func(v []any) {
 		delete(obj(obj(v[0])["challenge_proofs"].([]any)[2]), "proof_d_new")
 	})
-	_, err = DecodePartitionProofsJSON(b)
+	_, err = decodePartitionProofsJSON(b)
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, "[0].challenge_proofs[2].proof_d_new", ve.Field)
 
@@ -53,21 +54,21 @@ func TestDecodeErrors(t *testing.T) {
 		leaf := obj(obj(obj(cp["proof_r_new"])["data"])["Single"])["leaf"].([]any)
 		leaf[3] = 256
 	})
-	_, err = DecodePartitionProofsJSON(b)
+	_, err = decodePartitionProofsJSON(b)
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, "[0].challenge_proofs[1].proof_r_new.data.Single.leaf[3]", ve.Field)
 
 	// Unknown fields and trailing data are refused.
 	b = editJSON(t, func(v []any) { obj(v[0])["extra"] = 1 })
-	_, err = DecodePartitionProofsJSON(b)
+	_, err = decodePartitionProofsJSON(b)
 	require.ErrorAs(t, err, &ve)
-	_, err = DecodePartitionProofsJSON(append(editJSON(t, func([]any) {}), []byte(" []")...))
+	_, err = decodePartitionProofsJSON(append(editJSON(t, func([]any) {}), []byte(" []")...))
 	require.ErrorAs(t, err, &ve)
 
 	// One object decodes as a one-partition list.
 	one := editJSON(t, func([]any) {})
 	one = bytes.TrimSuffix(bytes.TrimPrefix(one, []byte("[")), []byte("]"))
-	ps, err := DecodePartitionProofsJSON(one)
+	ps, err := decodePartitionProofsJSON(one)
 	require.NoError(t, err)
 	require.Len(t, ps, 1)
 
@@ -80,7 +81,7 @@ func TestDecodeErrors(t *testing.T) {
 		require.ErrorAs(t, err, &ve, "%d bytes", n)
 		require.NotEmpty(t, ve.Field)
 		if n == 0 || n == 31 || n == len(raw)-1 {
-			require.ErrorIs(t, err, ErrTruncated) // else a length the rest cannot hold
+			require.ErrorIs(t, err, vanilla.ErrTruncated) // else a length the rest cannot hold
 		}
 	}
 	_, err = DecodePartitionProof(append(append([]byte(nil), raw...), 0))

@@ -111,9 +111,9 @@ func (s Shape) FromVanilla(v *PartitionProof, at string) (*Partition, error) {
 	return p, nil
 }
 
-// PartitionsFromVanilla converts the vanilla proofs of all
+// partitionsFromVanilla converts the vanilla proofs of all
 // partitions, in order, with [Shape.FromVanilla] (paths "[k]…").
-func (s Shape) PartitionsFromVanilla(proofs []PartitionProof) ([]*Partition, error) {
+func (s Shape) partitionsFromVanilla(proofs []PartitionProof) ([]*Partition, error) {
 	if len(proofs) != s.Partitions {
 		return nil, fieldErr("", "%d partition proofs, want %d", len(proofs), s.Partitions)
 	}

@@ -81,8 +81,8 @@ func (d *Device) newFixedBase(op string, group int, base unsafe.Pointer, inf boo
 	return &FixedBase{d: d, group: group, windows: windows, table: buf}, nil
 }
 
-// Bytes returns the table's device memory.
-func (t *FixedBase) Bytes() uint64 { return t.table.Len() }
+// bytes returns the table's device memory.
+func (t *FixedBase) bytes() uint64 { return t.table.Len() }
 
 // Free releases the table.
 func (t *FixedBase) Free() error { return t.table.Free() }

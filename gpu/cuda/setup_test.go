@@ -74,7 +74,7 @@ func TestFixedBaseMatchesCPU(t *testing.T) {
 			}
 			require.NoError(t, err)
 			defer tab.Free()
-			require.Equal(t, FixedBaseTableBytes(tc.group, tc.windows), tab.Bytes())
+			require.Equal(t, FixedBaseTableBytes(tc.group, tc.windows), tab.bytes())
 			point := uint64(g1Bytes)
 			if tc.group == 2 {
 				point = g2Bytes

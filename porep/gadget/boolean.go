@@ -33,12 +33,8 @@ var (
 // Value returns the bit's value.
 func (x Bit) Value() bool { return x.val }
 
-// IsConstant reports whether x is a constant.
-func (x Bit) IsConstant() bool { return x.kind == kindConst }
-
-// IsAllocated reports whether x is an allocated bit taken positively
-// (bellpepper's Boolean::Is).
-func (x Bit) IsAllocated() bool { return x.kind == kindIs }
+// isConstant reports whether x is a constant.
+func (x Bit) isConstant() bool { return x.kind == kindConst }
 
 // Variable returns the variable under x (meaningless for constants).
 func (x Bit) Variable() r1cs.Variable { return x.v }

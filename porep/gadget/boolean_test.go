@@ -52,12 +52,12 @@ func TestBooleanOps(t *testing.T) {
 						a, bb, c := ka(cs), kb(cs), kc(cs)
 						vals = [3]bool{a.Value(), bb.Value(), c.Value()}
 						outs = append(outs, op.f(cs, a, bb, c))
-						if a.IsConstant() && bb.IsConstant() && (c.IsConstant() || op.name == "xor" || op.name == "and") {
-							require.True(t, outs[len(outs)-1].IsConstant(), "%s(%d,%d,%d) folds", op.name, i, j, k)
+						if a.isConstant() && bb.isConstant() && (c.isConstant() || op.name == "xor" || op.name == "and") {
+							require.True(t, outs[len(outs)-1].isConstant(), "%s(%d,%d,%d) folds", op.name, i, j, k)
 						}
 					}
 					require.Equal(t, op.want(vals[0], vals[1], vals[2]), outs[0].Value(), "%s(%d,%d,%d)", op.name, i, j, k)
-					if !outs[0].IsConstant() {
+					if !outs[0].isConstant() {
 						require.Equal(t, outs[0].varVal(), s.Value(outs[0].Variable()) == feOne)
 					}
 					require.NoError(t, s.IsSatisfied())

@@ -81,12 +81,12 @@ var rMinusOne = func() [4]uint64 {
 	return e.Bits()
 }()
 
-// ToBitsLEStrict decomposes n into 255 bits, least significant first, and
+// toBitsLEStrict decomposes n into 255 bits, least significant first, and
 // proves the bits encode an integer below r (AllocatedNum::to_bits_le_strict):
 // bits of r − 1 that are one are allocated freely, and each run of ones is
 // AND-ed so that a following bit where r − 1 is zero is allocated
 // conditionally. The bits are appended to dst.
-func (cs *CS) ToBitsLEStrict(dst []Bit, n Num) []Bit {
+func (cs *CS) toBitsLEStrict(dst []Bit, n Num) []Bit {
 	a := n.Value.Bits()
 	bit := func(x *[4]uint64, i int) bool { return x[i/64]>>(i%64)&1 == 1 }
 	var result, run []Bit // big-endian

@@ -28,7 +28,7 @@ func toBits(x fr.Element, strict bool) (*r1cs.System, []Bit) {
 	cs := New(s)
 	n := cs.AllocNum(x)
 	if strict {
-		return s, cs.ToBitsLEStrict(nil, n)
+		return s, cs.toBitsLEStrict(nil, n)
 	}
 	return s, cs.ToBitsLE(nil, n)
 }
@@ -198,7 +198,7 @@ func TestToBitsStrictCharacteristic(t *testing.T) {
 	minusOne.Neg(&feOne)
 	s := r1cs.NewSystem()
 	cs := New(s)
-	bits := cs.ToBitsLEStrict(nil, cs.AllocNum(minusOne))
+	bits := cs.toBitsLEStrict(nil, cs.AllocNum(minusOne))
 	require.NoError(t, s.IsSatisfied())
 	require.False(t, bits[0].Value())
 	s.Aux()[bits[0].Variable().Index()] = feOne

@@ -132,12 +132,6 @@ func FeistelKeys(porepID [32]byte) [4]uint64 {
 	return k
 }
 
-// Nodes returns the number of nodes.
-func (g *Graph) Nodes() uint64 { return g.nodes }
-
-// APIVersion returns the API version the graph was built for.
-func (g *Graph) APIVersion() APIVersion { return g.version }
-
 func (g *Graph) check(node uint64, dst []uint32, need int) error {
 	if node >= g.nodes {
 		return &NodeError{Node: node, Nodes: g.nodes}
@@ -160,10 +154,10 @@ func (g *Graph) Parents(node uint64, dst []uint32) error {
 	return nil
 }
 
-// BaseParents writes the BaseDegree bucket-graph parents of node into
+// baseParentsChecked writes the BaseDegree bucket-graph parents of node into
 // dst[:BaseDegree]. Nodes 0 and 1 have all parents 0. Otherwise the immediate
 // predecessor node-1 is parent 0 (V1_1_0, V1_2_0) or parent 5 (V1_0_0).
-func (g *Graph) BaseParents(node uint64, dst []uint32) error {
+func (g *Graph) baseParentsChecked(node uint64, dst []uint32) error {
 	if err := g.check(node, dst, BaseDegree); err != nil {
 		return err
 	}
@@ -171,9 +165,9 @@ func (g *Graph) BaseParents(node uint64, dst []uint32) error {
 	return nil
 }
 
-// ExpanderParents writes the ExpansionDegree expander parents of node into
-// dst[:ExpansionDegree].
-func (g *Graph) ExpanderParents(node uint64, dst []uint32) error {
+// expanderParentsChecked writes the ExpansionDegree expander parents of
+// node into dst[:ExpansionDegree].
+func (g *Graph) expanderParentsChecked(node uint64, dst []uint32) error {
 	if err := g.check(node, dst, ExpansionDegree); err != nil {
 		return err
 	}

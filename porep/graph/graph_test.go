@@ -103,7 +103,7 @@ func TestBaseParentsStructure(t *testing.T) {
 			require.NoError(t, err)
 			var p [BaseDegree]uint32
 			for node := range n {
-				require.NoError(t, g.BaseParents(node, p[:]))
+				require.NoError(t, g.baseParentsChecked(node, p[:]))
 				if node < 2 {
 					require.Equal(t, [BaseDegree]uint32{}, p)
 					continue
@@ -134,8 +134,8 @@ func TestErrors(t *testing.T) {
 	require.ErrorAs(t, g.Parents(64, make([]uint32, Degree)), &ne)
 	var de *DstError
 	require.ErrorAs(t, g.Parents(3, make([]uint32, Degree-1)), &de)
-	require.ErrorAs(t, g.BaseParents(3, make([]uint32, BaseDegree-1)), &de)
-	require.ErrorAs(t, g.ExpanderParents(3, make([]uint32, ExpansionDegree-1)), &de)
+	require.ErrorAs(t, g.baseParentsChecked(3, make([]uint32, BaseDegree-1)), &de)
+	require.ErrorAs(t, g.expanderParentsChecked(3, make([]uint32, ExpansionDegree-1)), &de)
 }
 
 // The reference's test_high_parent_bits: with 2^31 nodes (64 GiB), expander
@@ -146,7 +146,7 @@ func TestExpanderHighParentBits(t *testing.T) {
 	require.NoError(t, err)
 	var p [ExpansionDegree]uint32
 	for node := range uint64(3) {
-		require.NoError(t, g.ExpanderParents(node, p[:]))
+		require.NoError(t, g.expanderParentsChecked(node, p[:]))
 		for _, q := range p {
 			if q >= 1<<29 {
 				return
@@ -174,7 +174,7 @@ func TestExpanderPathology(t *testing.T) {
 		found := false
 		var p [ExpansionDegree]uint32
 		for node := uint64(0); node < 1000 && !found; node++ {
-			require.NoError(t, g.ExpanderParents(node, p[:]))
+			require.NoError(t, g.expanderParentsChecked(node, p[:]))
 			for _, q := range p {
 				found = found || uint64(q) >= c.nodes/2
 			}
