@@ -6,7 +6,7 @@
 // gnark-crypto). This checks what the host tests cannot: the inline-PTX
 // mapping of the carry primitives and ptxas' handling of the carry flag.
 // Build and run: make -C gpu/cuda gpucheck   (optional argument: a seed)
-#include <cuda_runtime.h>
+#include "cuda_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <random>
@@ -33,15 +33,6 @@ __global__ void k_products(const F* a, const F* b, const F* c, const F* d, F* ou
     out[V_PROD_SUM_EO * n + i] = F::prod_sum_eo(x, y, z, w);
     out[V_PROD_DIFF_EO * n + i] = F::prod_sum_eo(x, y, F::neg_eo(z), w);
 }
-
-#define CK(call)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess) {                                                         \
-            printf("%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(2);                                                                     \
-        }                                                                                \
-    } while (0)
 
 template <class P>
 static int check(const char* name, std::mt19937_64& rng, size_t n) {

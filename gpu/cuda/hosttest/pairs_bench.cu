@@ -14,7 +14,7 @@
 // Prints additions per second for each, and checks sampled results against
 // affine additions on the host (xyzz results after conversion to affine).
 // Build and run: make -C gpu/cuda pairbench   (optional argument: log2 points)
-#include <cuda_runtime.h>
+#include "cuda_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <vector>
@@ -23,15 +23,6 @@
 using namespace c2;
 using A = affine_t<fp_t>;
 using X = xyzz_t<fp_t>;
-
-#define CK(call)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess) {                                                         \
-            printf("%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(2);                                                                     \
-        }                                                                                \
-    } while (0)
 
 // Position of the j-th gathered point: a bijection of [0, 2^lg) that
 // scatters neighbours (multiplication by an odd constant modulo 2^lg).
