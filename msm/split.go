@@ -184,3 +184,126 @@ func NewSplitContext(ctx context.Context, segs ...Segment) (*Split, error) {
 	}
 	return sp, nil
 }
+
+// compress8[sel<<8|x] holds the bits of x at the positions set in sel,
+// moved down to the lowest bits in order (PEXT on a byte).
+var compress8 = func() (t [1 << 16]uint8) {
+	for sel := range 256 {
+		for x := range 256 {
+			var v uint8
+			k := 0
+			for i := range 8 {
+				if sel>>i&1 == 1 {
+					v |= uint8(x>>i&1) << k
+					k++
+				}
+			}
+			t[sel<<8|x] = v
+		}
+	}
+	return t
+}()
+
+// NewSplitSelect returns the split of a query made of head's segments
+// followed by the values that src classifies, selected by d: what NewSplit
+// returns for head's segments and Segment{Scalars: values, Density: d},
+// where src = NewSplit(Segment{Scalars: values}). It reads src's bitmap and
+// tail instead of the values (the A and B queries of a Groth16 proof select
+// from the aux values that L's split already classified). It fails when d's
+// length differs from src.N or the query would have 2^32 bases or more, and
+// returns ctx's error when ctx ends.
+func NewSplitSelect(ctx context.Context, head []Segment, src *Split, d *r1cs.Density) (*Split, error) {
+	hs, err := NewSplitContext(ctx, head...)
+	if err != nil {
+		return nil, err
+	}
+	if d.Len() != src.N {
+		return nil, fmt.Errorf("msm: a density over %d values selects from a split of %d", d.Len(), src.N)
+	}
+	words := d.Words()
+	// rank[w]: selected values before word w.
+	rank := make([]uint32, len(words)+1)
+	for w, x := range words {
+		rank[w+1] = rank[w] + uint32(bits.OnesCount64(x))
+	}
+	h := hs.N
+	n := h + int(rank[len(words)])
+	if n >= 1<<32 {
+		return nil, fmt.Errorf("msm: %d bases exceed 2^32", n)
+	}
+	sp := &Split{N: n, Ones: make([]uint64, (n+63)/64)}
+	copy(sp.Ones, hs.Ones)
+
+	// The selected bits of src's bitmap, compacted: pieces of whole words
+	// in parallel, sharing boundary words of sp.Ones atomically.
+	const pieceWords = splitPiece / 64
+	npieces := (len(words) + pieceWords - 1) / pieceWords
+	var ones atomic.Int64
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range min(runtime.GOMAXPROCS(0), npieces) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1)) - 1; k < npieces && ctx.Err() == nil; k = int(next.Add(1)) - 1 {
+				w0, w1 := k*pieceWords, min((k+1)*pieceWords, len(words))
+				b := h + int(rank[w0])
+				wi, pos := b>>6, uint(b)&63
+				var acc uint64
+				count := 0
+				for w := w0; w < w1; w++ {
+					sel, one := words[w], src.Ones[w]
+					count += bits.OnesCount64(sel & one)
+					for ; sel != 0; sel, one = sel>>8, one>>8 {
+						sb := uint(sel & 0xff)
+						if sb == 0 {
+							continue
+						}
+						v := uint64(compress8[sb<<8|uint(one&0xff)])
+						acc |= v << pos
+						if pos += uint(bits.OnesCount8(uint8(sb))); pos >= 64 {
+							if acc != 0 {
+								atomic.OrUint64(&sp.Ones[wi], acc)
+							}
+							pos -= 64
+							acc, wi = v>>(uint(bits.OnesCount8(uint8(sb)))-pos), wi+1
+						}
+					}
+				}
+				if acc != 0 {
+					atomic.OrUint64(&sp.Ones[wi], acc)
+				}
+				ones.Add(int64(count))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	nt := len(hs.TailIdx)
+	for _, i := range src.TailIdx {
+		if d.Get(int(i)) {
+			nt++
+		}
+	}
+	if nt > 0 {
+		sp.TailIdx = make([]uint32, 0, nt)
+		sp.Tail = make([]fr.Element, 0, nt)
+		sp.TailIdx = append(sp.TailIdx, hs.TailIdx...)
+		sp.Tail = append(sp.Tail, hs.Tail...)
+		for t, i := range src.TailIdx {
+			w, bit := i>>6, uint(i)&63
+			if words[w]>>bit&1 == 0 {
+				continue
+			}
+			r := rank[w] + uint32(bits.OnesCount64(words[w]&(1<<bit-1)))
+			sp.TailIdx = append(sp.TailIdx, uint32(h)+r)
+			sp.Tail = append(sp.Tail, src.Tail[t])
+		}
+	}
+	sp.NumOnes = hs.NumOnes + int(ones.Load())
+	sp.NumZeros = n - sp.NumOnes - len(sp.TailIdx)
+	return sp, nil
+}

@@ -12,24 +12,27 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
+// mixedScalars returns n scalars: 30 % zero, 60 % one, 10 % random.
+func mixedScalars(rng *rand.Rand, n int) []fr.Element {
+	v := make([]fr.Element, n)
+	for i := range v {
+		switch rng.IntN(10) {
+		case 0, 1, 2:
+		case 3:
+			v[i].SetUint64(rng.Uint64())
+		default:
+			v[i].SetOne()
+		}
+	}
+	return v
+}
+
 // NewSplit over many pieces (segments of several splitPiece each, a dense
 // one and one selected by a density, lengths not multiples of 64) equals a
 // one-pass classification.
 func TestSplitPieces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	scalars := func(n int) []fr.Element {
-		v := make([]fr.Element, n)
-		for i := range v {
-			switch rng.IntN(10) {
-			case 0, 1, 2:
-			case 3:
-				v[i].SetUint64(rng.Uint64())
-			default:
-				v[i].SetOne()
-			}
-		}
-		return v
-	}
+	scalars := func(n int) []fr.Element { return mixedScalars(rng, n) }
 	a, b := scalars(2*splitPiece+77), scalars(3*splitPiece+5)
 	dens := r1cs.NewDensity(len(b), func(int) bool { return rng.IntN(3) != 0 })
 	sp, sel := splitDense(t, a, b, &dens)
@@ -73,4 +76,81 @@ func TestSplitContext(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		t.Logf("whole %v, deadline %v: returned after %v", whole, whole/4, time.Since(t0))
 	}
+}
+
+// NewSplitSelect from the dense classification equals NewSplit over the
+// selected values, with and without a head, for densities that select
+// none, all or a random part of the values (across several pieces, lengths
+// not multiples of 64).
+func TestSplitSelectEqualsSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	scalars := func(n int) []fr.Element { return mixedScalars(rng, n) }
+	ctx := context.Background()
+	values := scalars(3*splitPiece + 77)
+	src, err := NewSplit(Segment{Scalars: values})
+	require.NoError(t, err)
+	headValues := scalars(21)
+	headDens := r1cs.NewDensity(len(headValues), func(int) bool { return rng.IntN(2) == 0 })
+	for name, sel := range map[string]func(int) bool{
+		"none":   func(int) bool { return false },
+		"all":    func(int) bool { return true },
+		"random": func(int) bool { return rng.IntN(3) != 0 },
+		"sparse": func(int) bool { return rng.IntN(50) == 0 },
+	} {
+		d := r1cs.NewDensity(len(values), sel)
+		for hname, head := range map[string][]Segment{
+			"no head":       nil,
+			"dense head":    {{Scalars: headValues}},
+			"selected head": {{Scalars: headValues, Density: &headDens}},
+		} {
+			want, err := NewSplit(append(append([]Segment{}, head...), Segment{Scalars: values, Density: &d})...)
+			require.NoError(t, err)
+			got, err := NewSplitSelect(ctx, head, src, &d)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s, %s", name, hname)
+		}
+	}
+
+	short := r1cs.NewDensity(len(values)-1, func(int) bool { return true })
+	_, err = NewSplitSelect(ctx, nil, src, &short)
+	require.ErrorContains(t, err, "selects from a split of")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	all := r1cs.NewDensity(len(values), func(int) bool { return true })
+	_, err = NewSplitSelect(cancelled, nil, src, &all)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// BenchmarkSplitSelect classifies the values that a density selects (one
+// in three) of 2^24 PoRep-like values (98 % 0 or 1): reading the values
+// (NewSplit) against selecting from their dense classification
+// (NewSplitSelect).
+func BenchmarkSplitSelect(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	values := make([]fr.Element, 1<<24)
+	for i := range values {
+		switch r := rng.IntN(100); {
+		case r < 2:
+			values[i].SetUint64(rng.Uint64())
+		case r < 50:
+			values[i].SetOne()
+		}
+	}
+	d := r1cs.NewDensity(len(values), func(int) bool { return rng.IntN(3) == 0 })
+	src, err := NewSplit(Segment{Scalars: values})
+	require.NoError(b, err)
+	b.Run("read values", func(b *testing.B) {
+		for range b.N {
+			if _, err := NewSplit(Segment{Scalars: values, Density: &d}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("from split", func(b *testing.B) {
+		for range b.N {
+			if _, err := NewSplitSelect(context.Background(), nil, src, &d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -107,28 +107,36 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 	}
 
 	segL := []msm.Segment{{Scalars: sys.Aux()}}
-	segA := []msm.Segment{{Scalars: sys.Inputs()}, {Scalars: sys.Aux(), Density: sys.ADensity()}}
-	segB := []msm.Segment{{Scalars: sys.Inputs(), Density: sys.BInputDensity()}, {Scalars: sys.Aux(), Density: sys.BAuxDensity()}}
+	headA := []msm.Segment{{Scalars: sys.Inputs()}}
+	headB := []msm.Segment{{Scalars: sys.Inputs(), Density: sys.BInputDensity()}}
 	go func() {
 		defer done()
 		defer close(pr.classified)
-		var wg sync.WaitGroup
+		// L classifies every aux value; A and B select theirs from L's
+		// classification (their inputs are classified afresh).
 		var errs [3]error
-		for i, x := range []struct {
-			dst  **Split
-			segs []msm.Segment
-		}{{&pr.l, segL}, {&pr.A, segA}, {&pr.B, segB}} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				*x.dst, errs[i] = classifyContext(ctx, x.segs)
-				if i == 0 {
-					pr.lErr = errs[0]
-					close(pr.lDone)
-				}
-			}()
+		pr.l, errs[0] = classifyContext(ctx, segL)
+		pr.lErr = errs[0]
+		close(pr.lDone)
+		if errs[0] == nil {
+			var wg sync.WaitGroup
+			for i, x := range []struct {
+				dst  **Split
+				head []msm.Segment
+				d    *r1cs.Density
+			}{{&pr.A, headA, sys.ADensity()}, {&pr.B, headB, sys.BAuxDensity()}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sp, err := msm.NewSplitSelect(ctx, x.head, pr.l.Split, x.d)
+					if err == nil {
+						*x.dst, err = densify(ctx, sp, append(x.head, msm.Segment{Scalars: sys.Aux(), Density: x.d}))
+					}
+					errs[i+1] = err
+				}()
+			}
+			wg.Wait()
 		}
-		wg.Wait()
 		pr.classErr = errors.Join(errs[:]...)
 		if pr.classErr == nil {
 			ls.Release() // before classified closes: final once it is
@@ -156,6 +164,13 @@ func classifyContext(ctx context.Context, segs []msm.Segment) (*Split, error) {
 	if err != nil {
 		return nil, err
 	}
+	return densify(ctx, sp, segs)
+}
+
+// densify returns sp, the classification of segs, as a Split: with the
+// dense scalar vector too when more than half of the bases are in sp's
+// tail.
+func densify(ctx context.Context, sp *msm.Split, segs []msm.Segment) (*Split, error) {
 	if 2*len(sp.Tail) <= sp.N {
 		return &Split{Split: sp}, nil
 	}
