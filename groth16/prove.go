@@ -1,6 +1,7 @@
 package groth16
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -165,17 +166,20 @@ func ProveWith(pk *ProvingKey, sys *r1cs.System, r, s fr.Element) (*Proof, Timin
 	tm.H = time.Since(t0)
 
 	t0 = time.Now()
-	var spL, spA, spB *msm.Split
+	// L classifies every aux value; A and B select theirs from it.
+	spL, err := msm.NewSplit(msm.Segment{Scalars: sys.Aux()})
+	if err != nil {
+		return nil, tm, err
+	}
+	var spA, spB *msm.Split
 	var g errgroup.Group
-	g.Go(func() (err error) { spL, err = msm.NewSplit(msm.Segment{Scalars: sys.Aux()}); return })
 	g.Go(func() (err error) {
-		spA, err = msm.NewSplit(msm.Segment{Scalars: sys.Inputs()},
-			msm.Segment{Scalars: sys.Aux(), Density: sys.ADensity()})
+		spA, err = msm.NewSplitSelect(context.Background(), []msm.Segment{{Scalars: sys.Inputs()}}, spL, sys.ADensity())
 		return
 	})
 	g.Go(func() (err error) {
-		spB, err = msm.NewSplit(msm.Segment{Scalars: sys.Inputs(), Density: sys.BInputDensity()},
-			msm.Segment{Scalars: sys.Aux(), Density: sys.BAuxDensity()})
+		spB, err = msm.NewSplitSelect(context.Background(),
+			[]msm.Segment{{Scalars: sys.Inputs(), Density: sys.BInputDensity()}}, spL, sys.BAuxDensity())
 		return
 	})
 	if err := g.Wait(); err != nil {
