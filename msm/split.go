@@ -185,6 +185,26 @@ func NewSplitContext(ctx context.Context, segs ...Segment) (*Split, error) {
 	return sp, nil
 }
 
+// check reports a split whose bitmap or tail does not fit its N (one not
+// made by NewSplit or NewSplitSelect), naming the field at fault.
+func (sp *Split) check() error {
+	if sp.N < 0 || sp.N >= 1<<32 {
+		return fmt.Errorf("msm: split of %d bases", sp.N)
+	}
+	if len(sp.Ones) != (sp.N+63)/64 {
+		return fmt.Errorf("msm: split of %d bases has %d words of Ones, want %d", sp.N, len(sp.Ones), (sp.N+63)/64)
+	}
+	if len(sp.Tail) != len(sp.TailIdx) {
+		return fmt.Errorf("msm: split has %d TailIdx entries but %d Tail scalars", len(sp.TailIdx), len(sp.Tail))
+	}
+	for k, i := range sp.TailIdx {
+		if int(i) >= sp.N || k > 0 && i <= sp.TailIdx[k-1] {
+			return fmt.Errorf("msm: split's TailIdx[%d] = %d is not increasing below N = %d", k, i, sp.N)
+		}
+	}
+	return nil
+}
+
 // compress8[sel<<8|x] holds the bits of x at the positions set in sel,
 // moved down to the lowest bits in order (PEXT on a byte).
 var compress8 = func() (t [1 << 16]uint8) {
@@ -217,8 +237,14 @@ func NewSplitSelect(ctx context.Context, head []Segment, src *Split, d *r1cs.Den
 	if err != nil {
 		return nil, err
 	}
+	if src == nil || d == nil {
+		return nil, fmt.Errorf("msm: NewSplitSelect needs a split and a density")
+	}
 	if d.Len() != src.N {
 		return nil, fmt.Errorf("msm: a density over %d values selects from a split of %d", d.Len(), src.N)
+	}
+	if err := src.check(); err != nil {
+		return nil, err
 	}
 	words := d.Words()
 	// rank[w]: selected values before word w.

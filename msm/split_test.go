@@ -114,6 +114,17 @@ func TestSplitSelectEqualsSplit(t *testing.T) {
 	short := r1cs.NewDensity(len(values)-1, func(int) bool { return true })
 	_, err = NewSplitSelect(ctx, nil, src, &short)
 	require.ErrorContains(t, err, "selects from a split of")
+	_, err = NewSplitSelect(ctx, nil, nil, &short)
+	require.ErrorContains(t, err, "needs a split and a density")
+	all0 := r1cs.NewDensity(len(values), func(int) bool { return true })
+	for field, bad := range map[string]*Split{
+		"Ones":    {N: src.N, Ones: src.Ones[1:], TailIdx: src.TailIdx, Tail: src.Tail},
+		"Tail":    {N: src.N, Ones: src.Ones, TailIdx: src.TailIdx, Tail: src.Tail[1:]},
+		"TailIdx": {N: src.N, Ones: src.Ones, TailIdx: append(append([]uint32{}, src.TailIdx...), uint32(src.N)), Tail: append(append([]fr.Element{}, src.Tail...), fr.Element{})},
+	} {
+		_, err = NewSplitSelect(ctx, nil, bad, &all0)
+		require.ErrorContains(t, err, field, "a split with a bad %s", field)
+	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	all := r1cs.NewDensity(len(values), func(int) bool { return true })
