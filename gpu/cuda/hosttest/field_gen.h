@@ -9,6 +9,17 @@
 
 namespace c2 {
 
+// A 64-bit mixer (MurmurHash3's finalizer) cut to 32 bits: pseudo-random
+// words from an index, the same on the host and the device.
+C2_HD uint32_t mix32(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
 template <class P>
 struct gen {
     using F = Fe<P>;

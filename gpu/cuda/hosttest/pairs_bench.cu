@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <vector>
 #include "../ec.cuh"
+#include "field_gen.h"
 
 using namespace c2;
 using A = affine_t<fp_t>;
@@ -27,15 +28,6 @@ using X = xyzz_t<fp_t>;
 // Position of the j-th gathered point: a bijection of [0, 2^lg) that
 // scatters neighbours (multiplication by an odd constant modulo 2^lg).
 C2_HD uint32_t gather_index(uint64_t j, uint32_t mask) { return (uint32_t)(j * 0x9E3779B1ull) & mask; }
-
-C2_HD uint32_t mix32(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
 
 // Coordinates below p: the top limb is kept under p's (0x1a0111ea).
 __global__ void k_points(A* pts, uint64_t n) {
