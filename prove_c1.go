@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
@@ -153,7 +151,7 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 	if len(want) != len(parts) {
 		return nil, tm, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
 	}
-	if err := verifyVanilla(shape, parts); err != nil {
+	if err := shape.VerifyAll(parts); err != nil {
 		return nil, tm, err
 	}
 	cache, done := p.useShape(shape)
@@ -173,28 +171,6 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 		return nil, tm, err
 	}
 	return groth16.MarshalProofs(proofs), tm, nil
-}
-
-// verifyVanilla checks every partition's vanilla proofs natively
-// (porep.Shape.Verify), the partitions side by side on all cores, and
-// returns the lowest failing partition's error.
-func verifyVanilla(shape porep.Shape, parts []*porep.Partition) error {
-	errs := make([]error, len(parts))
-	var eg errgroup.Group
-	eg.SetLimit(runtime.GOMAXPROCS(0))
-	for k, part := range parts {
-		eg.Go(func() error {
-			errs[k] = shape.Verify(part, k)
-			return nil
-		})
-	}
-	_ = eg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // loadShape returns the proving key and the recorded R1CS of shape s from

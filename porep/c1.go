@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/internal/regfile"
 )
@@ -77,6 +79,9 @@ func (d Domain) MarshalJSON() ([]byte, error) {
 func (d *Domain) UnmarshalJSON(b []byte) error { return parseAll(b, d.parse) }
 
 func (d *Domain) parse(p *parser) error {
+	if d.parseCompact(p) {
+		return nil
+	}
 	n := 0
 	err := p.array(func(i int) error {
 		if i == 32 {
@@ -91,6 +96,37 @@ func (d *Domain) parse(p *parser) error {
 		return p.fail(fmt.Errorf("%d elements, want 32", n))
 	}
 	return err
+}
+
+// parseCompact reads the common form of a Domain, 32 integers below 256
+// separated by commas alone, and reports whether it was there; when not, it
+// leaves p.i where it was (parse then reads the value with its checks and
+// errors).
+func (d *Domain) parseCompact(p *parser) bool {
+	if p.peek() != '[' {
+		return false
+	}
+	b, i := p.b, p.i+1
+	for k := 0; k < 32; k++ {
+		v, n := 0, 0
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && n < 4; i, n = i+1, n+1 {
+			v = 10*v + int(b[i]-'0')
+		}
+		if n == 0 || v > 255 || n > 1 && b[i-n] == '0' || i == len(b) {
+			return false
+		}
+		d[k] = byte(v)
+		want := byte(',')
+		if k == 31 {
+			want = ']'
+		}
+		if b[i] != want {
+			return false
+		}
+		i++
+	}
+	p.i = i
+	return true
 }
 
 // C1Output is filecoin-proofs-api's SealCommitPhase1Output.
@@ -151,6 +187,15 @@ func (v *VanillaProofs) UnmarshalJSON(b []byte) error { return parseAll(b, v.par
 func (v *VanillaProofs) parse(p *parser) error {
 	return p.variant(nil, func(tag string) error {
 		v.Shape = tag
+		// Partitions are read side by side (a 32 GiB C1 holds 38 MB of
+		// them); on any error they are read again in order, so that the
+		// error and the partial result are those of the plain reading.
+		start := p.i
+		if p.arrayParallel(func(n int) { v.Partitions = make([][]VanillaProof, n) },
+			func(q *parser, i int) error { return parseList(q, &v.Partitions[i]) }) {
+			return nil
+		}
+		p.i = start
 		v.Partitions = [][]VanillaProof{}
 		return p.array(func(int) error {
 			v.Partitions = append(v.Partitions, nil)
@@ -706,6 +751,101 @@ func (p *parser) array(f func(i int) error) error {
 	}
 }
 
+// arrayParallel reads an array whose elements parse independently: it
+// finds each element's extent by skipValue, calls alloc(n) with their
+// number, then parses element i with f on a parser of its own over that
+// extent (the same bytes and offsets, the path continued), the elements
+// side by side on all cores. It reports whether the whole array was read;
+// on false p.i is anywhere inside it and the caller reads the array again
+// plainly for the error.
+func (p *parser) arrayParallel(alloc func(n int), f func(q *parser, i int) error) bool {
+	if p.peek() != '[' {
+		return false
+	}
+	p.i++
+	var ext [][2]int
+	if p.peek() != ']' {
+		for {
+			p.ws()
+			start := p.i
+			if !p.skipValue() || p.i == start {
+				return false
+			}
+			ext = append(ext, [2]int{start, p.i})
+			c := p.peek()
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				return false
+			}
+			p.i++
+		}
+	}
+	p.i++
+	alloc(len(ext))
+	var eg errgroup.Group
+	eg.SetLimit(runtime.GOMAXPROCS(0))
+	for i, e := range ext {
+		eg.Go(func() error {
+			q := &parser{b: p.b[:e[1]], i: e[0], path: append(slices.Clone(p.path), pathSeg{idx: i})}
+			if err := f(q, i); err != nil {
+				return err
+			}
+			if q.ws(); q.i != e[1] {
+				return errors.New("element not read to its end")
+			}
+			return nil
+		})
+	}
+	return eg.Wait() == nil
+}
+
+// skipValue moves p.i past the JSON value there, checking no more than the
+// nesting of brackets and the extent of strings; false when the input ends
+// inside it.
+func (p *parser) skipValue() bool {
+	b, i, depth := p.b, p.i, 0
+	defer func() { p.i = i }()
+	if i < len(b) && skipClass[b[i]] == 0 { // a number or literal: up to a delimiter
+		for i < len(b) && !bytes.ContainsRune([]byte(", \t\n\r]}"), rune(b[i])) {
+			i++
+		}
+		return true
+	}
+	for i < len(b) {
+		for i < len(b) && skipClass[b[i]] == 0 {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			depth++
+		default: // ']', '}'
+			depth--
+		}
+		if i >= len(b) {
+			break
+		}
+		i++
+		if depth <= 0 {
+			return depth == 0
+		}
+	}
+	return false
+}
+
+// skipClass marks the bytes that skipValue stops at inside a value.
+var skipClass = [256]byte{'"': 1, '[': 1, ']': 1, '{': 1, '}': 1}
+
 // parseList reads an array of T into *dst, a non-nil slice even when the
 // array is empty; on an error *dst ends with the element being read.
 func parseList[T any, PT interface {
@@ -732,13 +872,25 @@ func (p *parser) uint(bits int) (uint64, error) {
 		p.i = start
 		return 0, p.fail(fmt.Errorf("want an integer in [0, 2^%d), found %s", bits, p.describe()))
 	}
+	digits := p.b[start:p.i]
 	var v uint64
-	for _, c := range p.b[start:p.i] {
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 || (bits < 64 && (10*v+d)>>bits != 0) {
-			return 0, p.fail(fmt.Errorf("want an integer in [0, 2^%d): %s is out of range", bits, p.b[start:p.i]))
+	ok := true
+	if len(digits) <= 19 { // below 10^19 < 2^64: no step overflows
+		for _, c := range digits {
+			v = 10*v + uint64(c-'0')
 		}
-		v = 10*v + d
+	} else {
+		for _, c := range digits {
+			d := uint64(c - '0')
+			if v > (math.MaxUint64-d)/10 {
+				ok = false
+				break
+			}
+			v = 10*v + d
+		}
+	}
+	if !ok || bits < 64 && v>>bits != 0 {
+		return 0, p.fail(fmt.Errorf("want an integer in [0, 2^%d): %s is out of range", bits, digits))
 	}
 	return v, nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -312,9 +313,14 @@ func TestLabelingProofIntegerBounds(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"parents":[],"layer_index":4294967295,"node":18446744073709551615}`), &l))
 	assert.Equal(t, uint32(1<<32-1), l.LayerIndex)
 	assert.Equal(t, uint64(1<<64-1), l.Node)
+	require.NoError(t, json.Unmarshal([]byte(`{"parents":[],"layer_index":0,"node":9999999999999999999}`), &l))
+	assert.Equal(t, uint64(9999999999999999999), l.Node)
 	for _, bad := range []string{
 		`{"parents":[],"layer_index":4294967296,"node":0}`,
+		`{"parents":[],"layer_index":99999999999,"node":0}`,
 		`{"parents":[],"layer_index":0,"node":18446744073709551616}`,
+		`{"parents":[],"layer_index":0,"node":99999999999999999999}`,
+		`{"parents":[],"layer_index":0,"node":100000000000000000000}`,
 		`{"parents":[],"layer_index":01,"node":0}`,
 		`{"parents":[],"layer_index":1e3,"node":0}`,
 		`{"parents":[],"layer_index":"1","node":0}`,
@@ -359,4 +365,73 @@ func TestC1ProveWithBellpersonParams(t *testing.T) {
 	require.Equal(t, inputs, sys.Inputs()[1:], "Go public inputs differ from bellperson's")
 
 	refgen.ProveForRefgen(t, paramsPath, sys, vk, inputs, "go-porep-2k-c1.proof")
+}
+
+// TestVanillaPartitionsSideBySide reads a C1 with several partitions (the
+// 2 KiB vector's partition repeated, the copies told apart) through the
+// side-by-side path and checks it equals the plain reading, element by
+// element; an error inside a later partition names that partition.
+func TestVanillaPartitionsSideBySide(t *testing.T) {
+	raw, _ := readC1Vector(t, "porep-2k")
+	c1, err := DecodeC1(raw)
+	require.NoError(t, err)
+	v := c1.VanillaProofs
+	for k := 1; k < 5; k++ {
+		part := slices.Clone(v.Partitions[0])
+		part[0].EncodingProof.Node = uint64(777000 + k)
+		v.Partitions = append(v.Partitions, part)
+	}
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+
+	var got VanillaProofs
+	require.NoError(t, json.Unmarshal(b, &got))
+	plain := VanillaProofs{Shape: v.Shape, Partitions: [][]VanillaProof{}}
+	p := &parser{b: b}
+	require.NoError(t, p.variant(nil, func(string) error {
+		return p.array(func(int) error {
+			plain.Partitions = append(plain.Partitions, nil)
+			return parseList(p, &plain.Partitions[len(plain.Partitions)-1])
+		})
+	}))
+	require.Len(t, got.Partitions, 5)
+	assert.Equal(t, plain, got)
+	assert.Equal(t, uint64(777003), got.Partitions[3][0].EncodingProof.Node)
+
+	// 2^40 where a byte belongs, in partition 3: the plain reading's error.
+	i := bytes.Index(b, []byte(`"node":777003`))
+	require.Positive(t, i)
+	j := bytes.LastIndex(b[:i], []byte(`"parents":[[`)) + len(`"parents":[[`)
+	bad := slices.Concat(b[:j], []byte("1099511627776"), b[j+bytes.IndexByte(b[j:], ','):])
+	err = json.Unmarshal(bad, &got)
+	var ce *C1Error
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "StackedDrg2KiBV1[3][0].encoding_proof.parents[0][0]", ce.Field)
+}
+
+func TestSkipValue(t *testing.T) {
+	for _, c := range []struct {
+		in  string
+		end int // -1: skipValue reports false
+	}{
+		{`123,`, 3},
+		{`123]`, 3},
+		{`true }`, 4},
+		{`"a]\"b" ,`, 7},
+		{`[1,[2,{"k":"]}"}],3] ,`, 20},
+		{`{"a":[1,2]}]`, 11},
+		{`[1,2`, -1},
+		{`"abc`, -1},
+		{`[1,"x\`, -1},
+	} {
+		p := &parser{b: []byte(c.in)}
+		ok := p.skipValue()
+		if c.end < 0 {
+			assert.False(t, ok, c.in)
+			continue
+		}
+		if assert.True(t, ok, c.in) {
+			assert.Equal(t, c.end, p.i, c.in)
+		}
+	}
 }

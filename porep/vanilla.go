@@ -3,8 +3,10 @@ package porep
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/graph"
@@ -430,7 +432,8 @@ func merkle(m *MerkleProof, field string) (leaf, root fr.Element, path []PathLev
 // [Shape.Check]. A partition that passes Verify synthesizes into a
 // satisfied circuit; one that fails would make the prover fail later, so
 // checking first turns a bad C1 output into an *InputError naming the
-// challenge and the part that does not hold. part only labels errors.
+// challenge and the part that does not hold (the lowest failing challenge;
+// challenges are checked side by side on all cores). part only labels errors.
 func (s Shape) Verify(p *Partition, part int) error {
 	if err := s.Check(p, part); err != nil {
 		return err
@@ -443,50 +446,83 @@ func (s Shape) Verify(p *Partition, part int) error {
 	if h != p.CommR {
 		return bad(-1, "comm_r", "is not Poseidon(comm_c, comm_r_last)")
 	}
-	rid := p.ReplicaID
-	for i := range p.Challenges {
-		c := &p.Challenges[i]
-		if err := provePath(gadget.TreeSHA254, c.DataLeaf, c.DataPath, p.CommD, c.Node); err != "" {
-			return bad(i, "comm_d_proofs", err)
-		}
-		for j := range c.Parents {
-			col := &c.Parents[j]
-			leaf, err := poseidon.MustGet(len(col.Rows)).Hash(col.Rows)
-			if err != nil {
-				return err
-			}
-			if root, _ := gadget.PathRoot(gadget.TreePoseidon, leaf, col.Path); root != p.CommC {
-				return bad(i, parentField(j), "column is not in tree C under comm_c")
-			}
-		}
-		labels := make([]fr.Element, s.Layers)
-		parents := make([]fr.Element, 0, DRGParents+ExpParents)
-		for layer := 1; layer <= s.Layers; layer++ {
-			parents = parents[:0]
-			for j := 0; j < DRGParents; j++ {
-				parents = append(parents, c.Parents[j].Rows[layer-1])
-			}
-			if layer > 1 {
-				for j := DRGParents; j < DRGParents+ExpParents; j++ {
-					parents = append(parents, c.Parents[j].Rows[layer-2])
-				}
-			}
-			if labels[layer-1], err = gadget.LabelNative(rid, uint32(layer), c.Node, parents); err != nil {
-				return err
-			}
-		}
-		var enc fr.Element
-		enc.Add(&labels[s.Layers-1], &c.DataLeaf)
-		if err := provePath(gadget.TreePoseidon, enc, c.ReplicaPath, p.CommRLast, c.Node); err != "" {
-			return bad(i, "comm_r_last_proof", "encoded node: "+err)
-		}
-		col, err := poseidon.MustGet(s.Layers).Hash(labels)
+	return lowestError(len(p.Challenges), func(i int) error { return s.verifyChallenge(p, part, i) })
+}
+
+// VerifyAll runs Verify on every partition of a C1 output (parts[k] is
+// partition k), side by side, and returns the lowest failing partition's
+// error.
+func (s Shape) VerifyAll(parts []*Partition) error {
+	return lowestError(len(parts), func(k int) error { return s.Verify(parts[k], k) })
+}
+
+// lowestError runs f(0), …, f(n-1) side by side on all cores and returns
+// the error of the lowest i that failed, the one a loop in order would
+// return.
+func lowestError(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var eg errgroup.Group
+	eg.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range n {
+		eg.Go(func() error {
+			errs[i] = f(i)
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
-		if err := provePath(gadget.TreePoseidon, col, c.ColumnPath, p.CommC, c.Node); err != "" {
-			return bad(i, "replica_column_proofs.c_x", "column of recomputed labels: "+err)
+	}
+	return nil
+}
+
+// verifyChallenge is Verify's check of challenge i of p.
+func (s Shape) verifyChallenge(p *Partition, part, i int) error {
+	bad := func(field, msg string) error { return &InputError{part, i, field, msg} }
+	c := &p.Challenges[i]
+	if err := provePath(gadget.TreeSHA254, c.DataLeaf, c.DataPath, p.CommD, c.Node); err != "" {
+		return bad("comm_d_proofs", err)
+	}
+	for j := range c.Parents {
+		col := &c.Parents[j]
+		leaf, err := poseidon.MustGet(len(col.Rows)).Hash(col.Rows)
+		if err != nil {
+			return err
 		}
+		if root, _ := gadget.PathRoot(gadget.TreePoseidon, leaf, col.Path); root != p.CommC {
+			return bad(parentField(j), "column is not in tree C under comm_c")
+		}
+	}
+	labels := make([]fr.Element, s.Layers)
+	parents := make([]fr.Element, 0, DRGParents+ExpParents)
+	for layer := 1; layer <= s.Layers; layer++ {
+		parents = parents[:0]
+		for j := 0; j < DRGParents; j++ {
+			parents = append(parents, c.Parents[j].Rows[layer-1])
+		}
+		if layer > 1 {
+			for j := DRGParents; j < DRGParents+ExpParents; j++ {
+				parents = append(parents, c.Parents[j].Rows[layer-2])
+			}
+		}
+		var err error
+		if labels[layer-1], err = gadget.LabelNative(p.ReplicaID, uint32(layer), c.Node, parents); err != nil {
+			return err
+		}
+	}
+	var enc fr.Element
+	enc.Add(&labels[s.Layers-1], &c.DataLeaf)
+	if err := provePath(gadget.TreePoseidon, enc, c.ReplicaPath, p.CommRLast, c.Node); err != "" {
+		return bad("comm_r_last_proof", "encoded node: "+err)
+	}
+	col, err := poseidon.MustGet(s.Layers).Hash(labels)
+	if err != nil {
+		return err
+	}
+	if err := provePath(gadget.TreePoseidon, col, c.ColumnPath, p.CommC, c.Node); err != "" {
+		return bad("replica_column_proofs.c_x", "column of recomputed labels: "+err)
 	}
 	return nil
 }

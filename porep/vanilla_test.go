@@ -102,6 +102,38 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyLowestError checks that the side-by-side checks return what a
+// loop in order would: the lowest failing challenge's error in a
+// partition, the lowest failing partition's in VerifyAll.
+func TestVerifyLowestError(t *testing.T) {
+	fresh := func() []*Partition {
+		parts := make([]*Partition, 3)
+		for k := range parts {
+			p, err := satisfyingPartition(Shape2KiB, uint64(20+k))
+			require.NoError(t, err)
+			parts[k] = p
+		}
+		return parts
+	}
+	parts := fresh()
+	require.NoError(t, Shape2KiB.VerifyAll(parts))
+	last := len(parts[0].Challenges) - 1
+	require.Positive(t, last)
+	// challenge 0 fails at its last check, the last challenge at its first
+	parts[0].Challenges[last].DataLeaf.SetUint64(1)
+	parts[0].Challenges[0].ColumnPath[0].Siblings[6].SetUint64(1)
+	parts[2].Challenges[0].ReplicaPath[1].Siblings[0].SetUint64(1)
+	var ie *InputError
+	require.ErrorAs(t, Shape2KiB.VerifyAll(parts), &ie)
+	require.Equal(t, InputError{0, 0, "replica_column_proofs.c_x", ie.Msg}, *ie)
+
+	parts = fresh()
+	parts[2].Challenges[0].ReplicaPath[1].Siblings[0].SetUint64(1)
+	parts[1].Challenges[last].ReplicaPath[1].Siblings[0].SetUint64(1)
+	require.ErrorAs(t, Shape2KiB.VerifyAll(parts), &ie)
+	require.Equal(t, InputError{1, last, "comm_r_last_proof", ie.Msg}, *ie)
+}
+
 // TestSatisfyingPartition checks the generator of fictitious sectors: its
 // partitions pass the native verification for every shape and, for 2 KiB,
 // synthesize into a satisfied system (and a tampered one does not).
