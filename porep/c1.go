@@ -2,6 +2,7 @@ package porep
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -815,7 +816,11 @@ func (p *parser) skipValue() bool {
 	}
 	for i < len(b) {
 		for i < len(b) && skipClass[b[i]] == 0 {
-			i++
+			if i+8 <= len(b) && !anyBracketOrQuote(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8
+			} else {
+				i++
+			}
 		}
 		if i == len(b) {
 			break
@@ -841,6 +846,15 @@ func (p *parser) skipValue() bool {
 		}
 	}
 	return false
+}
+
+// anyBracketOrQuote reports whether one of the 8 bytes of w is [ ] { } or ".
+// Clearing bit 5 maps { and } onto [ and ] and no other byte onto them.
+func anyBracketOrQuote(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) bool { return (v-ones)&^v&highs != 0 } // some byte of v is 0
+	u := w &^ (0x20 * ones)
+	return zero(u^('['*ones)) || zero(u^(']'*ones)) || zero(w^('"'*ones))
 }
 
 // skipClass marks the bytes that skipValue stops at inside a value.

@@ -2,6 +2,7 @@ package porep
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -432,6 +433,25 @@ func TestSkipValue(t *testing.T) {
 		}
 		if assert.True(t, ok, c.in) {
 			assert.Equal(t, c.end, p.i, c.in)
+		}
+	}
+}
+
+func TestAnyBracketOrQuote(t *testing.T) {
+	for k := range 8 {
+		for c := range 256 {
+			w := []byte("01234567")
+			w[k] = byte(c)
+			want := bytes.ContainsAny(w, `[]{}"`)
+			if got := anyBracketOrQuote(binary.LittleEndian.Uint64(w)); got != want {
+				t.Fatalf("%q: %v, want %v", w, got, want)
+			}
+		}
+	}
+	// two specials, and bytes above them
+	for _, w := range []string{"[]000000", "0000000\"", "\"\xff\xff\xff\xff\xff\xff\xff", "\x00\x01[\x80\x7f\xdb\xfb{"} {
+		if !anyBracketOrQuote(binary.LittleEndian.Uint64([]byte(w))) {
+			t.Fatalf("%q: false", w)
 		}
 	}
 }
