@@ -22,8 +22,10 @@
 //
 // Counted work per product: 120 limb products * 4 FP64 operations, 11 per
 // column below 8 and 7 above, 16 input conversions: about 640 FP64
-// operations, against about 280 IMAD.WIDE for mul_eo. The FP64 and IMAD pipes
-// are separate, so a kernel can run both kinds of product at once.
+// operations, against mul_eo's 435 IMAD instructions (582 pipe slots). On the H200 it
+// runs at 0.82x mul_eo's rate, and chains of both products side by side run at
+// the harmonic mean of the two: the FP64 and IMAD work does not overlap
+// (BENCHMARKS.md, session 10). The library does not use it.
 #pragma once
 #include <stdint.h>
 #include <string.h>
