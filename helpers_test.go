@@ -25,7 +25,7 @@ func requireTimes(t *testing.T, tm c2.ProveTimes, wall time.Duration) {
 	require.Positive(t, tm.Synthesis)
 	require.Positive(t, tm.Prove)
 	require.Positive(t, tm.Verify)
-	require.LessOrEqual(t, tm.ParamsLoad+tm.Prove, wall)
+	require.LessOrEqual(t, tm.Checks+tm.ParamsLoad+tm.Prove, wall, "checks, then parameters, then the partitions")
 	require.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove, "synthesis and verification happen inside the proving span")
 }
 

@@ -107,6 +107,11 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 // partition, beside the proving of other partitions. The call's wall time
 // also holds the C1's decoding and native checks.
 type ProveTimes struct {
+	// Checks is what happens before ParamsLoad: decoding the input and
+	// checking it natively (PoRep: the C1's decoding, its consistency, the
+	// derived public inputs and the vanilla proofs' verification); zero for
+	// the proof kinds that do not time it.
+	Checks time.Duration
 	// ParamsLoad is the wait for the shape's proving key and recorded R1CS:
 	// on the shape's first call (the first after Evict, or one joining a
 	// Preload) the parameter read and the R1CS recording, side by side;
@@ -130,6 +135,7 @@ type ProveTimes struct {
 // stages. On error the times of the stages that ran are returned with it.
 func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes, error) {
 	var tm ProveTimes
+	t0 := time.Now()
 	out, err := porep.DecodeC1(c1)
 	if err != nil {
 		return nil, tm, err
@@ -154,9 +160,10 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 	if err := shape.VerifyAll(parts); err != nil {
 		return nil, tm, err
 	}
+	tm.Checks = time.Since(t0)
 	cache, done := p.useShape(shape)
 	defer done()
-	t0 := time.Now()
+	t0 = time.Now()
 	pk, rec, err := p.loadShape(ctx, cache, shape)
 	tm.ParamsLoad = time.Since(t0)
 	if err != nil {

@@ -209,6 +209,7 @@ func TestPreloadEvictProveTimed(t *testing.T) {
 	require.Len(t, proof, groth16.ProofSize)
 	t.Logf("preload %v; prove %v: %+v", preload, wall, tm)
 	requireTimes(t, tm, wall)
+	require.Positive(t, tm.Checks, "the C1's decoding and checks are timed")
 	require.Less(t, tm.ParamsLoad, preload/10, "nothing left to load after Preload")
 
 	require.NoError(t, p.Evict("StackedDrg2KiBV1"))
