@@ -104,8 +104,8 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 // ProveTimes are the wall times of one ProveTimed call's stages, measured
 // by that call alone (Stats sums stages over every call). ParamsLoad comes
 // first; Synthesis and Verify happen inside Prove's span, partition by
-// partition, beside the proving of other partitions. The call's wall time
-// also holds the C1's decoding and native checks.
+// partition, beside the proving of other partitions. Checks, ParamsLoad and
+// Prove follow one another within the call's wall time.
 type ProveTimes struct {
 	// Checks is what happens before ParamsLoad: decoding the input and
 	// checking it natively (PoRep: the C1's decoding, its consistency, the
@@ -136,31 +136,11 @@ type ProveTimes struct {
 func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes, error) {
 	var tm ProveTimes
 	t0 := time.Now()
-	out, err := porep.DecodeC1(c1)
-	if err != nil {
-		return nil, tm, err
-	}
-	shape, parts, err := porep.Partitions(out)
-	if err != nil {
-		return nil, tm, err
-	}
-	// Check the C1 natively first: a bad one fails in milliseconds with
-	// what is inconsistent named, before parameters are read or anything
-	// is proved.
-	if err := porep.CheckC1(out, shape, parts); err != nil {
-		return nil, tm, err
-	}
-	want, err := derivedInputs(out)
-	if err != nil {
-		return nil, tm, err
-	}
-	if len(want) != len(parts) {
-		return nil, tm, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
-	}
-	if err := shape.VerifyAll(parts); err != nil {
-		return nil, tm, err
-	}
+	shape, parts, want, err := checkedC1(c1)
 	tm.Checks = time.Since(t0)
+	if err != nil {
+		return nil, tm, err
+	}
 	cache, done := p.useShape(shape)
 	defer done()
 	t0 = time.Now()
@@ -178,6 +158,36 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 		return nil, tm, err
 	}
 	return groth16.MarshalProofs(proofs), tm, nil
+}
+
+// checkedC1 decodes a C1 output and checks it natively: its consistency
+// first (a bad one fails in milliseconds with what is inconsistent named,
+// before parameters are read or anything is proved), then the vanilla proofs
+// of every partition. It returns the sector shape, the partitions and each
+// partition's derived public inputs (ONE excluded).
+func checkedC1(c1 []byte) (porep.Shape, []*porep.Partition, [][]fr.Element, error) {
+	out, err := porep.DecodeC1(c1)
+	if err != nil {
+		return porep.Shape{}, nil, nil, err
+	}
+	shape, parts, err := porep.Partitions(out)
+	if err != nil {
+		return porep.Shape{}, nil, nil, err
+	}
+	if err := porep.CheckC1(out, shape, parts); err != nil {
+		return porep.Shape{}, nil, nil, err
+	}
+	want, err := derivedInputs(out)
+	if err != nil {
+		return porep.Shape{}, nil, nil, err
+	}
+	if len(want) != len(parts) {
+		return porep.Shape{}, nil, nil, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
+	}
+	if err := shape.VerifyAll(parts); err != nil {
+		return porep.Shape{}, nil, nil, err
+	}
+	return shape, parts, want, nil
 }
 
 // loadShape returns the proving key and the recorded R1CS of shape s from

@@ -133,9 +133,11 @@ func TestProveRejectsInconsistentC1First(t *testing.T) {
 		tc.mut(m)
 		b, err := json.Marshal(m)
 		require.NoError(t, err)
-		_, err = p.Prove(context.Background(), b)
+		_, tm, err := p.ProveTimed(context.Background(), b)
 		var ie *porep.InputError
 		require.ErrorAs(t, err, &ie, "%s: %v", tc.name, err)
+		require.Positive(t, tm.Checks, "%s: the checks that ran are timed", tc.name)
+		require.Zero(t, tm.ParamsLoad+tm.Prove, tc.name)
 		require.Equal(t, tc.field, ie.Field, tc.name)
 		require.NotErrorIs(t, err, c2.ErrNoParams)
 	}

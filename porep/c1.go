@@ -809,7 +809,7 @@ func (p *parser) skipValue() bool {
 	b, i, depth := p.b, p.i, 0
 	defer func() { p.i = i }()
 	if i < len(b) && skipClass[b[i]] == 0 { // a number or literal: up to a delimiter
-		for i < len(b) && !bytes.ContainsRune([]byte(", \t\n\r]}"), rune(b[i])) {
+		for i < len(b) && !strings.ContainsRune(", \t\n\r]}", rune(b[i])) {
 			i++
 		}
 		return true
