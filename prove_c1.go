@@ -85,9 +85,11 @@ func (p *Prover) recorded(s porep.Shape) func(context.Context) (*r1cs.System, er
 // non-zero, row starts, and the recording partition's assignment).
 //
 // The C1 is checked natively before parameters are looked for: its
-// structure, its registered proof against its vanilla proofs' shape, its
-// challenges and parents against its seed, and the vanilla proofs
-// themselves. ctx stops the call: while it waits for the key or the R1CS
+// structure, its registered proof against its vanilla proofs' shape, and its
+// challenges and parents against its seed. Its vanilla proofs are verified
+// natively too: all of them before the parameters on a shape's first call
+// (or the first after Evict), else each partition's before its witness is
+// synthesized, so that no partition is proved from unverified ones. ctx stops the call: while it waits for the key or the R1CS
 // (a first call's read or recording goes on for other callers, and stops
 // when none is left), between witness syntheses, and in the proving.
 //
@@ -109,8 +111,9 @@ func (p *Prover) Prove(ctx context.Context, c1 []byte) ([]byte, error) {
 type ProveTimes struct {
 	// Checks is what happens before ParamsLoad: decoding the input and
 	// checking it natively (PoRep: the C1's decoding, its consistency, the
-	// derived public inputs and the vanilla proofs' verification); zero for
-	// the proof kinds that do not time it.
+	// derived public inputs and, on a shape's first call, the vanilla
+	// proofs' verification, which later calls do partition by partition
+	// inside Synthesis); zero for the proof kinds that do not time it.
 	Checks time.Duration
 	// ParamsLoad is the wait for the shape's proving key and recorded R1CS:
 	// on the shape's first call (the first after Evict, or one joining a
@@ -118,8 +121,9 @@ type ProveTimes struct {
 	// near zero once both are cached.
 	ParamsLoad time.Duration
 	// Synthesis is the witness synthesis of every partition, each checked
-	// against the derived public inputs, summed (one at a time, on all
-	// cores).
+	// against the derived public inputs (and, when Checks did not verify
+	// them, preceded by the verification of its vanilla proofs), summed
+	// (one at a time, on all cores).
 	Synthesis time.Duration
 	// Prove is the wall time from the first partition's synthesis to the
 	// last partition's verified proof: synthesis, the CPU preparation, the
@@ -136,13 +140,28 @@ type ProveTimes struct {
 func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes, error) {
 	var tm ProveTimes
 	t0 := time.Now()
-	shape, parts, want, err := checkedC1(c1)
-	tm.Checks = time.Since(t0)
+	shape, parts, want, err := consistentC1(c1)
 	if err != nil {
+		tm.Checks = time.Since(t0)
 		return nil, tm, err
 	}
 	cache, done := p.useShape(shape)
 	defer done()
+	// On a shape's first call the vanilla proofs are verified here, all at
+	// once, so that a bad C1 is refused before its parameters are looked
+	// for. Once the key and the R1CS are cached, each partition's are
+	// verified just before its synthesis: partition 0's alone stand before
+	// the devices' first work, the others' run while they prove.
+	_, keyed := cache.pk.Peek()
+	_, recorded := cache.sys.Peek()
+	early := !keyed || !recorded
+	if early {
+		err = shape.VerifyAll(parts)
+	}
+	tm.Checks = time.Since(t0)
+	if err != nil {
+		return nil, tm, err
+	}
 	t0 = time.Now()
 	pk, rec, err := p.loadShape(ctx, cache, shape)
 	tm.ParamsLoad = time.Since(t0)
@@ -152,6 +171,11 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 
 	proofs, err := p.proveStream(ctx, &cache.witnesses, pk, rec, want, &tm,
 		func(ctx context.Context, k int, buf []fr.Element) (*r1cs.System, error) {
+			if !early {
+				if err := shape.Verify(parts[k], k); err != nil {
+					return nil, err
+				}
+			}
 			return partitionSystem(ctx, rec, shape, parts[k], want[k], k, 0, buf)
 		})
 	if err != nil {
@@ -160,12 +184,13 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 	return groth16.MarshalProofs(proofs), tm, nil
 }
 
-// checkedC1 decodes a C1 output and checks it natively: its consistency
-// first (a bad one fails in milliseconds with what is inconsistent named,
-// before parameters are read or anything is proved), then the vanilla proofs
-// of every partition. It returns the sector shape, the partitions and each
-// partition's derived public inputs (ONE excluded).
-func checkedC1(c1 []byte) (porep.Shape, []*porep.Partition, [][]fr.Element, error) {
+// consistentC1 decodes a C1 output and checks its consistency natively (a
+// bad one fails in milliseconds with what is inconsistent named, before
+// parameters are read or anything is proved); its vanilla proofs are
+// verified by the caller (porep.Shape.Verify, VerifyAll). It returns the
+// sector shape, the partitions and each partition's derived public inputs
+// (ONE excluded).
+func consistentC1(c1 []byte) (porep.Shape, []*porep.Partition, [][]fr.Element, error) {
 	out, err := porep.DecodeC1(c1)
 	if err != nil {
 		return porep.Shape{}, nil, nil, err
@@ -183,9 +208,6 @@ func checkedC1(c1 []byte) (porep.Shape, []*porep.Partition, [][]fr.Element, erro
 	}
 	if len(want) != len(parts) {
 		return porep.Shape{}, nil, nil, fmt.Errorf("c2: C1 has %d partitions, its proof type %d", len(parts), len(want))
-	}
-	if err := shape.VerifyAll(parts); err != nil {
-		return porep.Shape{}, nil, nil, err
 	}
 	return shape, parts, want, nil
 }

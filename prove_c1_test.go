@@ -141,6 +141,16 @@ func TestProveRejectsInconsistentC1First(t *testing.T) {
 		require.Equal(t, tc.field, ie.Field, tc.name)
 		require.NotErrorIs(t, err, c2.ErrNoParams)
 	}
+	// A vanilla proof that does not verify (consistent otherwise) is refused
+	// before parameters too, on this shape's first call.
+	_, tm, err := p.ProveTimed(context.Background(), badVanillaC1(t, raw))
+	var ie *porep.InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "comm_r_last_proof", ie.Field)
+	require.Positive(t, tm.Checks)
+	require.Zero(t, tm.ParamsLoad+tm.Prove)
+	require.NotErrorIs(t, err, c2.ErrNoParams)
+
 	w, err := json.Marshal(porep.Commit2In{Phase1Out: raw, SectorSize: 32 << 30})
 	require.NoError(t, err)
 	_, err = p.Prove(context.Background(), w)
@@ -214,6 +224,15 @@ func TestPreloadEvictProveTimed(t *testing.T) {
 	require.Positive(t, tm.Checks, "the C1's decoding and checks are timed")
 	require.Less(t, tm.ParamsLoad, preload/10, "nothing left to load after Preload")
 
+	// With the key and R1CS cached, a partition's vanilla proofs are
+	// verified just before its synthesis: a bad one is still refused, and
+	// no proof is made.
+	_, tm, err = p.ProveTimed(ctx, badVanillaC1(t, raw))
+	var ie *porep.InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "comm_r_last_proof", ie.Field)
+	require.Positive(t, tm.Synthesis, "the partition's check is timed with its synthesis")
+
 	require.NoError(t, p.Evict("StackedDrg2KiBV1"))
 	_, _, err = p.ProveTimed(ctx, raw)
 	require.ErrorIs(t, err, c2.ErrNoParams, "the key was dropped")
@@ -243,4 +262,17 @@ wait:
 	require.True(t, sawInUse, "Evict refuses while a Preload uses the shape")
 	require.Greater(t, reload, 100*time.Millisecond, "parameters read again after Evict")
 	t.Logf("preload after Evict: %v", reload)
+}
+
+// badVanillaC1 returns the C1 raw with one sibling of a comm_r_last path
+// changed: consistent (porep.CheckC1 passes) but its vanilla proofs do not
+// verify.
+func badVanillaC1(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	c1, err := porep.DecodeC1(raw)
+	require.NoError(t, err)
+	c1.VanillaProofs.Partitions[0][1].CommRLastProof.Base[1].Hashes[0][0] ^= 1
+	b, err := json.Marshal(c1)
+	require.NoError(t, err)
+	return b
 }
