@@ -400,10 +400,12 @@ struct Fe {
     template <bool Wide = false, bool LowOneMinus = false, class U>
     C2_HD static void eo_add_row(uint32_t* x, uint32_t* y, U ux, uint32_t w, uint32_t& z, carry_t& f) {
         if constexpr (LowOneMinus) {
-            uint32_t lo1, hi1;
-            sub_cc(lo1, 0, w, f);  // borrow c
-            subc(hi1, w, 0, f);    // w - c
-            sub_cc(lo1, 0, w, f);  // c again, as the carry into word 1
+            // c comes from an addition (w + 2^32 - 1 carries iff w != 0): on
+            // the device the flag a sub.cc leaves is not a borrow that addc
+            // can take, so a chain never mixes them (the host cannot tell).
+            const uint32_t lo1 = 0u - w, hi1 = w - (w != 0u);
+            uint32_t c;
+            add_cc(c, w, 0xffffffffu, f);
             addc_cc(y[0], y[0], lo1, f);
             addc_cc(y[1], y[1], hi1, f);
         } else {
