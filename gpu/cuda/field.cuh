@@ -58,6 +58,7 @@ struct FrParams {
 // the portable product (hosttest/).
 struct carry_t {
     uint32_t cf = 0;
+    bool sub = false;  // host: the flag was last set by a subtraction (unused on the device)
 };
 #if defined(__CUDA_ARCH__)
 C2_HD void mad_lo_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&) {
@@ -92,17 +93,27 @@ C2_HD void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
 }
 C2_HD void note_kept_carry(uint32_t) {}
 #else
+// The device's carry flag after a subtraction is not a borrow an addition
+// can take (nor the reverse): the host counts every chain step that reads a
+// flag of the other kind, so hosttest fails on chains the device would
+// compute differently.
+inline uint64_t mixed_carries = 0;
+inline void read_add_flag(const carry_t& f) { mixed_carries += f.sub; }
+inline void read_sub_flag(const carry_t& f) { mixed_carries += !f.sub; }
 inline void mad_lo_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
     uint64_t s = (uint64_t)(uint32_t)((uint64_t)a * b) + c;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 32);
+    f.sub = false;
 }
 inline void madc_lo_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
+    read_add_flag(f);
     uint64_t s = (uint64_t)(uint32_t)((uint64_t)a * b) + c + f.cf;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 32);
 }
 inline void madc_hi_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
+    read_add_flag(f);
     uint64_t s = (((uint64_t)a * b) >> 32) + c + f.cf;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 32);
@@ -111,8 +122,10 @@ inline void add_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
     uint64_t s = (uint64_t)a + b;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 32);
+    f.sub = false;
 }
 inline void addc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    read_add_flag(f);
     uint64_t s = (uint64_t)a + b + f.cf;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 32);
@@ -122,11 +135,13 @@ inline void addc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
 // them safe.
 inline uint64_t dropped_carries = 0;
 inline void addc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    read_add_flag(f);
     uint64_t s = (uint64_t)a + b + f.cf;
     d = (uint32_t)s;
     dropped_carries += s >> 32;
 }
 inline void madc_hi(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
+    read_add_flag(f);
     uint64_t s = (((uint64_t)a * b) >> 32) + c + f.cf;
     d = (uint32_t)s;
     dropped_carries += s >> 32;
@@ -136,13 +151,18 @@ inline void sub_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
     uint64_t s = (uint64_t)a - b;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 63);
+    f.sub = true;
 }
 inline void subc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    read_sub_flag(f);
     uint64_t s = (uint64_t)a - b - f.cf;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 63);
 }
-inline void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) { d = a - b - f.cf; }
+inline void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    read_sub_flag(f);
+    d = a - b - f.cf;
+}
 // The host counts the carries above word N that prod_sum_eo keeps ("wide"),
 // so hosttest can show that its checks reach them.
 inline uint64_t kept_carries = 0;
@@ -402,7 +422,7 @@ struct Fe {
         if constexpr (LowOneMinus) {
             // c comes from an addition (w + 2^32 - 1 carries iff w != 0): on
             // the device the flag a sub.cc leaves is not a borrow that addc
-            // can take, so a chain never mixes them (the host cannot tell).
+            // can take, so a chain never mixes them (see mixed_carries).
             const uint32_t lo1 = 0u - w, hi1 = w - (w != 0u);
             uint32_t c;
             add_cc(c, w, 0xffffffffu, f);

@@ -161,10 +161,12 @@ static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
         one(a, b, it < refs);
     }
     printf("%s: %zu edge pairs + %d random products (%d also against the big-integer reference), %d mismatches, "
-           "%llu non-zero carries dropped\n",
-           name, edges.size() * edges.size(), iters, nref, bad, (unsigned long long)dropped_carries);
-    if (dropped_carries) bad++;
+           "%llu non-zero carries dropped, %llu flags read across addition and subtraction\n",
+           name, edges.size() * edges.size(), iters, nref, bad, (unsigned long long)dropped_carries,
+           (unsigned long long)mixed_carries);
+    if (dropped_carries || mixed_carries) bad++;
     dropped_carries = 0;
+    mixed_carries = 0;
     return bad;
 }
 
@@ -237,11 +239,13 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
         one(a, b, c, d, it < refs);
     }
     printf("%s: %ld fused products (%zu edge quadruples, %d random; %d also against the big-integer reference), "
-           "%d mismatches, %llu non-zero carries dropped, %llu carries kept above word N\n",
+           "%d mismatches, %llu non-zero carries dropped, %llu carries kept above word N, %llu flags read across "
+           "addition and subtraction\n",
            name, cases, ne * ne * ne * ne, iters, nref, bad, (unsigned long long)dropped_carries,
-           (unsigned long long)kept_carries);
-    if (dropped_carries) bad++;
+           (unsigned long long)kept_carries, (unsigned long long)mixed_carries);
+    if (dropped_carries || mixed_carries) bad++;
     dropped_carries = 0;
+    mixed_carries = 0;
     kept_carries = 0;
     return bad;
 }
