@@ -410,28 +410,10 @@ struct Fe {
     // u into y, the even ones into x. The carry out of word N (y's top word)
     // is dropped (the caller bounds the value below 2^(32(N+1))), or with
     // Wide returned in z (the caller bounds the value below 2^(32(N+1)+1)).
-    //
-    // LowOneMinus says that u's two low limbs are 1 and 2^32 - 1 (u = Fr's
-    // r: r = 1 - 2^32 mod 2^64) and that w makes word 0 vanish (w = -x[0]):
-    // then w * 1 only carries c = [w != 0] out of word 0, and w (2^32 - 1) =
-    // (w - c) 2^32 + (-w mod 2^32); the ALU adds both into y (c with -w at
-    // word 1) instead of two multiplications, and x's chain starts at word 2.
-    // x[0] is left as it was (no caller reads it after a reduction).
-    template <bool Wide = false, bool LowOneMinus = false, class U>
+    template <bool Wide = false, class U>
     C2_HD static void eo_add_row(uint32_t* x, uint32_t* y, U ux, uint32_t w, uint32_t& z, carry_t& f) {
-        if constexpr (LowOneMinus) {
-            // c comes from an addition (w + 2^32 - 1 carries iff w != 0): on
-            // the device the flag a sub.cc leaves is not a borrow that addc
-            // can take, so a chain never mixes them (see mixed_carries).
-            const uint32_t lo1 = 0u - w, hi1 = w - (w != 0u);
-            uint32_t c;
-            add_cc(c, w, 0xffffffffu, f);
-            addc_cc(y[0], y[0], lo1, f);
-            addc_cc(y[1], y[1], hi1, f);
-        } else {
-            mad_lo_cc(y[0], ux(1), w, y[0], f);
-            madc_hi_cc(y[1], ux(1), w, y[1], f);
-        }
+        mad_lo_cc(y[0], ux(1), w, y[0], f);
+        madc_hi_cc(y[1], ux(1), w, y[1], f);
 #pragma unroll
         for (int j = 3; j < N - 1; j += 2) {
             madc_lo_cc(y[j - 1], ux(j), w, y[j - 1], f);
@@ -444,17 +426,10 @@ struct Fe {
         } else {
             madc_hi(y[N - 1], ux(N - 1), w, y[N - 1], f);
         }
-        if constexpr (LowOneMinus) {
-            mad_lo_cc(x[2], ux(2), w, x[2], f);
-            madc_hi_cc(x[3], ux(2), w, x[3], f);
-        } else {
-            mad_lo_cc(x[0], ux(0), w, x[0], f);
-            madc_hi_cc(x[1], ux(0), w, x[1], f);
-            madc_lo_cc(x[2], ux(2), w, x[2], f);
-            madc_hi_cc(x[3], ux(2), w, x[3], f);
-        }
+        mad_lo_cc(x[0], ux(0), w, x[0], f);
+        madc_hi_cc(x[1], ux(0), w, x[1], f);
 #pragma unroll
-        for (int j = 4; j < N; j += 2) {
+        for (int j = 2; j < N; j += 2) {
             madc_lo_cc(x[j], ux(j), w, x[j], f);
             madc_hi_cc(x[j + 1], ux(j), w, x[j + 1], f);
         }
@@ -468,13 +443,19 @@ struct Fe {
     }
 
     // Adds m*p with m = x[0] * (-p^-1): even limbs of p into x, odd ones into
-    // y; word 0 becomes 0 (x[0] itself is not read again). Wide keeps the carry out of word N in z (see
+    // y; x[0] becomes 0. Wide keeps the carry out of word N in z (see
     // eo_add_row).
     template <bool Wide = false>
     C2_HD static void eo_reduce(uint32_t* x, uint32_t* y, uint32_t& z, carry_t& f) {
-        constexpr bool low = P::mod(0) == 1 && P::mod(1) == 0xffffffffu;
-        const uint32_t m = x[0] * P::INV;
-        eo_add_row<Wide, low>(x, y, [](int j) { return P::mod(j); }, m, z, f);
+        uint32_t m = x[0] * P::INV;
+#if defined(__CUDA_ARCH__)
+        // With -p^-1 = 2^32 - 1 (Fr) m is -x[0], and ptxas then takes each
+        // low half m*p_j as x[0]*(-p_j), splitting every IMAD.WIDE.X of the
+        // row into an IMAD.X and an IMAD.HI.X (+24 instructions a product,
+        // make sass). An identity byte permutation hides where m comes from.
+        if constexpr (P::INV == 0xffffffffu) asm("prmt.b32 %0, %1, 0, 0x3210;" : "=r"(m) : "r"(m));
+#endif
+        eo_add_row<Wide>(x, y, [](int j) { return P::mod(j); }, m, z, f);
     }
     C2_HD static void eo_reduce(uint32_t* x, uint32_t* y, carry_t& f) {
         uint32_t z = 0;
