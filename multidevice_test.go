@@ -29,8 +29,12 @@ func TestProveUnevenDevices(t *testing.T) {
 	st := proveOn(t, Config{Threads: 2, PrepWorkers: 2}, []gpu.Device{slow, fast}, f, parts)
 	require.Len(t, st.Devices, 2)
 	nSlow, nFast := st.Devices[0].Partitions, st.Devices[1].Partitions
+	t.Logf("fast %d, slow %d", nFast, nSlow)
 	assert.Equal(t, len(parts), nSlow+nFast)
-	assert.Greater(t, nFast, 2*nSlow, "fast %d, slow %d", nFast, nSlow)
+	// Unloaded, the fast device takes 18 or 19 of the 24 (also under the
+	// race detector); a round robin would split 12 and 12. Under the race detector on a busy 2-core machine the
+	// fast one's host work slows too (16 and 8 seen), so the bound is 3:2.
+	assert.Greater(t, 2*nFast, 3*nSlow, "fast %d, slow %d", nFast, nSlow)
 }
 
 // A device lost in the middle of a multi-partition call: its partitions
