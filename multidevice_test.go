@@ -32,8 +32,9 @@ func TestProveUnevenDevices(t *testing.T) {
 	t.Logf("fast %d, slow %d", nFast, nSlow)
 	assert.Equal(t, len(parts), nSlow+nFast)
 	// Unloaded, the fast device takes 18 or 19 of the 24 (also under the
-	// race detector); a round robin would split 12 and 12. Under the race detector on a busy 2-core machine the
-	// fast one's host work slows too (16 and 8 seen), so the bound is 3:2.
+	// race detector); a round robin would split 12 and 12. On a busy 2-core
+	// machine the fast one's host work slows too (16 and 8 seen), so the
+	// bound is 3:2.
 	assert.Greater(t, 2*nFast, 3*nSlow, "fast %d, slow %d", nFast, nSlow)
 }
 

@@ -89,9 +89,11 @@ func (p *Prover) recorded(s porep.Shape) func(context.Context) (*r1cs.System, er
 // challenges and parents against its seed. Its vanilla proofs are verified
 // natively too: all of them before the parameters on a shape's first call
 // (or the first after Evict), else each partition's before its witness is
-// synthesized, so that no partition is proved from unverified ones. ctx stops the call: while it waits for the key or the R1CS
-// (a first call's read or recording goes on for other callers, and stops
-// when none is left), between witness syntheses, and in the proving.
+// synthesized, so that no partition is proved from unverified ones.
+//
+// ctx stops the call: while it waits for the key or the R1CS (a first
+// call's read or recording goes on for other callers, and stops when none
+// is left), between witness syntheses, and in the proving.
 //
 // Errors: *porep.C1Error or *porep.InputError for a malformed or
 // inconsistent C1, *InputMismatchError when its vanilla proofs do not
