@@ -61,36 +61,28 @@ struct carry_t {
     bool sub = false;  // host: the flag was last set by a subtraction (unused on the device)
 };
 #if defined(__CUDA_ARCH__)
-C2_HD void mad_lo_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&) {
-    asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-}
-C2_HD void madc_lo_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&) {
-    asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-}
-C2_HD void madc_hi_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&) {
-    asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-}
-C2_HD void add_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
-    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-}
-C2_HD void addc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
-    asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-}
-C2_HD void addc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
-    asm volatile("addc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-}
-C2_HD void madc_hi(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&) {
-    asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-}
-C2_HD void sub_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-}
-C2_HD void subc_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
-    asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-}
-C2_HD void subc(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {
-    asm volatile("subc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-}
+// One PTX instruction each: d = a op b, or d = (a*b).lo/hi + c; ".cc" sets
+// the carry flag and the "c" forms (addc, madc, subc) read it.
+#define C2_PTX_AB(fn, op)                                                  \
+    C2_HD void fn(uint32_t& d, uint32_t a, uint32_t b, carry_t&) {         \
+        asm volatile(op " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));       \
+    }
+#define C2_PTX_ABC(fn, op)                                                         \
+    C2_HD void fn(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&) {     \
+        asm volatile(op " %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));   \
+    }
+C2_PTX_ABC(mad_lo_cc, "mad.lo.cc.u32")
+C2_PTX_ABC(madc_lo_cc, "madc.lo.cc.u32")
+C2_PTX_ABC(madc_hi_cc, "madc.hi.cc.u32")
+C2_PTX_ABC(madc_hi, "madc.hi.u32")
+C2_PTX_AB(add_cc, "add.cc.u32")
+C2_PTX_AB(addc_cc, "addc.cc.u32")
+C2_PTX_AB(addc, "addc.u32")
+C2_PTX_AB(sub_cc, "sub.cc.u32")
+C2_PTX_AB(subc_cc, "subc.cc.u32")
+C2_PTX_AB(subc, "subc.u32")
+#undef C2_PTX_AB
+#undef C2_PTX_ABC
 C2_HD void note_kept_carry(uint32_t) {}
 #else
 // The device's carry flag after a subtraction is not a borrow an addition
@@ -406,6 +398,33 @@ struct Fe {
     // and the carry out of a chain that ends at y's top word is zero; x's
     // carries go into y[N-1] (the same word N).
 
+    // The first row of a product, a*w split by limb parity: x[j], x[j+1] hold
+    // the low and high words of a_j*w for even j, y[j], y[j+1] those of
+    // a_(j+1)*w.
+    C2_HD static void eo_first_row(uint32_t* x, uint32_t* y, const Fe& a, uint32_t w) {
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            uint64_t pe = (uint64_t)a.v[j] * w, po = (uint64_t)a.v[j + 1] * w;
+            x[j] = (uint32_t)pe;
+            x[j + 1] = (uint32_t)(pe >> 32);
+            y[j] = (uint32_t)po;
+            y[j + 1] = (uint32_t)(po >> 32);
+        }
+    }
+
+    // Adds the even limbs of u times w into t in place (u_j*w at t[j], t[j+1]
+    // for even j), opening a carry chain that it leaves in f.
+    template <class U>
+    C2_HD static void eo_add_even(uint32_t* t, U ux, uint32_t w, carry_t& f) {
+        mad_lo_cc(t[0], ux(0), w, t[0], f);
+        madc_hi_cc(t[1], ux(0), w, t[1], f);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            madc_lo_cc(t[j], ux(j), w, t[j], f);
+            madc_hi_cc(t[j + 1], ux(j), w, t[j + 1], f);
+        }
+    }
+
     // Adds u*w (u's limbs given by ux, w one word) in place: the odd limbs of
     // u into y, the even ones into x. The carry out of word N (y's top word)
     // is dropped (the caller bounds the value below 2^(32(N+1))), or with
@@ -426,13 +445,7 @@ struct Fe {
         } else {
             madc_hi(y[N - 1], ux(N - 1), w, y[N - 1], f);
         }
-        mad_lo_cc(x[0], ux(0), w, x[0], f);
-        madc_hi_cc(x[1], ux(0), w, x[1], f);
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            madc_lo_cc(x[j], ux(j), w, x[j], f);
-            madc_hi_cc(x[j + 1], ux(j), w, x[j + 1], f);
-        }
+        eo_add_even(x, ux, w, f);
         if constexpr (Wide) {
             addc_cc(y[N - 1], y[N - 1], 0, f);
             addc(z, z, 0, f);
@@ -482,13 +495,7 @@ struct Fe {
         madc_lo_cc(x[N - 2], ux(N - 1), w, 0, f);
         madc_hi(x[N - 1], ux(N - 1), w, top, f);
         // the old y (words 0..N-1 now) takes the even limbs
-        mad_lo_cc(y[0], ux(0), w, y[0], f);
-        madc_hi_cc(y[1], ux(0), w, y[1], f);
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            madc_lo_cc(y[j], ux(j), w, y[j], f);
-            madc_hi_cc(y[j + 1], ux(j), w, y[j + 1], f);
-        }
+        eo_add_even(y, ux, w, f);
         addc(x[N - 1], x[N - 1], 0, f);
 #pragma unroll
         for (int k = 0; k < N; k++) {
@@ -525,15 +532,7 @@ struct Fe {
         uint32_t x[N], y[N];
         carry_t f;
         auto ax = [&](int j) { return a.v[j]; };
-        const uint32_t b0 = b.v[0];
-#pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            uint64_t pe = (uint64_t)a.v[j] * b0, po = (uint64_t)a.v[j + 1] * b0;
-            x[j] = (uint32_t)pe;
-            x[j + 1] = (uint32_t)(pe >> 32);
-            y[j] = (uint32_t)po;
-            y[j + 1] = (uint32_t)(po >> 32);
-        }
+        eo_first_row(x, y, a, b.v[0]);
         eo_reduce(x, y, f);
 #pragma unroll
         for (int i = 1; i < N; i++) {
@@ -571,15 +570,7 @@ struct Fe {
         carry_t f;
         auto ax = [&](int j) { return a.v[j]; };
         auto cx = [&](int j) { return c.v[j]; };
-        const uint32_t b0 = b.v[0];
-#pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            uint64_t pe = (uint64_t)a.v[j] * b0, po = (uint64_t)a.v[j + 1] * b0;
-            x[j] = (uint32_t)pe;
-            x[j + 1] = (uint32_t)(pe >> 32);
-            y[j] = (uint32_t)po;
-            y[j + 1] = (uint32_t)(po >> 32);
-        }
+        eo_first_row(x, y, a, b.v[0]);
         eo_add_row(x, y, cx, d.v[0], z, f);
         eo_reduce<wide>(x, y, z, f);
 #pragma unroll
