@@ -10,55 +10,38 @@
 
 namespace {
 
-struct G1 {
-	typedef blst_p1 P;
-	typedef blst_p1_affine A;
-	static const P* gen() { return blst_p1_generator(); }
-	static void mult(P* o, const P* p, const byte* s, size_t nb) { blst_p1_mult(o, p, s, nb); }
-	static void add(P* o, const P* a, const P* b) { blst_p1_add_or_double(o, a, b); }
-	static void add_aff(P* o, const P* a, const A* b) { blst_p1_add_or_double_affine(o, a, b); }
-	static void from_aff(P* o, const A* a) { blst_p1_from_affine(o, a); }
-	static void to_aff(A* o, const P* p) { blst_p1_to_affine(o, p); }
-	static void batch_to_aff(A* o, const P* p, size_t n)
-	{
-		const P* ptrs[2] = {p, nullptr};
-		blst_p1s_to_affine(o, ptrs, n);
-	}
-	static bool in_group(const A* a) { return blst_p1_affine_in_g1(a); }
-	static bool equal(const A* a, const A* b) { return blst_p1_affine_is_equal(a, b); }
-	static size_t scratch(size_t n) { return blst_p1s_mult_pippenger_scratch_sizeof(n); }
-	static void pippenger(P* o, const A* pts, size_t n, const byte* sc, limb_t* scr)
-	{
-		const A* p[2] = {pts, nullptr};
-		const byte* s[2] = {sc, nullptr};
-		blst_p1s_mult_pippenger(o, p, n, s, 255, scr);
-	}
-};
+// BLST_GROUP(NAME, PT, GRP) defines struct NAME: blst's functions for one
+// group under the names the templates below call, where blst spells the
+// group's points PT (p1, p2) and its subgroup check *_in_GRP (g1, g2).
+#define BLST_GROUP(NAME, PT, GRP)                                                                        \
+struct NAME {                                                                                            \
+	typedef blst_##PT P;                                                                             \
+	typedef blst_##PT##_affine A;                                                                    \
+	static const P* gen() { return blst_##PT##_generator(); }                                        \
+	static void mult(P* o, const P* p, const byte* s, size_t nb) { blst_##PT##_mult(o, p, s, nb); }  \
+	static void add(P* o, const P* a, const P* b) { blst_##PT##_add_or_double(o, a, b); }            \
+	static void add_aff(P* o, const P* a, const A* b) { blst_##PT##_add_or_double_affine(o, a, b); } \
+	static void from_aff(P* o, const A* a) { blst_##PT##_from_affine(o, a); }                        \
+	static void to_aff(A* o, const P* p) { blst_##PT##_to_affine(o, p); }                            \
+	static void batch_to_aff(A* o, const P* p, size_t n)                                             \
+	{                                                                                                \
+		const P* ptrs[2] = {p, nullptr};                                                         \
+		blst_##PT##s_to_affine(o, ptrs, n);                                                      \
+	}                                                                                                \
+	static bool in_group(const A* a) { return blst_##PT##_affine_in_##GRP(a); }                      \
+	static bool equal(const A* a, const A* b) { return blst_##PT##_affine_is_equal(a, b); }          \
+	static size_t scratch(size_t n) { return blst_##PT##s_mult_pippenger_scratch_sizeof(n); }        \
+	static void pippenger(P* o, const A* pts, size_t n, const byte* sc, limb_t* scr)                 \
+	{                                                                                                \
+		const A* p[2] = {pts, nullptr};                                                          \
+		const byte* s[2] = {sc, nullptr};                                                        \
+		blst_##PT##s_mult_pippenger(o, p, n, s, 255, scr);                                       \
+	}                                                                                                \
+}
 
-struct G2 {
-	typedef blst_p2 P;
-	typedef blst_p2_affine A;
-	static const P* gen() { return blst_p2_generator(); }
-	static void mult(P* o, const P* p, const byte* s, size_t nb) { blst_p2_mult(o, p, s, nb); }
-	static void add(P* o, const P* a, const P* b) { blst_p2_add_or_double(o, a, b); }
-	static void add_aff(P* o, const P* a, const A* b) { blst_p2_add_or_double_affine(o, a, b); }
-	static void from_aff(P* o, const A* a) { blst_p2_from_affine(o, a); }
-	static void to_aff(A* o, const P* p) { blst_p2_to_affine(o, p); }
-	static void batch_to_aff(A* o, const P* p, size_t n)
-	{
-		const P* ptrs[2] = {p, nullptr};
-		blst_p2s_to_affine(o, ptrs, n);
-	}
-	static bool in_group(const A* a) { return blst_p2_affine_in_g2(a); }
-	static bool equal(const A* a, const A* b) { return blst_p2_affine_is_equal(a, b); }
-	static size_t scratch(size_t n) { return blst_p2s_mult_pippenger_scratch_sizeof(n); }
-	static void pippenger(P* o, const A* pts, size_t n, const byte* sc, limb_t* scr)
-	{
-		const A* p[2] = {pts, nullptr};
-		const byte* s[2] = {sc, nullptr};
-		blst_p2s_mult_pippenger(o, p, n, s, 255, scr);
-	}
-};
+BLST_GROUP(G1, p1, g1);
+BLST_GROUP(G2, p2, g2);
+#undef BLST_GROUP
 
 uint64_t next(uint64_t& s)
 {

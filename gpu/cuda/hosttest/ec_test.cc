@@ -11,31 +11,16 @@
 #include <stdlib.h>
 #include <random>
 #include "../ec.cuh"
+#include "field_gen.h"
 
 using namespace c2;
 
-static std::mt19937_64* rng;
+static std::mt19937_64 rng;
 
-template <class P>
-static void random_fe(Fe<P>& x) {
-    const int N = P::N;
-    uint32_t mask = 1;
-    while (mask < P::mod(N - 1)) mask = mask << 1 | 1;
-    for (;;) {
-        for (int i = 0; i < N; i++) x.v[i] = (uint32_t)(*rng)();
-        x.v[N - 1] &= mask;
-        for (int k = N - 1; k >= 0; k--) {
-            if (x.v[k] != P::mod(k)) {
-                if (x.v[k] < P::mod(k)) return;
-                break;
-            }
-        }
-    }
-}
-static void random_el(fp_t& x) { random_fe(x); }
+static void random_el(fp_t& x) { x = gen<FpParams>{rng}.uniform(); }
 static void random_el(fp2_t& x) {
-    random_fe(x.a0);
-    random_fe(x.a1);
+    random_el(x.a0);
+    random_el(x.a1);
 }
 
 template <class F>
@@ -154,16 +139,7 @@ static int check_add(const char* name, int iters) {
 }
 
 int main(int argc, char** argv) {
-    uint64_t seed;
-    if (argc > 1) {
-        seed = strtoull(argv[1], nullptr, 0);
-    } else {
-        std::random_device rd;
-        seed = ((uint64_t)rd() << 32) | rd();
-    }
-    printf("seed %llu\n", (unsigned long long)seed);
-    std::mt19937_64 r(seed);
-    rng = &r;
+    rng.seed(check_seed(argc, argv));
     int bad = check<fp_t>("g1", 40000) + check<fp2_t>("g2", 16000);
     bad += check_add<fp_t>("g1", 40000) + check_add<fp2_t>("g2", 16000);
     return bad ? 1 : 0;

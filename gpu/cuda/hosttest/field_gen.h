@@ -1,5 +1,5 @@
-// Random and edge operands for the field checks (hosttest/field_test.cc on
-// the host, hosttest/field_gpu_check.cu on a GPU).
+// Random and edge operands for the programs in hosttest/, and the seed of the
+// randomized checks.
 #pragma once
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,21 @@
 #include "../field.cuh"
 
 namespace c2 {
+
+// The seed of a randomized check: argv[1] when given (any base strtoull
+// reads), else 64 bits from std::random_device. It is printed as "seed N" so
+// that a failing run can be repeated with N.
+inline uint64_t check_seed(int argc, char** argv) {
+    uint64_t seed;
+    if (argc > 1) {
+        seed = strtoull(argv[1], nullptr, 0);
+    } else {
+        std::random_device rd;
+        seed = ((uint64_t)rd() << 32) | rd();
+    }
+    printf("seed %llu\n", (unsigned long long)seed);
+    return seed;
+}
 
 // A 64-bit mixer (MurmurHash3's finalizer) cut to 32 bits: pseudo-random
 // words from an index, the same on the host and the device.

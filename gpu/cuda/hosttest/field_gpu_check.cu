@@ -109,14 +109,7 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
 }
 
 int main(int argc, char** argv) {
-    uint64_t seed;
-    if (argc > 1) {
-        seed = strtoull(argv[1], nullptr, 0);
-    } else {
-        std::random_device rd;
-        seed = ((uint64_t)rd() << 32) | rd();
-    }
-    printf("seed %llu\n", (unsigned long long)seed);
+    const uint64_t seed = check_seed(argc, argv);
     int dev = 0;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));

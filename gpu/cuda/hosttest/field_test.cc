@@ -65,24 +65,37 @@ static big big_mod(const big& x, const uint32_t* m, int n) {
     return rem;
 }
 
+// p's words, least significant first.
+template <class P>
+static big modulus() {
+    big m(P::N);
+    for (int i = 0; i < P::N; i++) m[i] = P::mod(i);
+    return m;
+}
+
+// a * b mod p, with a's and b's words read as plain integers.
+template <class P>
+static big product_mod(const Fe<P>& a, const Fe<P>& b) {
+    return big_mod(big_mul(a.v, b.v, P::N), modulus<P>().data(), P::N);
+}
+
+// For r < p: value = r * 2^(32N) mod p, and true. For r >= p: false, value
+// untouched.
+template <class P>
+static bool shifted_mod(const Fe<P>& r, big& value) {
+    if (!gen<P>::below_p(r)) return false;
+    const int N = P::N;
+    big rs(2 * N, 0);
+    for (int i = 0; i < N; i++) rs[N + i] = r.v[i];
+    value = big_mod(rs, modulus<P>().data(), N);
+    return true;
+}
+
 // r is the Montgomery product of a and b: r < p and r * 2^(32N) == a * b (mod p).
 template <class P>
 static bool reference_ok(const Fe<P>& a, const Fe<P>& b, const Fe<P>& r) {
-    const int N = P::N;
-    uint32_t m[N];
-    for (int i = 0; i < N; i++) m[i] = P::mod(i);
-    for (int k = N - 1; k >= 0; k--) {
-        if (r.v[k] != m[k]) {
-            if (r.v[k] > m[k]) return false;
-            break;
-        }
-        if (k == 0) return false;  // r == p
-    }
-    big lhs = big_mod(big_mul(a.v, b.v, N), m, N);
-    big rs(2 * N, 0);
-    for (int i = 0; i < N; i++) rs[N + i] = r.v[i];
-    big rhs = big_mod(rs, m, N);
-    return lhs == rhs;
+    big rv;
+    return shifted_mod(r, rv) && product_mod(a, b) == rv;
 }
 
 // r is the Montgomery form of a*b + c*d (or a*b - c*d for sub): r < p and
@@ -90,18 +103,11 @@ static bool reference_ok(const Fe<P>& a, const Fe<P>& b, const Fe<P>& r) {
 template <class P>
 static bool reference2_ok(const Fe<P>& a, const Fe<P>& b, const Fe<P>& c, const Fe<P>& d, bool sub,
                           const Fe<P>& r) {
+    big rv;
+    if (!shifted_mod(r, rv)) return false;
     const int N = P::N;
-    uint32_t m[N];
-    for (int i = 0; i < N; i++) m[i] = P::mod(i);
-    for (int k = N - 1; k >= 0; k--) {
-        if (r.v[k] != m[k]) {
-            if (r.v[k] > m[k]) return false;
-            break;
-        }
-        if (k == 0) return false;  // r == p
-    }
-    big ab = big_mod(big_mul(a.v, b.v, N), m, N);
-    big cd = big_mod(big_mul(c.v, d.v, N), m, N);
+    const big m = modulus<P>();
+    big ab = product_mod(a, b), cd = product_mod(c, d);
     // ab +- cd + p, then mod p (both terms < p)
     big s(N + 1, 0);
     int64_t borrow = 0;
@@ -111,11 +117,13 @@ static bool reference2_ok(const Fe<P>& a, const Fe<P>& b, const Fe<P>& c, const 
         borrow = t >> 32;  // arithmetic shift: -1, 0, 1 or 2
     }
     s[N] = (uint32_t)borrow;
-    big lhs = big_mod(s, m, N);
-    big rs(2 * N, 0);
-    for (int i = 0; i < N; i++) rs[N + i] = r.v[i];
-    big rhs = big_mod(rs, m, N);
-    return lhs == rhs;
+    return big_mod(s, m.data(), N) == rv;
+}
+
+// x's words, most significant first, separated by spaces.
+template <class P>
+static void print_words(const Fe<P>& x) {
+    for (int k = P::N - 1; k >= 0; k--) printf(k == P::N - 1 ? "%08x" : " %08x", x.v[k]);
 }
 
 template <class P>
@@ -126,10 +134,10 @@ static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
     int bad = 0, nref = 0;
     auto report = [&](const char* what, const F& a, const F& b) {
         if (bad++ < 5) {
-            printf("%s: %s mismatch for a =", name, what);
-            for (int k = F::N - 1; k >= 0; k--) printf(" %08x", a.v[k]);
-            printf(", b =");
-            for (int k = F::N - 1; k >= 0; k--) printf(" %08x", b.v[k]);
+            printf("%s: %s mismatch for a = ", name, what);
+            print_words(a);
+            printf(", b = ");
+            print_words(b);
             printf("\n");
         }
     };
@@ -180,6 +188,7 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
     using F = Fe<P>;
     gen<P> g{rng};
     std::vector<F> edges = g.edges();
+    const size_t ne = edges.size();
     int bad = 0, nref = 0;
     long cases = 0;
     auto report = [&](const char* what, const F& a, const F& b, const F& c, const F& d) {
@@ -187,7 +196,7 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
             printf("%s: %s mismatch for", name, what);
             for (const F* x : {&a, &b, &c, &d}) {
                 printf(" (");
-                for (int k = F::N - 1; k >= 0; k--) printf("%s%08x", k == F::N - 1 ? "" : " ", x->v[k]);
+                print_words(*x);
                 printf(")");
             }
             printf("\n");
@@ -209,7 +218,6 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
             if (!reference2_ok(a, b, c, d, true, rd)) report("prod_sum_eo(a, b, -c, d) vs reference", a, b, c, d);
         }
     };
-    const size_t ne = edges.size();
     for (size_t i = 0; i < ne * ne * ne * ne; i++) {
         size_t k = i;
         const F& a = edges[k % ne];
@@ -251,15 +259,7 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
 }
 
 int main(int argc, char** argv) {
-    uint64_t seed;
-    if (argc > 1) {
-        seed = strtoull(argv[1], nullptr, 0);
-    } else {
-        std::random_device rd;
-        seed = ((uint64_t)rd() << 32) | rd();
-    }
-    printf("seed %llu\n", (unsigned long long)seed);
-    std::mt19937_64 rng(seed);
+    std::mt19937_64 rng(check_seed(argc, argv));
     int bad = check<FrParams>("fr", rng, 2000000, 50000) + check<FpParams>("fp", rng, 2000000, 30000);
     bad += check2<FrParams>("fr", rng, 2000000, 40000) + check2<FpParams>("fp", rng, 2000000, 20000);
     return bad ? 1 : 0;
