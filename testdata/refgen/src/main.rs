@@ -13,6 +13,7 @@
 //!   refgen update-counts [--out DIR] [--only NAME[,NAME…]]  (blank SnapDeals circuit counts per registered update proof)
 
 mod interop;
+mod ondemand;
 mod porep;
 mod porep_params;
 mod post;
@@ -25,7 +26,7 @@ mod util;
 mod verify;
 mod verify_c1;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -53,15 +54,34 @@ fn private_caches() -> Result<PathBuf> {
     Ok(tmp)
 }
 
+/// Runs `f` with the filecoin-proofs caches pointed at a fresh private
+/// directory (see `private_caches`), which it removes afterwards whether `f`
+/// succeeds or fails.
+fn with_private_caches<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    let tmp = private_caches()?;
+    let r = f(&tmp);
+    let _ = std::fs::remove_dir_all(&tmp);
+    r
+}
+
 pub(crate) fn flag(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
 }
 
-fn gen(args: &[String]) -> Result<()> {
-    let out = PathBuf::from(flag(args, "--out").unwrap_or_else(|| "out".into()));
+/// The directory `--out` names, `out` when the flag is absent.
+pub(crate) fn out_dir(args: &[String]) -> PathBuf {
+    PathBuf::from(flag(args, "--out").unwrap_or_else(|| "out".into()))
+}
+
+/// The comma-separated names `--only` lists; empty when the flag is absent.
+fn only_names(args: &[String]) -> Vec<String> {
+    flag(args, "--only").map(|o| o.split(',').map(str::to_owned).collect()).unwrap_or_default()
+}
+
+fn gen(args: &[String], tmp: &Path) -> Result<()> {
+    let out = out_dir(args);
     let only = flag(args, "--only");
     let r1cs_dir = flag(args, "--r1cs-dir").map(PathBuf::from);
-    let tmp = private_caches()?;
     let want = |n: &str| only.as_deref().map_or(true, |o| o == n);
     if want("groth16-interop") {
         let t = std::time::Instant::now();
@@ -70,20 +90,19 @@ fn gen(args: &[String]) -> Result<()> {
     }
     for spec in porep::specs() {
         if want(spec.dir) {
-            porep::generate(&spec, &out, &tmp, r1cs_dir.as_deref()).with_context(|| spec.dir)?;
+            porep::generate(&spec, &out, tmp, r1cs_dir.as_deref()).with_context(|| spec.dir)?;
         }
     }
     for spec in post::specs() {
         if want(spec.dir) {
-            post::generate(&spec, &out, &tmp).with_context(|| spec.dir)?;
+            post::generate(&spec, &out, tmp).with_context(|| spec.dir)?;
         }
     }
     for spec in update::specs() {
         if want(spec.dir) {
-            update::generate(&spec, &out, &tmp).with_context(|| spec.dir)?;
+            update::generate(&spec, &out, tmp).with_context(|| spec.dir)?;
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
 }
 
@@ -94,44 +113,12 @@ fn main() -> ExitCode {
         None => ("", &args[..]),
     };
     let res = match cmd {
-        "gen" => gen(rest),
-        "post-counts" => {
-            let out = PathBuf::from(flag(rest, "--out").unwrap_or_else(|| "out".into()));
-            let only: Vec<String> = flag(rest, "--only")
-                .map(|o| o.split(',').map(str::to_owned).collect())
-                .unwrap_or_default();
-            private_caches().and_then(|tmp| {
-                let r = post::counts(&out, &only);
-                let _ = std::fs::remove_dir_all(&tmp);
-                r
-            })
-        }
-        "update-counts" => {
-            let out = PathBuf::from(flag(rest, "--out").unwrap_or_else(|| "out".into()));
-            let only: Vec<String> = flag(rest, "--only")
-                .map(|o| o.split(',').map(str::to_owned).collect())
-                .unwrap_or_default();
-            private_caches().and_then(|tmp| {
-                let r = update::counts(&out, &only);
-                let _ = std::fs::remove_dir_all(&tmp);
-                r
-            })
-        }
-        "update-params" => private_caches().and_then(|tmp| {
-            let r = update_params::run(rest);
-            let _ = std::fs::remove_dir_all(&tmp);
-            r
-        }),
-        "post-params" => private_caches().and_then(|tmp| {
-            let r = post_params::run(rest);
-            let _ = std::fs::remove_dir_all(&tmp);
-            r
-        }),
-        "porep-params" => private_caches().and_then(|tmp| {
-            let r = porep_params::run(rest);
-            let _ = std::fs::remove_dir_all(&tmp);
-            r
-        }),
+        "gen" => with_private_caches(|tmp| gen(rest, tmp)),
+        "post-counts" => with_private_caches(|_| post::counts(&out_dir(rest), &only_names(rest))),
+        "update-counts" => with_private_caches(|_| update::counts(&out_dir(rest), &only_names(rest))),
+        "update-params" => with_private_caches(|_| update_params::run(rest)),
+        "post-params" => with_private_caches(|_| post_params::run(rest)),
+        "porep-params" => with_private_caches(|_| porep_params::run(rest)),
         "verify" => match verify::run(rest) {
             Ok(verify::Outcome::Valid) => {
                 println!("valid");
@@ -143,10 +130,8 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(e),
         },
-        "verify-c1" | "seal-c2" => match private_caches().and_then(|tmp| {
-            let r = if cmd == "seal-c2" { seal_c2::run(rest) } else { verify_c1::run(rest) };
-            let _ = std::fs::remove_dir_all(&tmp);
-            r
+        "verify-c1" | "seal-c2" => match with_private_caches(|_| {
+            if cmd == "seal-c2" { seal_c2::run(rest) } else { verify_c1::run(rest) }
         }) {
             Ok(true) => {
                 println!("valid");

@@ -77,6 +77,20 @@ pub struct C2View {
     pub vanilla: Vec<Vec<RawVanillaSealProof<Tree>>>,
 }
 
+/// The vanilla public inputs C2 derives from a C1 output: its replica id,
+/// comm_d, comm_r and seed, for all partitions (`k` unset).
+pub fn c1_public_inputs(c1: &SealCommitPhase1Output) -> Result<stacked::PublicInputs<DefaultTreeDomain, DefaultPieceDomain>> {
+    Ok(stacked::PublicInputs {
+        replica_id: c1.replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d)?,
+            comm_r: DefaultTreeDomain::try_from_bytes(&c1.comm_r)?,
+        }),
+        k: None,
+        seed: Some(c1.seed),
+    })
+}
+
 pub fn c2_view(c1: &SealCommitPhase1Output) -> Result<C2View> {
     let porep_config = c1.registered_proof.as_v1_config();
     let csp = compound_proof::SetupParams {
@@ -85,15 +99,7 @@ pub fn c2_view(c1: &SealCommitPhase1Output) -> Result<C2View> {
         priority: false,
     };
     let pub_params = <Compound as CompoundProof<Scheme<'static>, StackedCircuit<Tree, DefaultPieceHasher>>>::setup(&csp)?;
-    let pub_in = stacked::PublicInputs {
-        replica_id: c1.replica_id,
-        tau: Some(stacked::Tau {
-            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d)?,
-            comm_r: DefaultTreeDomain::try_from_bytes(&c1.comm_r)?,
-        }),
-        k: None,
-        seed: Some(c1.seed),
-    };
+    let pub_in = c1_public_inputs(c1)?;
     let vanilla: Vec<Vec<RawVanillaSealProof<Tree>>> = c1.vanilla_proofs.clone().try_into()?;
     Ok(C2View { pub_params, pub_in, vanilla })
 }

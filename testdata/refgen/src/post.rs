@@ -42,7 +42,7 @@ use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
 
 use crate::recorder::{synthesize_both, Counts, Recorder};
-use crate::util::{fr_hex, write_scalars};
+use crate::util::{fr_hex, update_counts_file, write_scalars};
 
 type Tree2K = SectorShape2KiB;
 
@@ -393,18 +393,8 @@ pub fn counts(out: &Path, only: &[String]) -> Result<()> {
         StackedDrgWindow32GiBV1, StackedDrgWindow64GiBV1, StackedDrgWindow2KiBV1_2, StackedDrgWindow8MiBV1_2,
         StackedDrgWindow512MiBV1_2, StackedDrgWindow32GiBV1_2, StackedDrgWindow64GiBV1_2,
     ];
-    let path = out.join("post-counts.json");
-    let mut table: BTreeMap<String, serde_json::Value> = match fs::read(&path) {
-        Ok(b) => serde_json::from_slice(&b)?,
-        Err(_) => BTreeMap::new(),
-    };
-    for proof in all {
-        let name = format!("{:?}", proof);
-        if !only.is_empty() && !only.iter().any(|o| *o == name) {
-            continue;
-        }
+    update_counts_file(&out.join("post-counts.json"), &all, only, |proof| {
         let config = proof.as_v1_config();
-        let t = Instant::now();
         let (vp, counts) = match u64::from(config.sector_size) {
             s if s == 2 << 10 => count_blank::<SectorShape2KiB>(&config)?,
             s if s == 8 << 20 => count_blank::<SectorShape8MiB>(&config)?,
@@ -413,20 +403,15 @@ pub fn counts(out: &Path, only: &[String]) -> Result<()> {
             s if s == 64 << 30 => count_blank::<SectorShape64GiB>(&config)?,
             s => anyhow::bail!("sector size {}", s),
         };
-        eprintln!("{}: {:?} in {:.1}s", name, counts, t.elapsed().as_secs_f64());
-        table.insert(
-            name,
-            json!({
-                "sector_size": u64::from(config.sector_size),
-                "api_version": format!("{:?}", config.api_version),
-                "circuit": { "sector_count": vp.sector_count, "challenge_count": vp.challenge_count },
-                "circuit_identifier": proof.circuit_identifier()?,
-                "official_params_file": proof.cache_params_path()?.file_name().map(|n| n.to_string_lossy().into_owned()),
-                "counts": counts,
-                "domain_size": counts.constraints.next_power_of_two(),
-            }),
-        );
-        fs::write(&path, serde_json::to_string_pretty(&table)? + "\n")?;
-    }
-    Ok(())
+        let entry = json!({
+            "sector_size": u64::from(config.sector_size),
+            "api_version": format!("{:?}", config.api_version),
+            "circuit": { "sector_count": vp.sector_count, "challenge_count": vp.challenge_count },
+            "circuit_identifier": proof.circuit_identifier()?,
+            "official_params_file": proof.cache_params_path()?.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "counts": counts,
+            "domain_size": counts.constraints.next_power_of_two(),
+        });
+        Ok((counts, entry))
+    })
 }

@@ -11,20 +11,14 @@
 //! the same order).
 
 use std::fs;
-use std::io::{BufReader, BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
-use bellperson::groth16::{
-    create_random_proof, generate_random_parameters, prepare_verifying_key, verify_proof, Parameters,
-};
-use blstrs::Bls12;
 use filecoin_proofs::types::PoStType;
 use filecoin_proofs_api::RegisteredPoStProof;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
+use crate::ondemand::{cache_dir, params, prove_checked};
 use crate::post::{blank_circuit_2k, cases, load_2k};
 use crate::util::{parse_scalars, write_scalars};
 
@@ -56,47 +50,24 @@ const KINDS: [Kind; 2] = [
     },
 ];
 
-/// Reads `<stem>.params` from the cache, or generates it from the blank
-/// circuit and writes it with `<stem>.vk`.
-fn params(cache: &Path, kind: &Kind) -> Result<Parameters<Bls12>> {
-    let path = cache.join(format!("{}.params", kind.stem));
-    if path.exists() {
-        eprintln!("reading {}", path.display());
-        return Ok(Parameters::read(BufReader::new(fs::File::open(&path)?), false)?);
-    }
-    let t = Instant::now();
-    let mut rng = ChaCha20Rng::seed_from_u64(kind.seed);
-    let p = generate_random_parameters::<Bls12, _, _>(blank_circuit_2k(kind.blank)?, &mut rng)?;
-    eprintln!("{}: generated params in {:.1}s", kind.stem, t.elapsed().as_secs_f64());
-    let mut w = BufWriter::new(fs::File::create(&path)?);
-    p.write(&mut w)?;
-    w.flush()?;
-    let mut v = Vec::new();
-    p.vk.write(&mut v)?;
-    fs::write(cache.join(format!("{}.vk", kind.stem)), v)?;
-    Ok(p)
-}
-
 pub fn run(args: &[String]) -> Result<()> {
-    let cache = PathBuf::from(std::env::var("REFGEN_CACHE").context("set REFGEN_CACHE to a directory")?);
-    fs::create_dir_all(&cache)?;
-    let out = PathBuf::from(crate::flag(args, "--out").unwrap_or_else(|| "out".into()));
+    let cache = cache_dir()?;
+    let out = crate::out_dir(args);
     for kind in &KINDS {
-        let params = params(&cache, kind)?;
-        let pvk = prepare_verifying_key(&params.vk);
+        let what = format!("{}: generated params", kind.stem);
+        let params = params(&cache, kind.stem, kind.seed, &what, || blank_circuit_2k(kind.blank))?;
         for case in cases().iter().filter(|c| c.proof.as_v1_config().typ == kind.typ) {
             let prep = load_2k(&out, case).with_context(|| case.dir)?;
             let mut rng = ChaCha20Rng::seed_from_u64(PROOF_SEED);
             let (mut proofs, mut inputs) = (Vec::new(), Vec::new());
             for k in 0..prep.parts.len() {
-                let t = Instant::now();
-                let proof = create_random_proof(prep.circuit(k)?, &params, &mut rng)?;
-                eprintln!("{}: proved partition {} in {:.1}s", case.dir, k, t.elapsed().as_secs_f64());
                 let inp = prep.inputs(k)?;
                 let committed = parse_scalars(&fs::read(out.join("post-2k").join(case.dir).join(format!("inputs-p{}.bin", k)))?)?;
                 ensure!(inp == committed, "{} partition {}: inputs differ from the committed inputs-p{}.bin", case.dir, k, k);
-                ensure!(verify_proof(&pvk, &proof, &inp)?, "{} partition {}: proof does not verify", case.dir, k);
-                proof.write(&mut proofs)?;
+                let what = format!("{}: proved partition {}", case.dir, k);
+                let proof = prove_checked(prep.circuit(k)?, &params, &inp, &mut rng, &what)
+                    .with_context(|| format!("{} partition {}", case.dir, k))?;
+                proofs.extend(proof);
                 inputs.extend(inp);
             }
             fs::write(cache.join(format!("post-{}.proof", case.dir)), proofs)?;

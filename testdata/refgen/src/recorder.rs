@@ -180,6 +180,28 @@ impl Recorder {
         out
     }
 
+    /// Allocates the next input variable (`input`) or aux variable. `value`
+    /// runs only in witness mode, where its result joins the witness. The new
+    /// variable starts with its density bits cleared.
+    fn new_variable<F>(&mut self, input: bool, value: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+    {
+        let value = if self.witness_mode { Some(value()?) } else { None };
+        if input {
+            self.inputs.extend(value);
+            self.b_input.push(false);
+            self.num_inputs += 1;
+            Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
+        } else {
+            self.aux.extend(value);
+            self.a_aux.push(false);
+            self.b_aux.push(false);
+            self.num_aux += 1;
+            Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
+        }
+    }
+
     fn eval(&self, lc: &LinearCombination<Fr>) -> Fr {
         let mut acc = Fr::ZERO;
         for (i, c) in lc.iter_inputs() {
@@ -237,32 +259,15 @@ impl ConstraintSystem<Fr> for Recorder {
     type Root = Self;
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Fr, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
+    where F: FnOnce() -> Result<Fr, SynthesisError>, A: FnOnce() -> AR, AR: Into<String>
     {
-        if self.witness_mode {
-            self.aux.push(f()?);
-        }
-        self.a_aux.push(false);
-        self.b_aux.push(false);
-        self.num_aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
+        self.new_variable(false, f)
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Fr, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
+    where F: FnOnce() -> Result<Fr, SynthesisError>, A: FnOnce() -> AR, AR: Into<String>
     {
-        if self.witness_mode {
-            self.inputs.push(f()?);
-        }
-        self.b_input.push(false);
-        self.num_inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
+        self.new_variable(true, f)
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)

@@ -24,7 +24,7 @@ use filecoin_proofs_api::SectorId;
 use serde::Deserialize;
 use storage_proofs_porep::stacked::generate_replica_id;
 
-use crate::util::write_scalars;
+use crate::util::{file_stem, write_scalars};
 
 #[derive(Deserialize)]
 #[allow(non_snake_case)]
@@ -124,7 +124,7 @@ pub fn run(args: &[String]) -> Result<bool> {
 
     let (comm_r, comm_d, ticket, seed) = (c1.comm_r, c1.comm_d, c1.ticket, c1.seed);
     let inputs = get_seal_inputs(proof, comm_r, comm_d, prover_id, SectorId::from(sector_id), ticket, seed)?;
-    let stem = c1_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = file_stem(&c1_path);
     let out = PathBuf::from(crate::flag(args, "--out").unwrap_or_else(|| cache.to_string_lossy().into_owned()));
     fs::create_dir_all(&out)?;
     let flat: Vec<_> = inputs.iter().flatten().cloned().collect();

@@ -10,7 +10,6 @@
 //! with `src/recorder.rs`. `counts` synthesizes the blank circuit of each
 //! registered update proof into a counting constraint system.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
@@ -43,7 +42,7 @@ use storage_proofs_update::{
 };
 
 use crate::recorder::{synthesize_both, Recorder};
-use crate::util::{fr_hex, write_scalars};
+use crate::util::{fr_hex, update_counts_file, write_scalars};
 
 type Tree2K = SectorShape2KiB;
 
@@ -288,18 +287,8 @@ fn count_blank<T: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(sector_bytes:
 pub fn counts(out: &Path, only: &[String]) -> Result<()> {
     use RegisteredUpdateProof::*;
     let all = [StackedDrg2KiBV1, StackedDrg8MiBV1, StackedDrg512MiBV1, StackedDrg32GiBV1, StackedDrg64GiBV1];
-    let path = out.join("update-counts.json");
-    let mut table: BTreeMap<String, serde_json::Value> = match fs::read(&path) {
-        Ok(b) => serde_json::from_slice(&b)?,
-        Err(_) => BTreeMap::new(),
-    };
-    for proof in all {
-        let name = format!("{:?}", proof);
-        if !only.is_empty() && !only.iter().any(|o| *o == name) {
-            continue;
-        }
+    update_counts_file(&out.join("update-counts.json"), &all, only, |proof| {
         let size = u64::from(proof.sector_size());
-        let t = Instant::now();
         let (counts, id) = match size {
             s if s == 2 << 10 => count_blank::<SectorShape2KiB>(s)?,
             s if s == 8 << 20 => count_blank::<SectorShape8MiB>(s)?,
@@ -308,29 +297,23 @@ pub fn counts(out: &Path, only: &[String]) -> Result<()> {
             s if s == 64 << 30 => count_blank::<SectorShape64GiB>(s)?,
             s => anyhow::bail!("sector size {}", s),
         };
-        let secs = t.elapsed().as_secs_f64();
-        eprintln!("{}: {:?} in {:.1}s", name, counts, secs);
         let pp = PublicParams::from_sector_size(size);
-        table.insert(
-            name,
-            json!({
-                "sector_size": size,
-                "public_params": {
-                    "sector_nodes": pp.sector_nodes,
-                    "challenge_count": pp.challenge_count,
-                    "partition_count": pp.partition_count,
-                    "apex_leaf_count": pp.apex_leaf_count,
-                },
-                "h": h_default(pp.sector_nodes),
-                "official_params_file": format!("v{}-{}.params", storage_proofs_core::parameter_cache::VERSION, id),
-                "circuit_identifier": id,
-                "counts": counts,
-                "domain_size": counts.constraints.next_power_of_two(),
-            }),
-        );
-        fs::write(&path, serde_json::to_string_pretty(&table)? + "\n")?;
-    }
-    Ok(())
+        let entry = json!({
+            "sector_size": size,
+            "public_params": {
+                "sector_nodes": pp.sector_nodes,
+                "challenge_count": pp.challenge_count,
+                "partition_count": pp.partition_count,
+                "apex_leaf_count": pp.apex_leaf_count,
+            },
+            "h": h_default(pp.sector_nodes),
+            "official_params_file": format!("v{}-{}.params", storage_proofs_core::parameter_cache::VERSION, id),
+            "circuit_identifier": id,
+            "counts": counts,
+            "domain_size": counts.constraints.next_power_of_two(),
+        });
+        Ok((counts, entry))
+    })
 }
 
 /// The committed 2 KiB vector read back: public params, vanilla public

@@ -8,17 +8,17 @@ use std::convert::TryInto;
 use std::fs;
 
 use anyhow::{bail, Context, Result};
-use filecoin_hashers::Domain;
 use filecoin_proofs::constants::{
-    DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain, DefaultTreeHasher, SectorShape2KiB,
-    SectorShape32GiB, SectorShape64GiB,
+    DefaultPieceHasher, DefaultTreeHasher, SectorShape2KiB, SectorShape32GiB, SectorShape64GiB,
 };
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::types::VanillaSealProof as RawVanillaSealProof;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::proof::ProofScheme;
-use storage_proofs_porep::stacked::{self, StackedDrg};
+use storage_proofs_porep::stacked::StackedDrg;
+
+use crate::porep::c1_public_inputs;
 
 /// Reads the C1 output named by --c1 (plain JSON, as filecoin-ffi writes it)
 /// and reports whether its vanilla proofs verify.
@@ -41,15 +41,7 @@ pub fn run(args: &[String]) -> Result<bool> {
 fn verify<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(c1: &SealCommitPhase1Output) -> Result<bool> {
     let porep_config = c1.registered_proof.as_v1_config();
     let pub_params = <StackedDrg<'_, Tree, DefaultPieceHasher> as ProofScheme<'_>>::setup(&setup_params(&porep_config)?)?;
-    let pub_in = stacked::PublicInputs::<DefaultTreeDomain, DefaultPieceDomain> {
-        replica_id: c1.replica_id,
-        tau: Some(stacked::Tau {
-            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d)?,
-            comm_r: DefaultTreeDomain::try_from_bytes(&c1.comm_r)?,
-        }),
-        k: None,
-        seed: Some(c1.seed),
-    };
+    let pub_in = c1_public_inputs(c1)?;
     let vanilla: Vec<Vec<RawVanillaSealProof<Tree>>> = c1.vanilla_proofs.clone().try_into()?;
     StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(&pub_params, &pub_in, &vanilla)
 }
