@@ -84,12 +84,7 @@ func TestProveC1(t *testing.T) {
 // fails.
 func TestBellpersonC2ProofVerifies(t *testing.T) {
 	const dir = "testdata/refgen/out/porep-2k/"
-	vk, err := groth16.ReadVerifyingKey(dir + "bellperson-porep-2k.vk")
-	require.NoError(t, err)
-	raw, err := os.ReadFile(dir + "bellperson-c2.proof")
-	require.NoError(t, err)
-	proofs, err := groth16.ReadProofs(raw)
-	require.NoError(t, err)
+	vk, proofs := refgen.KeyAndProofs(t, dir+"bellperson-porep-2k.vk", dir+"bellperson-c2.proof")
 	require.Len(t, proofs, 1)
 
 	c1raw, err := os.ReadFile(c1Path2KiB)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/stress"
 	"github.com/sealc2/c2/pool"
 )
 
@@ -45,39 +44,27 @@ func TestFakeBudgetConcurrentReservers(t *testing.T) {
 	key, err := f.LoadKey(ctx, pk)
 	require.NoError(t, err)
 
-	var wg sync.WaitGroup
-	var granted, cancelled atomic.Int32
-	for i := range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(i), 3))
-			for range 10 {
-				cctx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(3000))*time.Microsecond)
-				s, err := f.Acquire(cctx, key)
-				if err != nil {
-					assert.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
-					cancelled.Add(1)
-					cancel()
-					continue
-				}
-				granted.Add(1)
-				time.Sleep(time.Duration(rng.IntN(100)) * time.Microsecond)
-				s.Release()
-				s.Release()
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
+	granted, cancelled := stress.Run(100, 10, 3, func(rng *rand.Rand) bool {
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(3000))*time.Microsecond)
+		defer cancel()
+		s, err := f.Acquire(cctx, key)
+		if err != nil {
+			assert.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+			return false
+		}
+		time.Sleep(time.Duration(rng.IntN(100)) * time.Microsecond)
+		s.Release()
+		s.Release()
+		return true
+	})
 	inUse, peak, over := f.Memory()
 	assert.Zero(t, over, "device memory overcommitted")
 	assert.LessOrEqual(t, peak, int64(mem))
 	assert.Equal(t, int64(keyBytes+7*slot), peak, "the budget is used up to the last whole slot")
 	assert.Equal(t, int64(keyBytes), inUse)
 	assert.Equal(t, int64(keyBytes), f.Budget().Used())
-	assert.Positive(t, granted.Load())
-	assert.Equal(t, int32(1000), granted.Load()+cancelled.Load())
+	assert.Positive(t, granted)
+	assert.Equal(t, 1000, granted+cancelled)
 	key.Release()
 	slots, keys := f.Live()
 	assert.Zero(t, slots)

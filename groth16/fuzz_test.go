@@ -40,14 +40,11 @@ func checkDecodeError(t *testing.T, err error, n int) {
 // 62 inputs in 30 s on 2 cores with whole keys as inputs). The bases are
 // testdata/fuzz/{params,vk}-base.bin, keys of tinyShape.
 
-// patchRecord and maxPatch size the fuzz targets' edit lists (fuzzpatch).
-const (
-	patchRecord = fuzzpatch.Record
-	maxPatch    = fuzzpatch.Max
-)
+// maxPatch bounds the edit list of one fuzz input.
+var maxPatch = fuzzpatch.Binary.Max()
 
-// applyPatch is fuzzpatch.Apply.
-func applyPatch(base, patch []byte) []byte { return fuzzpatch.Apply(base, patch) }
+// applyPatch edits a key by a fuzz input's edit list (fuzzpatch.Binary).
+func applyPatch(base, patch []byte) []byte { return fuzzpatch.Binary.Apply(base, patch) }
 
 // fuzzBase reads a fuzz target's base key, testdata/fuzz/<name>-base.bin.
 func fuzzBase(t testing.TB, name string) []byte {
@@ -120,27 +117,6 @@ func FuzzDecodeVerifyingKey(f *testing.F) {
 	fuzzRoundTrip(f, "vk", func(b []byte) (*VerifyingKey, error) {
 		return decodeVKConfig(b, readConfig{noSubgroups: true})
 	})
-}
-
-// TestApplyPatch pins the edit semantics the seed corpus is written in.
-func TestApplyPatch(t *testing.T) {
-	base := []byte{1, 2, 3, 4, 5}
-	for _, c := range []struct {
-		patch, want []byte
-	}{
-		{nil, base},
-		{[]byte{0, 0, 1, 0xf0}, []byte{1, 0xf2, 3, 4, 5}},
-		{[]byte{1, 0, 4, 9}, []byte{1, 2, 3, 4, 9}},
-		{[]byte{2, 0, 2, 0}, []byte{1, 2}},
-		{[]byte{3, 0, 5, 7}, []byte{1, 2, 3, 4, 5, 7}},
-		{[]byte{4, 0, 1, 1}, []byte{1, 0, 0, 4, 5}},
-		{[]byte{4, 0, 3, 200}, []byte{1, 2, 3, 0, 0}},
-		{[]byte{1, 0, 5, 9}, base},                     // past the end
-		{[]byte{1, 0, 6, 9}, []byte{9, 2, 3, 4, 5}},    // offset modulo 6
-		{[]byte{2, 0, 0, 0, 3, 0, 0, 8, 1}, []byte{8}}, // truncate, insert, partial record
-	} {
-		require.Equal(t, c.want, applyPatch(base, c.patch), "%x", c.patch)
-	}
 }
 
 // fuzzSeeds reads the []byte seeds of a fuzz target's corpus directory.

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/internal/specialfile"
 	"github.com/sealc2/c2/internal/synth"
 )
 
@@ -776,14 +777,7 @@ func TestReadSpecialFiles(t *testing.T) {
 		fifo := filepath.Join(dir, "fifo")
 		os.Remove(fifo)
 		require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-		done := make(chan error, 1)
-		go func() { done <- read(fifo) }()
-		select {
-		case err := <-done:
-			require.ErrorContains(t, err, "a FIFO")
-		case <-time.After(5 * time.Second):
-			t.Fatal("blocked on a FIFO")
-		}
+		specialfile.RequireRefused(t, "FIFO", "a FIFO", func() error { return read(fifo) })
 		require.ErrorContains(t, read("/dev/zero"), "not a regular file")
 		err := read("/proc/self/status")
 		var fe *FormatError

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/sealc2/c2/internal/stress"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -148,48 +149,36 @@ func TestBudgetRandomReservers(t *testing.T) {
 	const total = 1000
 	b := NewBudget("test", total)
 	var inUse, maxInUse atomic.Int64
-	var wg sync.WaitGroup
-	var granted, cancelled atomic.Int32
-	for i := range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(i), 7))
-			for range 20 {
-				n := rng.Int64N(total) + 1
-				ctx, cancel := context.WithCancel(context.Background())
-				if rng.IntN(4) == 0 {
-					d := time.Duration(rng.IntN(200)) * time.Microsecond // rng is not safe to share
-					go func() { time.Sleep(d); cancel() }()
-				}
-				r, err := b.Reserve(ctx, n)
-				if err != nil {
-					cancel()
-					assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-					cancelled.Add(1)
-					continue
-				}
-				granted.Add(1)
-				v := inUse.Add(n)
-				for {
-					m := maxInUse.Load()
-					if v <= m || maxInUse.CompareAndSwap(m, v) {
-						break
-					}
-				}
-				assert.LessOrEqual(t, b.Used(), int64(total))
-				time.Sleep(time.Duration(rng.IntN(50)) * time.Microsecond)
-				inUse.Add(-n)
-				r.Release()
-				cancel()
+	granted, cancelled := stress.Run(100, 20, 7, func(rng *rand.Rand) bool {
+		n := rng.Int64N(total) + 1
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if rng.IntN(4) == 0 {
+			d := time.Duration(rng.IntN(200)) * time.Microsecond // rng is not safe to share
+			go func() { time.Sleep(d); cancel() }()
+		}
+		r, err := b.Reserve(ctx, n)
+		if err != nil {
+			assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+			return false
+		}
+		v := inUse.Add(n)
+		for {
+			m := maxInUse.Load()
+			if v <= m || maxInUse.CompareAndSwap(m, v) {
+				break
 			}
-		}()
-	}
-	wg.Wait()
+		}
+		assert.LessOrEqual(t, b.Used(), int64(total))
+		time.Sleep(time.Duration(rng.IntN(50)) * time.Microsecond)
+		inUse.Add(-n)
+		r.Release()
+		return true
+	})
 	assert.LessOrEqual(t, maxInUse.Load(), int64(total))
 	assert.LessOrEqual(t, b.Peak(), int64(total))
 	assert.Equal(t, int64(0), b.Used())
 	assert.Equal(t, 0, b.Waiting())
-	assert.Equal(t, int32(2000), granted.Load()+cancelled.Load())
-	assert.Positive(t, granted.Load())
+	assert.Equal(t, 2000, granted+cancelled)
+	assert.Positive(t, granted)
 }

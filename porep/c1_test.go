@@ -349,15 +349,11 @@ func TestC1ProveWithBellpersonParams(t *testing.T) {
 	shape, parts, err := Partitions(c1)
 	require.NoError(t, err)
 
-	vk, err := groth16.ReadVerifyingKey(filepath.Join(cache, "porep-2k.vk"))
-	require.NoError(t, err)
+	vk, bproofs := refgen.KeyAndProofs(t, filepath.Join(cache, "porep-2k.vk"), filepath.Join(cache, "porep-2k-c1.proof"))
+	require.Len(t, bproofs, 1)
 	inputs := refgen.ReadScalars(t, filepath.Join(cache, "porep-2k-inputs-p0.bin"))
 	require.Len(t, inputs, shape.NumInputs()-1)
-	bp, err := os.ReadFile(filepath.Join(cache, "porep-2k-c1.proof"))
-	require.NoError(t, err)
-	bproof, err := groth16.ReadProof(bp)
-	require.NoError(t, err)
-	require.NoError(t, groth16.Verify(vk, bproof, inputs), "bellperson's proof of the C1 in Go")
+	require.NoError(t, groth16.Verify(vk, &bproofs[0], inputs), "bellperson's proof of the C1 in Go")
 
 	sys := r1cs.NewSystem()
 	require.NoError(t, Synthesize(sys, shape, parts[0]))

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/internal/specialfile"
 )
 
 // worstC1 is a C1 output of shape s as large as its JSON can be: every
@@ -108,14 +109,7 @@ func TestReadC1SpecialFiles(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		fifo := filepath.Join(dir, "fifo")
 		require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-		done := make(chan error, 1)
-		go func() { _, err := ReadC1(fifo); done <- err }()
-		select {
-		case err := <-done:
-			require.ErrorContains(t, err, "a FIFO")
-		case <-time.After(5 * time.Second):
-			t.Fatal("ReadC1 blocked on a FIFO")
-		}
+		specialfile.RequireRefused(t, "ReadC1 FIFO", "a FIFO", func() error { _, err := ReadC1(fifo); return err })
 		_, err = ReadC1("/dev/zero")
 		require.ErrorContains(t, err, "not a regular file")
 		b, err := ReadC1("/proc/self/status")

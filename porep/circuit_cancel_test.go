@@ -39,21 +39,40 @@ func TestSynthesizeContext(t *testing.T) {
 func TestWitnessContext(t *testing.T) {
 	p, err := SyntheticPartition(Shape2KiB, 2)
 	require.NoError(t, err)
+	cancelBefore(t, func(ctx context.Context) (*r1cs.Witness, error) {
+		return WitnessContext(ctx, Shape2KiB, p, 0)
+	})
+	cancelDuring(t, "witness (1 worker)", 20*time.Millisecond, func(ctx context.Context) (*r1cs.Witness, error) {
+		return WitnessContext(ctx, Shape2KiB, p, 1)
+	})
+}
+
+// cancelBefore requires run to fail with context.Canceled when its context
+// is done before it starts.
+func cancelBefore[T any](t *testing.T, run func(context.Context) (*T, error)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = WitnessContext(ctx, Shape2KiB, p, 0)
+	_, err := run(ctx)
 	require.ErrorIs(t, err, context.Canceled)
+}
 
-	ctx, cancel = context.WithCancel(context.Background())
-	const after = 20 * time.Millisecond
+// cancelDuring runs run with a context cancelled after the given delay and
+// requires either a result (run finished before the cancellation) or
+// context.Canceled; it returns how long run took and its error.
+func cancelDuring[T any](t *testing.T, what string, after time.Duration, run func(context.Context) (*T, error)) (time.Duration, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	time.AfterFunc(after, cancel)
 	t0 := time.Now()
-	w, err := WitnessContext(ctx, Shape2KiB, p, 1)
+	v, err := run(ctx)
 	took := time.Since(t0)
-	t.Logf("witness (1 worker) cancelled after %v: returned after %v (err %v)", after, took, err)
+	t.Logf("%s cancelled after %v: returned after %v (err %v)", what, after, took, err)
 	if err == nil {
-		require.NotNil(t, w) // finished before the cancellation
+		require.NotNil(t, v) // finished before the cancellation
 	} else {
 		require.ErrorIs(t, err, context.Canceled)
 	}
+	return took, err
 }

@@ -133,9 +133,25 @@ func checkRefgen(t *testing.T, name string, record bool) {
 	sys.Finalize()
 	require.Equal(t, got, sys.Counts())
 	require.NoError(t, sys.IsSatisfied())
+	v.requireR1CSDigest(t, sys)
+}
+
+// synthetic returns a synthetic partition of v's shape, from which the
+// tests record the shape's R1CS.
+func (v *refgenVector) synthetic(t *testing.T) *Partition {
+	t.Helper()
+	p, err := SyntheticPartition(v.shape, 5)
+	require.NoError(t, err)
+	return p
+}
+
+// requireR1CSDigest requires the canonical digest of sys to be the one
+// refgen recorded for partition 0 of v.
+func (v *refgenVector) requireR1CSDigest(t *testing.T, sys *r1cs.System) {
+	t.Helper()
 	dig, err := sys.CanonicalDigest()
 	require.NoError(t, err)
-	require.Equal(t, want.R1CSSHA256, hex.EncodeToString(dig[:]), "canonical R1CS digest")
+	require.Equal(t, v.meta.Partition0.R1CSSHA256, hex.EncodeToString(dig[:]), "canonical R1CS digest")
 }
 
 func TestRefgen2KiB(t *testing.T) {
@@ -162,14 +178,10 @@ func TestRecordOnceWitnessPerPartition(t *testing.T) {
 		t.Skip("2.7 M constraints")
 	}
 	v := loadRefgen(t, "porep-2k")
-	syn, err := SyntheticPartition(v.shape, 5)
-	require.NoError(t, err)
 	sys := r1cs.NewSystem()
-	require.NoError(t, Synthesize(sys, v.shape, syn))
+	require.NoError(t, Synthesize(sys, v.shape, v.synthetic(t)))
 	sys.Finalize()
-	dig, err := sys.CanonicalDigest()
-	require.NoError(t, err)
-	require.Equal(t, v.meta.Partition0.R1CSSHA256, hex.EncodeToString(dig[:]))
+	v.requireR1CSDigest(t, sys)
 	var ue *r1cs.UnsatisfiedError
 	require.ErrorAs(t, sys.IsSatisfied(), &ue, "a synthetic partition proves nothing")
 

@@ -99,13 +99,9 @@ func TestRecordRefgen(t *testing.T) {
 		t.Skip("2.7 M constraints")
 	}
 	v := loadRefgen(t, "porep-2k")
-	syn, err := SyntheticPartition(v.shape, 5)
+	sys, err := RecordContext(context.Background(), v.shape, v.synthetic(t), 0)
 	require.NoError(t, err)
-	sys, err := RecordContext(context.Background(), v.shape, syn, 0)
-	require.NoError(t, err)
-	dig, err := sys.CanonicalDigest()
-	require.NoError(t, err)
-	require.Equal(t, v.meta.Partition0.R1CSSHA256, hex.EncodeToString(dig[:]))
+	v.requireR1CSDigest(t, sys)
 	w, err := Witness(v.shape, v.parts[0], 0)
 	require.NoError(t, err)
 	ok, err := sys.WithAssignment(w.Inputs, w.Aux)
@@ -119,30 +115,23 @@ func TestRecordContext(t *testing.T) {
 	s := Shape2KiB
 	p, err := SyntheticPartition(s, 2)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = RecordContext(ctx, s, p, 2)
-	require.ErrorIs(t, err, context.Canceled)
+	cancelBefore(t, func(ctx context.Context) (*r1cs.System, error) {
+		return RecordContext(ctx, s, p, 2)
+	})
 
 	// Cancelled while recording (after the segment sizes are known).
 	s.Name = "test-record-cancel"
 	_, err = recordSizes(context.Background(), s, p, 2)
 	require.NoError(t, err)
-	ctx, cancel = context.WithCancel(context.Background())
 	const after = 50 * time.Millisecond
-	time.AfterFunc(after, cancel)
-	t0 := time.Now()
-	sys, err := RecordContext(ctx, s, p, 2)
-	took := time.Since(t0)
-	t.Logf("recording (2 workers) cancelled after %v: returned after %v (err %v)", after, took, err)
-	if err == nil {
-		require.NotNil(t, sys) // finished before the cancellation
-	} else {
-		require.ErrorIs(t, err, context.Canceled)
+	took, err := cancelDuring(t, "recording (2 workers)", after, func(ctx context.Context) (*r1cs.System, error) {
+		return RecordContext(ctx, s, p, 2)
+	})
+	if err != nil {
 		require.Less(t, took, after+time.Second)
 	}
 
-	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	<-ctx.Done()
 	_, err = RecordContext(ctx, s, p, 1)

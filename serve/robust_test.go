@@ -5,12 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/sealc2/c2/internal/fuzzpatch"
+	"github.com/sealc2/c2/internal/specialfile"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -41,12 +39,7 @@ func TestParseRefusesOversizedC1(t *testing.T) {
 // readThrough past its context), and /dev/zero as a configuration filled
 // memory.
 func TestSpecialFiles(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("FIFOs and /dev/zero")
-	}
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	dir, fifo := specialfile.FIFO(t)
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
@@ -58,14 +51,7 @@ func TestSpecialFiles(t *testing.T) {
 		{"readThrough FIFO", func() error { return readThrough(ctx, fifo) }},
 		{"readThrough DIR", func() error { return readThrough(ctx, dir) }},
 	} {
-		done := make(chan error, 1)
-		go func() { done <- c.read() }()
-		select {
-		case err := <-done:
-			require.ErrorContains(t, err, "not a regular file", c.name)
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: blocked", c.name)
-		}
+		specialfile.RequireRefused(t, c.name, "not a regular file", c.read)
 	}
 
 	big := filepath.Join(dir, "big.toml")
@@ -182,11 +168,8 @@ func FuzzSubmitRequest(f *testing.F) {
 	})
 }
 
-// patchRecord and maxPatch size the fuzz targets' edit lists (fuzzpatch).
-const (
-	patchRecord = fuzzpatch.Record
-	maxPatch    = fuzzpatch.Max
-)
+// maxPatch bounds the edit list of one fuzz input.
+var maxPatch = fuzzpatch.Binary.Max()
 
-// applyPatch is fuzzpatch.Apply.
-func applyPatch(base, patch []byte) []byte { return fuzzpatch.Apply(base, patch) }
+// applyPatch edits a vanilla proof by a fuzz input's edit list (fuzzpatch.Binary).
+func applyPatch(base, patch []byte) []byte { return fuzzpatch.Binary.Apply(base, patch) }

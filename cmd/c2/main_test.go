@@ -12,6 +12,7 @@ import (
 
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/specialfile"
 	"github.com/sealc2/c2/porep"
 )
 
@@ -205,13 +206,6 @@ func TestSpecialInputs(t *testing.T) {
 		if name == "prove --c1" {
 			run = runProve
 		}
-		done := make(chan error, 1)
-		go func() { done <- run(args) }()
-		select {
-		case err := <-done:
-			require.ErrorContains(t, err, "regular file", name)
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: blocked on a FIFO", name)
-		}
+		specialfile.RequireRefused(t, name, "regular file", func() error { return run(args) })
 	}
 }

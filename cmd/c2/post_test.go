@@ -43,13 +43,8 @@ func TestPoStSetupAndProve(t *testing.T) {
 	one := filepath.Join(dir, "p1.proof")
 	require.NoError(t, runPoStProve([]string{"--proof", name, "--randomness", rnd, "--params", dir, "--out", one,
 		"--trust-params", "--partition", "1", "--vanilla", v + "vanilla-5003.bin"}))
-	raw, err := os.ReadFile(one)
-	require.NoError(t, err)
-	proofs, err := groth16.ReadProofs(raw)
-	require.NoError(t, err)
+	vk, proofs := refgen.KeyAndProofs(t, vkPath, one)
 	require.Len(t, proofs, 1)
-	vk, err := groth16.ReadVerifyingKey(vkPath)
-	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(vk, &proofs[0], refgen.ReadScalars(t, filepath.Join(v, "inputs-p1.bin"))))
 	require.Len(t, whole, 2*groth16.ProofSize)
 }
@@ -59,13 +54,8 @@ func TestPoStSetupAndProve(t *testing.T) {
 // in dir/inputs-pK.bin.
 func requireProofsVerify(t *testing.T, out, vkPath, dir string, n int) {
 	t.Helper()
-	raw, err := os.ReadFile(out)
-	require.NoError(t, err)
-	proofs, err := groth16.ReadProofs(raw)
-	require.NoError(t, err)
+	vk, proofs := refgen.KeyAndProofs(t, vkPath, out)
 	require.Len(t, proofs, n)
-	vk, err := groth16.ReadVerifyingKey(vkPath)
-	require.NoError(t, err)
 	for k := range proofs {
 		in := refgen.ReadScalars(t, filepath.Join(dir, fmt.Sprintf("inputs-p%d.bin", k)))
 		require.NoError(t, groth16.Verify(vk, &proofs[k], in), "partition %d", k)

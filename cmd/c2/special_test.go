@@ -3,12 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/internal/specialfile"
 )
 
 // porep2KiB holds the 2 KiB PoRep vectors the tests of this file read.
@@ -20,12 +19,7 @@ const porep2KiB = "../../testdata/refgen/out/porep-2k/"
 // --config went through toml.DecodeFile (the same), and verify's --inputs
 // goes through the same reader as --proof.
 func TestMoreSpecialInputs(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("FIFOs and /dev/zero")
-	}
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	dir, fifo := specialfile.FIFO(t)
 	out := filepath.Join(dir, "p.bin")
 	const rnd = "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d"
 	const comm = "0000000000000000000000000000000000000000000000000000000000000000"
@@ -52,14 +46,7 @@ func TestMoreSpecialInputs(t *testing.T) {
 		{"serve --config DIR", runServe, []string{"--config", dir}},
 		{"verify --inputs FIFO", runVerify, []string{"--vk", porep2KiB + "bellperson-porep-2k.vk", "--proof", porep2KiB + "bellperson-c2.proof", "--inputs", fifo}},
 	} {
-		done := make(chan error, 1)
-		go func() { done <- c.run(c.args) }()
-		select {
-		case err := <-done:
-			require.ErrorContains(t, err, "not a regular file", c.name)
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: blocked", c.name)
-		}
+		specialfile.RequireRefused(t, c.name, "not a regular file", func() error { return c.run(c.args) })
 	}
 	require.NoFileExists(t, out)
 

@@ -67,11 +67,7 @@ func TestEnsureConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = Ensure(dir, counting(pk, &n))
-		}()
+		wg.Go(func() { errs[i] = Ensure(dir, counting(pk, &n)) })
 	}
 	wg.Wait()
 	for _, err := range errs {

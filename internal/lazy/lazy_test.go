@@ -19,9 +19,7 @@ func TestLazyBuildsOnceForConcurrentCallers(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([]int, 8)
 	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			v, err := l.Get(context.Background(), func() (int, error) {
 				builds.Add(1)
 				<-release
@@ -29,7 +27,7 @@ func TestLazyBuildsOnceForConcurrentCallers(t *testing.T) {
 			})
 			assert.NoError(t, err)
 			got[i] = v
-		}()
+		})
 	}
 	time.Sleep(10 * time.Millisecond)
 	close(release)

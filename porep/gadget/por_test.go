@@ -20,6 +20,18 @@ func randPath(arities []int, seed uint64) []PathLevel {
 	return path
 }
 
+// randPoR returns a random leaf, a random path over arities and the root
+// they hash to under h.
+func randPoR(t *testing.T, h TreeHash, arities []int, leafSeed, pathSeed uint64) (leaf fr.Element, path []PathLevel, root fr.Element) {
+	t.Helper()
+	leaf = randElements(1, leafSeed)[0]
+	path = randPath(arities, pathSeed)
+	var err error
+	root, err = PathRoot(h, leaf, path)
+	require.NoError(t, err)
+	return leaf, path, root
+}
+
 func TestPoR(t *testing.T) {
 	// Model oracle: porep-r1cs-model.py por(), with leaf and root allocated first.
 	cases := []struct {
@@ -33,10 +45,7 @@ func TestPoR(t *testing.T) {
 		{TreePoseidon, []int{4, 4}, r1cs.Counts{Constraints: 776, Inputs: 2, Aux: 782, AAux: 591, BInputs: 1, BAux: 574}},
 	}
 	for _, tc := range cases {
-		leaf := randElements(1, 99)[0]
-		path := randPath(tc.arities, 7)
-		root, err := PathRoot(tc.h, leaf, path)
-		require.NoError(t, err)
+		leaf, path, root := randPoR(t, tc.h, tc.arities, 99, 7)
 
 		s := r1cs.NewSystem()
 		cs := New(s)

@@ -23,10 +23,7 @@ func TestPoRBits(t *testing.T) {
 		{TreePoseidon, []int{8, 8, 2}},
 		{TreePoseidon, []int{8, 4, 2}},
 	} {
-		leaf := randElements(1, 5)[0]
-		path := randPath(tc.arities, 11)
-		root, err := PathRoot(tc.h, leaf, path)
-		require.NoError(t, err)
+		leaf, path, root := randPoR(t, tc.h, tc.arities, 5, 11)
 
 		ref := r1cs.NewSystem()
 		rcs := New(ref)
