@@ -28,14 +28,8 @@ type refgenPoSt struct {
 		SectorCount    int `json:"sector_count"`
 		ChallengeCount int `json:"challenge_count"`
 	} `json:"circuit"`
-	VanillaBincode []string `json:"vanilla_bincode"`
-	Partitions     []struct {
-		PublicInputs     []string      `json:"public_inputs"`
-		PublicInputsFile string        `json:"public_inputs_file"`
-		Counts           refgen.Counts `json:"counts"`
-		R1CSSHA256       string        `json:"r1cs_sha256"`
-		WitnessSHA256    string        `json:"witness_sha256"`
-	} `json:"partitions"`
+	VanillaBincode []string           `json:"vanilla_bincode"`
+	Partitions     []refgen.Partition `json:"partitions"`
 }
 
 func loadPoSt(t *testing.T, name string) (refgenPoSt, string) {

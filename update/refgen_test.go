@@ -36,12 +36,8 @@ type refgenUpdate struct {
 	VanillaJSON    *string  `json:"vanilla_json"`
 	VanillaBincode []string `json:"vanilla_bincode"`
 	Partitions     []struct {
-		Challenges       []uint64      `json:"challenges"`
-		PublicInputs     []string      `json:"public_inputs"`
-		PublicInputsFile string        `json:"public_inputs_file"`
-		Counts           refgen.Counts `json:"counts"`
-		R1CSSHA256       string        `json:"r1cs_sha256"`
-		WitnessSHA256    string        `json:"witness_sha256"`
+		Challenges []uint64 `json:"challenges"`
+		refgen.Partition
 	} `json:"partitions"`
 }
 

@@ -33,6 +33,17 @@ func (c Counts) R1CS() r1cs.Counts {
 		AAux: c["a_aux_density"], BInputs: c["b_input_density"], BAux: c["b_aux_density"]}
 }
 
+// Partition is the part of one partition's entry in a refgen meta.json
+// that every proof kind writes: its public inputs (in hex and as a file),
+// its R1CS counts and the digests of its R1CS and witness.
+type Partition struct {
+	PublicInputs     []string `json:"public_inputs"`
+	PublicInputsFile string   `json:"public_inputs_file"`
+	Counts           Counts   `json:"counts"`
+	R1CSSHA256       string   `json:"r1cs_sha256"`
+	WitnessSHA256    string   `json:"witness_sha256"`
+}
+
 // ReadFile returns the contents of the file at path, failing t on a read
 // error.
 func ReadFile(t testing.TB, path string) []byte {
