@@ -23,6 +23,13 @@ namespace c2 {
 static constexpr int NTT_TMAX = 9;        // index bits per pass
 static constexpr int NTT_THREADS = 256;
 
+// Blocks of k_ntt_pass an SM is asked to hold at once (__launch_bounds__'s
+// second argument; ptxas fits the registers to it). 0 leaves the count to
+// ptxas.
+#ifndef C2_NTT_MIN_BLOCKS
+#define C2_NTT_MIN_BLOCKS 0
+#endif
+
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
 __device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
@@ -119,7 +126,7 @@ __device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsign
 // multiplied by mul[p] on load. Exchanges across fewer than 32 threads are
 // shuffles; wider ones go through 32 * blockDim.x bytes of shared memory.
 template <bool DIT>
-__global__ void __launch_bounds__(NTT_THREADS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int lb_log,
+__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int lb_log,
                                                           const fr_t* __restrict__ itw, pow_tables w, bool prescale,
                                                           pow_tables ps, const fr_t* mul) {
     extern __shared__ uint32_t xs[];
