@@ -24,10 +24,11 @@ static constexpr int NTT_TMAX = 9;        // index bits per pass
 static constexpr int NTT_THREADS = 256;
 
 // Blocks of k_ntt_pass an SM is asked to hold at once (__launch_bounds__'s
-// second argument; ptxas fits the registers to it). 0 leaves the count to
-// ptxas.
+// second argument; ptxas fits the registers to it, 48 for 5 blocks of 256
+// threads, spilling 8-20 B). The pass is latency-bound, so the fifth block
+// pays for the spill (BENCHMARKS.md, session 13). 0 leaves the count to ptxas.
 #ifndef C2_NTT_MIN_BLOCKS
-#define C2_NTT_MIN_BLOCKS 0
+#define C2_NTT_MIN_BLOCKS 5
 #endif
 
 // One element of global memory as two 16-byte accesses (fr_t arrays are
