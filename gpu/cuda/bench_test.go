@@ -140,14 +140,29 @@ func benchMSM[J any](b *testing.B, bd *benchData, group int, logs []int,
 }
 
 func BenchmarkBatchAddG1(b *testing.B) {
+	benchBatchAdd(b, &benchG1, 1, func(d *Device, bases *Buffer, n int, bm []uint64) error {
+		_, err := d.BatchAddG1Resident(bases, n, bm)
+		return err
+	})
+}
+
+func BenchmarkBatchAddG2(b *testing.B) {
+	benchBatchAdd(b, &benchG2, 2, func(d *Device, bases *Buffer, n int, bm []uint64) error {
+		_, err := d.BatchAddG2Resident(bases, n, bm)
+		return err
+	})
+}
+
+// benchBatchAdd times add over resident bases with half of them selected.
+func benchBatchAdd(b *testing.B, bd *benchData, group int, add func(*Device, *Buffer, int, []uint64) error) {
 	d := testDevice(b)
 	for _, lg := range []int{20, 24} {
 		b.Run(fmt.Sprintf("2^%d", lg), func(b *testing.B) {
-			bases, _ := benchG1.get(b, d, 1, 1<<lg)
+			bases, _ := bd.get(b, d, group, 1<<lg)
 			bm := randBitmap(rand.New(rand.NewPCG(3, 4)), 1<<lg, 0.5)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := d.BatchAddG1Resident(bases, 1<<lg, bm); err != nil {
+				if err := add(d, bases, 1<<lg, bm); err != nil {
 					b.Fatal(err)
 				}
 			}

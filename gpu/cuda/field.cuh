@@ -759,12 +759,18 @@ struct fp2_t {
     C2_HD friend fp2_t operator-(const fp2_t& x, const fp2_t& y) { return {x.a0 - y.a0, x.a1 - y.a1}; }
     C2_HD fp2_t neg() const { return {a0.neg(), a1.neg()}; }
     C2_HD fp2_t dbl() const { return {a0.dbl(), a1.dbl()}; }
-    // Karatsuba: 3 Fp products.
+    // Karatsuba: 3 Fp products; with C2_FP2_PRODSUM (opt-in) two fused
+    // products (Fe::prod_diff, Fe::prod_sum): 4 multiplications and 2
+    // reductions, no additions of operands.
     C2_FP2_FN friend fp2_t operator*(const fp2_t& x, const fp2_t& y) {
+#ifdef C2_FP2_PRODSUM
+        return {fp_t::prod_diff(x.a0, y.a0, x.a1, y.a1), fp_t::prod_sum(x.a0, y.a1, x.a1, y.a0)};
+#else
         fp_t t0 = x.a0 * y.a0;
         fp_t t1 = x.a1 * y.a1;
         fp_t t2 = (x.a0 + x.a1) * (y.a0 + y.a1);
         return {t0 - t1, t2 - t0 - t1};
+#endif
     }
     // (a0+a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 Fp products.
     C2_FP2_FN fp2_t sqr() const {
@@ -775,6 +781,77 @@ struct fp2_t {
         fp_t n = (a0.sqr() + a1.sqr()).inverse();
         return {a0 * n, (a1 * n).neg()};
     }
+};
+
+// Lane h's half of an Fp2 product or square when a pair of lanes holds one
+// element, lane h holding a_h (own) and receiving a_(1-h) (other): the same
+// instructions on both lanes, the halves chosen by selects.
+//   product: c_h = a_h X + a_o Y with (X, Y) = (b_0, -b_1) on lane 0 and
+//            (b_0, b_1) on lane 1, one fused product (Fe::prod_sum);
+//   square:  c_h = U V with (U, V) = (a_0 + a_1, a_0 - a_1) on lane 0 and
+//            (2 a_0, a_1) on lane 1, one product.
+C2_HD fp_t fp_select(bool c, const fp_t& a, const fp_t& b) {
+    fp_t r;
+#pragma unroll
+    for (int i = 0; i < fp_t::N; i++) r.v[i] = c ? a.v[i] : b.v[i];
+    return r;
+}
+C2_HD fp_t fp2_mul_half(uint32_t h, const fp_t& a, const fp_t& ao, const fp_t& b, const fp_t& bo) {
+    const fp_t b0 = fp_select(h, bo, b), b1 = fp_select(h, b, bo);
+    return fp_t::prod_sum(a, b0, ao, fp_select(h, b1, b1.neg()));
+}
+C2_HD fp_t fp2_sqr_half(uint32_t h, const fp_t& a, const fp_t& ao) {
+    return fp_select(h, ao.dbl(), a + ao) * fp_select(h, a, a - ao);
+}
+
+// One Fp2 element held by two neighbouring lanes of a warp (lane 2i + h holds
+// the half a_h), so that a G2 point's arithmetic runs on two lanes with half
+// the registers each (fp2p_t's products exchange halves by shuffles). Both
+// lanes of a pair must execute every operation together; the results are
+// those of fp2_t. Device only: on the host a lane has no partner.
+struct fp2p_t {
+    fp_t v;
+    C2_HD static uint32_t half() {
+#if defined(__CUDA_ARCH__)
+        return threadIdx.x & 1;
+#else
+        return 0;
+#endif
+    }
+    // The partner's half.
+    C2_HD static fp_t other(const fp_t& x) {
+#if defined(__CUDA_ARCH__)
+        const unsigned pair = 3u << (threadIdx.x & 30);
+        fp_t o;
+#pragma unroll
+        for (int i = 0; i < fp_t::N; i++) o.v[i] = __shfl_xor_sync(pair, x.v[i], 1);
+        return o;
+#else
+        return x;
+#endif
+    }
+    // a && the partner's a.
+    C2_HD static bool both(bool a) {
+#if defined(__CUDA_ARCH__)
+        const unsigned pair = 3u << (threadIdx.x & 30);
+        return a && __shfl_xor_sync(pair, (int)a, 1);
+#else
+        return a;
+#endif
+    }
+    C2_HD static fp2p_t zero() { return {fp_t::zero()}; }
+    C2_HD static fp2p_t one() { return {fp_select(half(), fp_t::zero(), fp_t::one())}; }
+    C2_HD bool is_zero() const { return both(v.is_zero()); }
+    C2_HD bool operator==(const fp2p_t& o) const { return both(v == o.v); }
+    C2_HD bool operator!=(const fp2p_t& o) const { return !(*this == o); }
+    C2_HD friend fp2p_t operator+(const fp2p_t& x, const fp2p_t& y) { return {x.v + y.v}; }
+    C2_HD friend fp2p_t operator-(const fp2p_t& x, const fp2p_t& y) { return {x.v - y.v}; }
+    C2_HD fp2p_t neg() const { return {v.neg()}; }
+    C2_HD fp2p_t dbl() const { return {v.dbl()}; }
+    C2_HD friend fp2p_t operator*(const fp2p_t& x, const fp2p_t& y) {
+        return {fp2_mul_half(half(), x.v, other(x.v), y.v, other(y.v))};
+    }
+    C2_HD fp2p_t sqr() const { return {fp2_sqr_half(half(), v, other(v))}; }
 };
 
 }  // namespace c2
