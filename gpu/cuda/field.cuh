@@ -736,17 +736,6 @@ struct Fe {
 using fp_t = Fe<FpParams>;
 using fr_t = Fe<FrParams>;
 
-// C2_FP2_NOINLINE (opt-in) keeps the Fp2 product and square out of line, so
-// that their temporaries are not live across a whole point formula. With
-// nvcc 11.8 it removes the G2 spills but the operands then travel through
-// the stack (k_run_tasks<fp2>: 1584-byte frame, 18 calls, 442 local
-// loads/stores in the SASS against 645 with spills), so it stays off.
-#ifdef C2_FP2_NOINLINE
-#define C2_FP2_FN C2_NOINLINE
-#else
-#define C2_FP2_FN C2_HD
-#endif
-
 // Fp2 = Fp[u]/(u^2+1), laid out as gnark-crypto's E2{A0, A1}.
 struct fp2_t {
     fp_t a0, a1;
@@ -759,11 +748,12 @@ struct fp2_t {
     C2_HD friend fp2_t operator-(const fp2_t& x, const fp2_t& y) { return {x.a0 - y.a0, x.a1 - y.a1}; }
     C2_HD fp2_t neg() const { return {a0.neg(), a1.neg()}; }
     C2_HD fp2_t dbl() const { return {a0.dbl(), a1.dbl()}; }
-    // Karatsuba: 3 Fp products; with C2_FP2_PRODSUM (opt-in) two fused
-    // products (Fe::prod_diff, Fe::prod_sum): 4 multiplications and 2
-    // reductions, no additions of operands.
-    C2_FP2_FN friend fp2_t operator*(const fp2_t& x, const fp2_t& y) {
-#ifdef C2_FP2_PRODSUM
+    // Under C2_FIELD_EO two fused products (Fe::prod_diff, Fe::prod_sum): 4
+    // multiplications and 2 Montgomery reductions, no additions of operands
+    // (G2 MSM 2^24 6 % faster than Karatsuba on the H200, BENCHMARKS.md
+    // session 13); otherwise Karatsuba, 3 Fp products.
+    C2_HD friend fp2_t operator*(const fp2_t& x, const fp2_t& y) {
+#ifdef C2_FIELD_EO
         return {fp_t::prod_diff(x.a0, y.a0, x.a1, y.a1), fp_t::prod_sum(x.a0, y.a1, x.a1, y.a0)};
 #else
         fp_t t0 = x.a0 * y.a0;
@@ -773,7 +763,7 @@ struct fp2_t {
 #endif
     }
     // (a0+a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 Fp products.
-    C2_FP2_FN fp2_t sqr() const {
+    C2_HD fp2_t sqr() const {
         fp_t t = a0 * a1;
         return {(a0 + a1) * (a0 - a1), t.dbl()};
     }
@@ -830,11 +820,12 @@ struct fp2p_t {
         return x;
 #endif
     }
-    // a && the partner's a.
+    // a && the partner's a (both lanes always shuffle).
     C2_HD static bool both(bool a) {
 #if defined(__CUDA_ARCH__)
         const unsigned pair = 3u << (threadIdx.x & 30);
-        return a && __shfl_xor_sync(pair, (int)a, 1);
+        const int b = __shfl_xor_sync(pair, (int)a, 1);
+        return a && b;
 #else
         return a;
 #endif

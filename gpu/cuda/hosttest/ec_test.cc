@@ -138,7 +138,7 @@ static int check_add(const char* name, int iters) {
     return bad;
 }
 
-// fp2_t's product (Karatsuba, or fused products under C2_FP2_PRODSUM) and
+// fp2_t's product (fused products under C2_FIELD_EO, else Karatsuba) and
 // square, and the lane halves of fp2p_t's (fp2_mul_half, fp2_sqr_half),
 // against the schoolbook formulas in Fp: random operands, operands with a
 // zero or equal half, and operands near p.
