@@ -42,10 +42,6 @@ template <>
 struct add_order<fp2_t> {
     static constexpr int value = C2_EC_ORDER_G2;
 };
-template <>
-struct add_order<fp2p_t> {
-    static constexpr int value = C2_EC_ORDER_G2;
-};
 
 // Whether the additions compute y3 = r (qq - x3) - y1 ppp as one fused
 // product F::prod_diff (one Montgomery reduction instead of two; Fp) or as

@@ -65,9 +65,9 @@ static __global__ void k_bucket_sizes(const uint32_t* __restrict__ start, const 
     id[b] = b;
 }
 
-// The group law as tasks.cuh wants it, one thread a point.
+// The group law as tasks.cuh wants it.
 template <class F>
-struct ec_group : plain_memory<xyzz_t<F>, affine_t<F>> {
+struct ec_group {
     using acc_t = xyzz_t<F>;
     using point_t = affine_t<F>;
     C2_HD static acc_t zero() { return acc_t::inf(); }
@@ -77,42 +77,6 @@ struct ec_group : plain_memory<xyzz_t<F>, affine_t<F>> {
     }
     C2_HD static acc_t add(const acc_t& a, const acc_t& b) { return a.add(b); }
 };
-
-// G2 with each point on a pair of lanes (fp2p_t): lane h of the pair reads
-// and writes the a_h halves of the fp2_t coordinates in memory, whose layout
-// is unchanged.
-struct ec_pair_group : ec_group<fp2p_t> {
-    using acc_mem = xyzz_t<fp2_t>;
-    using point_mem = affine_t<fp2_t>;
-    static constexpr int lanes = 2;
-    C2_HD static point_t load_point(const point_mem* p, uint64_t i) {
-        const fp_t* f = &p[i].x.a0 + fp2p_t::half();
-        return {{f[0]}, {f[2]}};
-    }
-    C2_HD static acc_t load(const acc_mem* p, uint64_t i) {
-        const fp_t* f = &p[i].x.a0 + fp2p_t::half();
-        return {{f[0]}, {f[2]}, {f[4]}, {f[6]}};
-    }
-    C2_HD static void store(acc_mem* p, uint64_t i, const acc_t& a) {
-        fp_t* f = &p[i].x.a0 + fp2p_t::half();
-        f[0] = a.x.v, f[2] = a.y.v, f[4] = a.zz.v, f[6] = a.zzz.v;
-    }
-};
-
-// The group of the accumulation kernels (k_run_tasks, k_batch_add) for the
-// coordinate field F. C2_G2_PAIRS (opt-in) runs G2's on lane pairs.
-template <class F>
-struct acc_group {
-    using type = ec_group<F>;
-};
-#ifdef C2_G2_PAIRS
-template <>
-struct acc_group<fp2_t> {
-    using type = ec_pair_group;
-};
-#endif
-template <class F>
-constexpr int acc_lanes = acc_group<F>::type::lanes;
 
 // pieces[t] for t < nbuckets, pieces[nbuckets] = 0 (so that the exclusive
 // scan's last entry is the task count).
@@ -134,27 +98,8 @@ static __global__ void k_owner(const uint32_t* __restrict__ first, uint32_t nbuc
     if (t < nbuckets) fill_owner(t, first, owner);
 }
 
-// Blocks of 128 threads an SM is asked to hold at once in the accumulation
-// kernels (k_run_tasks, k_batch_add): __launch_bounds__' second argument,
-// which makes ptxas fit the registers to it; 0 leaves the count to ptxas
-// (G1 FIELD=eo: 154 registers, 3 blocks; G2: 255, 2 blocks).
-#ifndef C2_ACC_BLOCKS_G1
-#define C2_ACC_BLOCKS_G1 0
-#endif
-#ifndef C2_ACC_BLOCKS_G2
-#define C2_ACC_BLOCKS_G2 0
-#endif
 template <class F>
-struct acc_blocks {
-    static constexpr int value = C2_ACC_BLOCKS_G1;
-};
-template <>
-struct acc_blocks<fp2_t> {
-    static constexpr int value = C2_ACC_BLOCKS_G2;
-};
-
-template <class F>
-__global__ void __launch_bounds__(128, acc_blocks<F>::value) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
+__global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
                                                    const uint32_t* __restrict__ owner,
                                                    const uint32_t* __restrict__ order,
                                                    const uint32_t* __restrict__ start,
@@ -162,10 +107,9 @@ __global__ void __launch_bounds__(128, acc_blocks<F>::value) k_run_tasks(const u
                                                    const uint32_t* __restrict__ vals,
                                                    const affine_t<F>* __restrict__ bases, xyzz_t<F>* buckets,
                                                    xyzz_t<F>* extra, uint32_t max_tasks) {
-    using G = typename acc_group<F>::type;
-    uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) / G::lanes;
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= max_tasks || k >= first[nbuckets]) return;
-    run_task<G>(k, owner, first, order, start, end, vals, bases, buckets, extra);
+    run_task<ec_group<F>>(k, owner, first, order, start, end, vals, bases, buckets, extra);
 }
 
 template <class F>
@@ -381,7 +325,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         C2_CHECK(cub::DeviceScan::ExclusiveSum(m_cub.p, cub_bytes, pieces, first, (int)TB + 1, s));
         k_owner<<<blocks_for(TB, 256), 256, 0, s>>>(first, TB, owner);
         C2_CHECK_LAUNCH(k_owner);
-        k_run_tasks<F><<<blocks_for((uint64_t)max_tasks * acc_lanes<F>, 128), 128, 0, s>>>(first, TB, owner, order, bstart, bend,
+        k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, order, bstart, bend,
                                                                   dv.Current(), cbs, buckets, extra, max_tasks);
         C2_CHECK_LAUNCH(k_run_tasks);
         k_fold_extras<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, extra, max_tasks);
@@ -433,14 +377,13 @@ static __global__ void k_word_counts(const uint64_t* __restrict__ bitmap, uint64
 // step whatever the bitmap's pattern; the word holding its first point is
 // found by binary search over first.
 template <class F>
-__global__ void __launch_bounds__(128, acc_blocks<F>::value) k_batch_add(const affine_t<F>* __restrict__ bases,
+__global__ void __launch_bounds__(128) k_batch_add(const affine_t<F>* __restrict__ bases,
                                                    const uint64_t* __restrict__ bitmap, uint64_t n, uint64_t words,
                                                    const uint32_t* __restrict__ first, const uint32_t* __restrict__ count,
                                                    uint32_t nthreads, xyzz_t<F>* __restrict__ out) {
-    using G = typename acc_group<F>::type;
-    uint32_t t = (blockIdx.x * blockDim.x + threadIdx.x) / G::lanes;
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nthreads) return;
-    typename G::acc_t acc = G::zero();
+    xyzz_t<F> acc = xyzz_t<F>::inf();
     const uint64_t total = (uint64_t)first[words - 1] + count[words - 1];
     const uint64_t per = (total + nthreads - 1) / nthreads;
     const uint64_t k0 = (uint64_t)t * per;
@@ -457,10 +400,10 @@ __global__ void __launch_bounds__(128, acc_blocks<F>::value) k_batch_add(const a
             while (w == 0) w = word_at(bitmap, n, ++i);
             const int b = __ffsll((long long)w) - 1;
             w &= w - 1;
-            acc = acc.add_affine(G::load_point(bases, i * 64 + b));
+            acc = acc.add_affine(bases[i * 64 + b]);
         }
     }
-    G::store(out, t, acc);
+    out[t] = acc;
 }
 
 template <class F>
@@ -500,7 +443,7 @@ int batch_add_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool
     const uint64_t target = (uint64_t)sc->sm_count * 256;
     while (nthreads < target && (uint64_t)nthreads * 64 <= n) nthreads *= 2;
     C2_CHECK(m_part.alloc((size_t)nthreads * sizeof(X), s));
-    k_batch_add<F><<<blocks_for((uint64_t)nthreads * acc_lanes<F>, 128), 128, 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, words, first, count,
+    k_batch_add<F><<<blocks_for(nthreads, 128), 128, 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, words, first, count,
                                                              nthreads, m_part.as<X>());
     C2_CHECK_LAUNCH(k_batch_add);
     int rc = tree_sum<F>(st, s, m_part.as<X>(), 1, nthreads);

@@ -22,25 +22,12 @@ namespace c2 {
 
 C2_HD uint32_t task_pieces(uint32_t size, uint32_t L) { return size <= L ? 1 : (size + L - 1) / L; }
 
-// How a group's values sit in memory when one thread holds each: arrays of
-// acc_t and point_t, read and written whole. A group whose values are spread
-// over several lanes (msm.cuh: ec_pair_group) reads and writes its share.
-template <class Acc, class Point>
-struct plain_memory {
-    using acc_mem = Acc;
-    using point_mem = Point;
-    static constexpr int lanes = 1;  // threads per task
-    C2_HD static const Point& load_point(const Point* p, uint64_t i) { return p[i]; }
-    C2_HD static Acc load(const Acc* p, uint64_t i) { return p[i]; }
-    C2_HD static void store(Acc* p, uint64_t i, const Acc& a) { p[i] = a; }
-};
-
-// One task. G provides acc_t, point_t, zero(), add_point(acc, point, neg),
-// add(acc, acc) and the memory access of plain_memory.
+// One task. G provides acc_t, point_t, zero(), add_point(acc, point, neg)
+// and add(acc, acc).
 template <class G>
 C2_HD void run_task(uint32_t k, const uint32_t* owner, const uint32_t* first, const uint32_t* order,
                     const uint32_t* start, const uint32_t* end, const uint32_t* vals,
-                    const typename G::point_mem* bases, typename G::acc_mem* buckets, typename G::acc_mem* extra) {
+                    const typename G::point_t* bases, typename G::acc_t* buckets, typename G::acc_t* extra) {
     const uint32_t t = owner[k];
     const uint32_t b = order[t];
     const uint32_t i = k - first[t];
@@ -51,15 +38,15 @@ C2_HD void run_task(uint32_t k, const uint32_t* owner, const uint32_t* first, co
     const uint32_t e0 = end[b];
     if (s >= e0) return;  // empty bucket (one piece)
     const uint32_t e = e0 - s > q ? s + q : e0;
-    typename G::acc_t acc = i == 0 ? G::load(buckets, b) : G::zero();
+    typename G::acc_t acc = i == 0 ? buckets[b] : G::zero();
     for (uint32_t j = s; j < e; j++) {
         const uint32_t v = vals[j];
-        acc = G::add_point(acc, G::load_point(bases, v & 0x7fffffffu), (v >> 31) != 0);
+        acc = G::add_point(acc, bases[v & 0x7fffffffu], (v >> 31) != 0);
     }
     if (i == 0)
-        G::store(buckets, b, acc);
+        buckets[b] = acc;
     else
-        G::store(extra, k - t - 1, acc);
+        extra[k - t - 1] = acc;
 }
 
 // Owner of each task of sorted position t.

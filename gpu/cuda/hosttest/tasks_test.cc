@@ -13,7 +13,7 @@
 
 using namespace c2;
 
-struct IntGroup : plain_memory<uint64_t, uint64_t> {
+struct IntGroup {
     using acc_t = uint64_t;
     using point_t = uint64_t;
     static acc_t zero() { return 0; }
@@ -22,7 +22,7 @@ struct IntGroup : plain_memory<uint64_t, uint64_t> {
 };
 
 // Counts the points a task adds.
-struct CountGroup : plain_memory<uint64_t, uint64_t> {
+struct CountGroup {
     using acc_t = uint64_t;
     using point_t = uint64_t;
     static acc_t zero() { return 0; }
