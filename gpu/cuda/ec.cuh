@@ -44,15 +44,20 @@ struct add_order<fp2_t> {
 };
 
 // Whether the additions compute y3 = r (qq - x3) - y1 ppp as one fused
-// product F::prod_diff (one Montgomery reduction instead of two; Fp) or as
-// two products and a subtraction (Fp2).
+// product F::prod_diff (one Montgomery reduction instead of two; Fp unless
+// C2_FUSED_Y_G1=0) or as two products and a subtraction (Fp2: one chain of
+// four products is 10 % slower there than two Fp2 products, BENCHMARKS.md
+// session 13).
+#ifndef C2_FUSED_Y_G1
+#define C2_FUSED_Y_G1 1
+#endif
 template <class F>
 struct fused_y {
     static constexpr bool value = false;
 };
 template <class P>
 struct fused_y<Fe<P>> {
-    static constexpr bool value = true;
+    static constexpr bool value = C2_FUSED_Y_G1;
 };
 
 template <class F>
