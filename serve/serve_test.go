@@ -389,10 +389,17 @@ func TestShutdownDrains(t *testing.T) {
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- ts.srv.Shutdown(context.Background()) }()
+	// Submit only once the engine is draining: a submission that wins the
+	// race with Shutdown is queued, and resubmitting its id answers with
+	// that job rather than an error.
+	e := ts.srv.Engine
 	require.Eventually(t, func() bool {
-		_, err := ts.client.SubmitProof(ctx, porepReq("late", "late", pb.Priority_NORMAL))
-		return status.Code(err) == codes.Unavailable
-	}, 5*time.Second, 10*time.Millisecond, "new jobs are refused while draining")
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.closed
+	}, 5*time.Second, time.Millisecond, "the engine starts draining")
+	_, err := ts.client.SubmitProof(ctx, porepReq("late", "late", pb.Priority_NORMAL))
+	assert.Equal(t, codes.Unavailable, status.Code(err), "new jobs are refused while draining")
 	// Calls are still answered while the queue drains.
 	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
 	require.NoError(t, err)
