@@ -28,10 +28,6 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-func init() {
-	register("bench", "benchmark the proving pipeline: synthetic partitions, or synthetic C1s of a sector size (-sector-size)", runBench)
-}
-
 // benchResult is what `c2 bench -json` prints.
 type benchResult struct {
 	LogSize        int                `json:"log_size"`
@@ -71,8 +67,7 @@ type benchDevice struct {
 }
 
 // runBench implements `c2 bench`.
-func runBench(args []string) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+func runBench(fs *flag.FlagSet, args []string) error {
 	logSize := fs.Int("log", 16, "partition size: 2^log constraints")
 	parts := fs.Int("partitions", 10, "partitions per call")
 	conc := fs.Int("concurrency", 1, "concurrent calls, each proving -partitions partitions")

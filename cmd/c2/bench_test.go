@@ -16,14 +16,14 @@ import (
 // refused.
 func TestBenchSectorNeedsParams(t *testing.T) {
 	empty := t.TempDir()
-	err := runBench([]string{"-sector-size", "2KiB", "-params", empty, "-devices", "cpu"})
+	err := run(t, "bench", "-sector-size", "2KiB", "-params", empty, "-devices", "cpu")
 	require.ErrorContains(t, err, "c2 setup --sector-size 2KiB")
-	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-c1", "x.json"}))
-	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-proofs", "0"}))
-	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-memlimit", "-1"}))
-	require.Error(t, runBench([]string{"-sector-size", "2KiB", "-host-memory", "-1"}))
-	require.Error(t, runBench([]string{"-sector-size", "3KiB", "-params", empty}))
-	require.Error(t, runBench([]string{"-sector-size", "2KiB", "stray"}))
+	require.Error(t, run(t, "bench", "-sector-size", "2KiB", "-c1", "x.json"))
+	require.Error(t, run(t, "bench", "-sector-size", "2KiB", "-proofs", "0"))
+	require.Error(t, run(t, "bench", "-sector-size", "2KiB", "-memlimit", "-1"))
+	require.Error(t, run(t, "bench", "-sector-size", "2KiB", "-host-memory", "-1"))
+	require.Error(t, run(t, "bench", "-sector-size", "3KiB", "-params", empty))
+	require.Error(t, run(t, "bench", "-sector-size", "2KiB", "stray"))
 }
 
 // c2 bench -sector-size proves synthetic C1 outputs end to end on the CPU
@@ -43,14 +43,14 @@ func TestBenchSector2KiB(t *testing.T) {
 	defer devnull.Close()
 	os.Stdout = devnull
 	defer func() { os.Stdout = stdout }()
-	require.NoError(t, runBench([]string{"-sector-size", "2KiB", "-v1_1", "-params", dir, "-devices", "cpu", "-proofs", "1", "-json"}))
+	require.NoError(t, run(t, "bench", "-sector-size", "2KiB", "-v1_1", "-params", dir, "-devices", "cpu", "-proofs", "1", "-json"))
 }
 
 // c2 bench -c1 reads its input as prove does (porep.ReadC1): a directory
 // is refused as not a regular file, naming it.
 func TestBenchC1RefusesDirectory(t *testing.T) {
 	dir := t.TempDir()
-	err := runBench([]string{"-c1", dir, "-params", t.TempDir(), "-devices", "cpu"})
+	err := run(t, "bench", "-c1", dir, "-params", t.TempDir(), "-devices", "cpu")
 	require.ErrorContains(t, err, "not a regular file")
 	require.ErrorContains(t, err, dir)
 }

@@ -13,12 +13,7 @@ import (
 	"github.com/sealc2/c2/porep/inputs"
 )
 
-func init() {
-	register("c1gen", "write a synthetic but valid C1 output for a sector size, without sealing", runC1gen)
-}
-
-func runC1gen(args []string) error {
-	fs := flag.NewFlagSet("c1gen", flag.ContinueOnError)
+func runC1gen(fs *flag.FlagSet, args []string) error {
 	size := fs.String("sector-size", "", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count (required unless --proof)")
 	v11 := fs.Bool("v1_1", false, "make a StackedDrg*V1_1 proof (default StackedDrg*V1)")
 	proofName := fs.String("proof", "", "registered proof name, e.g. StackedDrg32GiBV1_1 (instead of --sector-size and --v1_1)")
@@ -27,14 +22,6 @@ func runC1gen(args []string) error {
 	out := fs.String("out", "", "file to write (default standard output); written to a temporary file beside it, then renamed")
 	wrap := fs.Bool("commit2in", false, "wrap the C1 JSON in a Commit2In object (lotus-bench's format)")
 	check := fs.Bool("check", false, "decode the output again and check every partition's vanilla proofs natively")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: c2 c1gen (--sector-size SIZE [--v1_1] | --proof NAME) [--seed HEX] [--out FILE] [--commit2in] [--check]\n\n"+
-			"Writes the C1 output of a synthetic committed-capacity sector: the vanilla proofs\n"+
-			"answer the real challenges of its replica id and seed, so C2 accepts it and its\n"+
-			"circuits are satisfied, but only the challenged nodes and their parents carry\n"+
-			"labels, so it proves nothing on chain. The same flags give the same bytes.")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestC1genWritesValidC1(t *testing.T) {
 		{[]string{"--proof", "StackedDrg2KiBV1_1"}, inputs.StackedDrg2KiBV1_1},
 	} {
 		out := filepath.Join(dir, tc.proof.String()+".json")
-		require.NoError(t, runC1gen(append(tc.args, "--seed", "c0ffee", "--check", "--out", out)))
+		require.NoError(t, run(t, "c1gen", append(tc.args, "--seed", "c0ffee", "--check", "--out", out)...))
 		raw, err := os.ReadFile(out)
 		require.NoError(t, err)
 		c1, err := porep.DecodeC1(raw)
@@ -65,8 +65,8 @@ func TestC1genCommit2InAndSectorID(t *testing.T) {
 	dir := t.TempDir()
 	plain, wrapped := filepath.Join(dir, "c1.json"), filepath.Join(dir, "c2in.json")
 	args := []string{"--sector-size", "2KiB", "--v1_1", "--sector-id", "77"}
-	require.NoError(t, runC1gen(append(args, "--out", plain)))
-	require.NoError(t, runC1gen(append(args, "--commit2in", "--out", wrapped)))
+	require.NoError(t, run(t, "c1gen", append(args, "--out", plain)...))
+	require.NoError(t, run(t, "c1gen", append(args, "--commit2in", "--out", wrapped)...))
 	a, err := os.ReadFile(plain)
 	require.NoError(t, err)
 	b, err := os.ReadFile(wrapped)
@@ -103,7 +103,7 @@ func TestC1genRefusesBadFlags(t *testing.T) {
 		{"--sector-size", "2KiB", "--out", filepath.Join(dir, "missing", "c1.json")},
 		{"--sector-size", "2KiB", "--out", dir}, // a directory
 	} {
-		require.Error(t, runC1gen(args), "%q", args)
+		require.Error(t, run(t, "c1gen", args...), "%q", args)
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

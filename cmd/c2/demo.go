@@ -18,18 +18,13 @@ import (
 	"github.com/sealc2/c2/internal/synth"
 )
 
-func init() {
-	register("demo", "prove an embedded 2 KiB sector's C1 output (development parameters, cached)", runDemo)
-}
-
 // demoC1 is the C1 output of a 2 KiB sector sealed by rust-fil-proofs
 // (testdata/refgen/out/porep-2k/c1.json).
 //
 //go:embed demodata/c1-2kib.json
 var demoC1 []byte
 
-func runDemo(args []string) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+func runDemo(fs *flag.FlagSet, args []string) error {
 	synthetic := fs.Bool("synthetic", false, "prove a synthetic PoRep-shaped circuit instead of the 2 KiB C1")
 	logSize := fs.Int("log", 16, "with -synthetic: circuit size, 2^log constraints")
 	seed := fs.Uint64("seed", 1, "with -synthetic: seed of the circuit and its witness")

@@ -8,12 +8,7 @@ import (
 	"github.com/sealc2/c2/gpu/cuda"
 )
 
-func init() {
-	register("devices", "list the CUDA devices c2 can use (or say why none)", runDevices)
-}
-
-func runDevices(args []string) error {
-	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
+func runDevices(fs *flag.FlagSet, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

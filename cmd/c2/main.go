@@ -1,27 +1,138 @@
 // Command c2 produces and checks Filecoin Groth16 (BLS12-381) proofs: PoRep
-// C2, Window and Winning PoSt, and SnapDeals updates.
+// C2, Window and Winning PoSt, and SnapDeals updates. It also generates
+// development parameters and synthetic C1 outputs, benchmarks the proving
+// pipeline and runs a proving daemon for Curio.
 //
-//	c2 demo          prove an embedded 2 KiB sector's C1 output (development parameters)
-//	c2 prove         prove a C1 output with a sector size's parameters
-//	c2 post-prove    prove a Window or Winning PoSt from per-sector vanilla proofs
-//	c2 update-prove  prove a SnapDeals update from its vanilla partition proofs
-//	c2 verify        verify a proof file against a .vk/.params file and public inputs
-//	c2 setup         generate INSECURE development parameters (PoRep, PoSt, SnapDeals)
-//	c2 c1gen         write a synthetic but valid C1 output for a sector size
-//	c2 bench         run synthetic partitions or C1s through the pipeline
-//	c2 serve         run a proving daemon speaking Curio's cuzk.v1 gRPC protocol
-//	c2 devices       list CUDA devices, or say why there are none
+// Usage:
 //
-// Run `c2 <command> -h` for a command's flags.
+//	c2 <command> [flags]
+//
+// Run `c2 -h` for the list of commands and `c2 <command> -h` for a
+// command's flags.
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
+	"strings"
 )
+
+// A command is a c2 subcommand.
+type command struct {
+	// UsageLine is the one-line usage message, "c2 NAME ..."; its second
+	// word is the command's name.
+	UsageLine string
+	// Short is the one-line summary `c2 -h` prints.
+	Short string
+	// Long is the description `c2 NAME -h` prints after the usage line
+	// and before the flags; it may be empty.
+	Long string
+	// Run defines the command's flags on fs, parses args with them
+	// (parseFlags) and runs the command.
+	Run func(fs *flag.FlagSet, args []string) error
+}
+
+// commands are the c2 subcommands; `c2 -h` lists them sorted by name.
+var commands = []*command{
+	{
+		UsageLine: "c2 demo [--synthetic [--log N] [--seed N]] [--params DIR] [--backend NAME]",
+		Short:     "prove an embedded 2 KiB sector's C1 output (development parameters, cached)",
+		Run:       runDemo,
+	},
+	{
+		UsageLine: "c2 prove --c1 FILE --params PATH [--out FILE] [flags]",
+		Short:     "prove a PoRep C1 output (seal commit phase 2)",
+		Run:       runProve,
+	},
+	{
+		UsageLine: "c2 post-prove --proof NAME --randomness HEX --vanilla FILE... --params PATH [--partition K] [--out FILE] [flags]",
+		Short:     "prove a Window or Winning PoSt from per-sector vanilla proofs",
+		Run:       runPoStProve,
+	},
+	{
+		UsageLine: "c2 update-prove --proof NAME --comm-r-old HEX --comm-r-new HEX --comm-d-new HEX --vanilla FILE... --params PATH [--out FILE] [flags]",
+		Short:     "prove a SnapDeals sector update from its vanilla partition proofs",
+		Run:       runUpdateProve,
+	},
+	{
+		UsageLine: "c2 verify --vk KEY --proof FILE (--c1 FILE | --inputs FILE)",
+		Short:     "verify a proof file against a .vk/.params file and public inputs",
+		Long:      "Exit status 0 when every proof is valid.",
+		Run:       runVerify,
+	},
+	{
+		UsageLine: "c2 setup (--sector-size SIZE | --post NAME | --update NAME) --out DIR",
+		Short:     "generate INSECURE development parameters for a PoRep sector size, a PoSt or a SnapDeals proof",
+		Long: "Generates Groth16 parameters for the PoRep circuit of one sector size, or the\n" +
+			"PoSt circuit of one registered PoSt proof, or the SnapDeals circuit of one\n" +
+			"registered update proof, from a\n" +
+			"single-party random setup. THEY ARE INSECURE: proofs made with them are\n" +
+			"worthless on chain. Files are named " + devPrefix + "<official name>.{params,vk}.",
+		Run: runSetup,
+	},
+	{
+		UsageLine: "c2 c1gen (--sector-size SIZE [--v1_1] | --proof NAME) [--seed HEX] [--out FILE] [--commit2in] [--check]",
+		Short:     "write a synthetic but valid C1 output for a sector size, without sealing",
+		Long: "Writes the C1 output of a synthetic committed-capacity sector: the vanilla proofs\n" +
+			"answer the real challenges of its replica id and seed, so C2 accepts it and its\n" +
+			"circuits are satisfied, but only the challenged nodes and their parents carry\n" +
+			"labels, so it proves nothing on chain. The same flags give the same bytes.",
+		Run: runC1gen,
+	},
+	{
+		UsageLine: "c2 bench [-sector-size SIZE -params DIR | -c1 FILE -params PATH] [flags]",
+		Short:     "benchmark the proving pipeline: synthetic partitions, or synthetic C1s of a sector size (-sector-size)",
+		Run:       runBench,
+	},
+	{
+		UsageLine: "c2 serve [--config FILE] [flags]",
+		Short:     "run a proving daemon speaking Curio's cuzk.v1 gRPC protocol",
+		Long: "Proves for Curio: answers the cuzk.v1.ProvingEngine gRPC service (PoRep C2,\n" +
+			"SnapDeals, Window PoSt partitions, Winning PoSt), so that setting Curio's\n" +
+			"[Cuzk] Address to this daemon replaces cuzk. A second signal cancels the\n" +
+			"running jobs at once.",
+		Run: runServe,
+	},
+	{
+		UsageLine: "c2 devices",
+		Short:     "list the CUDA devices c2 can use (or say why none)",
+		Run:       runDevices,
+	},
+}
+
+// Name returns the command's name, the second word of its UsageLine.
+func (c *command) Name() string {
+	return strings.Fields(c.UsageLine)[1]
+}
+
+// FlagSet returns a new, empty flag set for the command whose usage prints
+// the usage line, the description and the flags the command defines.
+func (c *command) FlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet(c.Name(), flag.ContinueOnError)
+	fs.Usage = func() {
+		text := "usage: " + c.UsageLine
+		if c.Long != "" {
+			text += "\n\n" + c.Long
+		}
+		fmt.Fprintln(fs.Output(), text)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// lookup returns the command called name, or nil.
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.Name() == name {
+			return c
+		}
+	}
+	return nil
+}
 
 // parseFlags parses args with fs and refuses positional arguments: flag
 // parsing stops at the first one, so a stray word would silently drop every
@@ -36,32 +147,19 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-type command struct {
-	summary string
-	run     func(args []string) error
-}
-
-var commands = map[string]command{}
-
-// register adds a subcommand; each command's file registers itself.
-func register(name, summary string, run func(args []string) error) {
-	commands[name] = command{summary, run}
-}
-
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: c2 <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	sorted := slices.SortedFunc(slices.Values(commands), func(a, b *command) int {
+		return cmp.Compare(a.Name(), b.Name())
+	})
 	width := 0
-	for _, n := range names {
-		width = max(width, len(n))
+	for _, c := range sorted {
+		width = max(width, len(c.Name()))
 	}
-	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-*s %s\n", width, n, commands[n].summary)
+	for _, c := range sorted {
+		fmt.Fprintf(os.Stderr, "  %-*s %s\n", width, c.Name(), c.Short)
 	}
+	fmt.Fprintln(os.Stderr, "\nRun `c2 <command> -h` for a command's flags.")
 }
 
 func main() {
@@ -69,19 +167,19 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	cmd, ok := commands[os.Args[1]]
-	if !ok {
+	cmd := lookup(os.Args[1])
+	if cmd == nil {
 		if os.Args[1] != "-h" && os.Args[1] != "help" && os.Args[1] != "--help" {
 			fmt.Fprintf(os.Stderr, "c2: unknown command %q\n", os.Args[1])
 		}
 		usage()
 		os.Exit(2)
 	}
-	if err := cmd.run(os.Args[2:]); err != nil {
+	if err := cmd.Run(cmd.FlagSet(), os.Args[2:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(2)
 		}
-		fmt.Fprintf(os.Stderr, "c2 %s: %v\n", os.Args[1], err)
+		fmt.Fprintf(os.Stderr, "c2 %s: %v\n", cmd.Name(), err)
 		os.Exit(1)
 	}
 }

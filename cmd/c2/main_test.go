@@ -1,9 +1,12 @@
 package main
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,12 +21,24 @@ import (
 
 const porepRefgen = "../../testdata/refgen/out/porep-2k/"
 
+// run runs the c2 command name with args as main does: on a new flag set
+// from the command table.
+func run(t *testing.T, name string, args ...string) error {
+	t.Helper()
+	c := lookup(name)
+	if c == nil {
+		t.Errorf("no c2 command %q", name) // not Fatal: run is called from goroutines too
+		return fmt.Errorf("no c2 command %q", name)
+	}
+	return c.Run(c.FlagSet(), args)
+}
+
 // bellperson's C2 proof of the committed 2 KiB C1 under bellperson's key,
 // checked the way a verifier does: public inputs derived from the C1.
 func TestVerifyBellpersonProof(t *testing.T) {
 	args := []string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", porepRefgen + "bellperson-c2.proof"}
-	require.NoError(t, runVerify(append(args, "--c1", porepRefgen+"c1.json")))
-	require.NoError(t, runVerify(append(args, "--inputs", porepRefgen+"inputs-p0.bin")), "inputs given as a file")
+	require.NoError(t, run(t, "verify", append(args, "--c1", porepRefgen+"c1.json")...))
+	require.NoError(t, run(t, "verify", append(args, "--inputs", porepRefgen+"inputs-p0.bin")...), "inputs given as a file")
 
 	// The same proof with one byte of C changed is refused.
 	raw, err := os.ReadFile(porepRefgen + "bellperson-c2.proof")
@@ -31,38 +46,38 @@ func TestVerifyBellpersonProof(t *testing.T) {
 	raw[len(raw)-1] ^= 1
 	bad := filepath.Join(t.TempDir(), "bad.proof")
 	require.NoError(t, os.WriteFile(bad, raw, 0o644))
-	err = runVerify([]string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", bad, "--c1", porepRefgen + "c1.json"})
+	err = run(t, "verify", "--vk", porepRefgen+"bellperson-porep-2k.vk", "--proof", bad, "--c1", porepRefgen+"c1.json")
 	require.Error(t, err)
 
 	// Inputs of the wrong length name the file.
 	short := filepath.Join(t.TempDir(), "short.bin")
 	require.NoError(t, os.WriteFile(short, make([]byte, 31), 0o644))
-	err = runVerify(append(args, "--inputs", short))
+	err = run(t, "verify", append(args, "--inputs", short)...)
 	require.ErrorContains(t, err, short)
 
 	// Another sector's inputs (the 8 MiB C1) do not fit this key.
-	err = runVerify(append(args, "--c1", "../../testdata/refgen/out/porep-8m/c1.json"))
+	err = run(t, "verify", append(args, "--c1", "../../testdata/refgen/out/porep-8m/c1.json")...)
 	require.Error(t, err)
 }
 
 func TestVerifyNeedsItsFlags(t *testing.T) {
-	require.Error(t, runVerify(nil))
-	require.Error(t, runVerify([]string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", porepRefgen + "bellperson-c2.proof"}),
+	require.Error(t, run(t, "verify"))
+	require.Error(t, run(t, "verify", "--vk", porepRefgen+"bellperson-porep-2k.vk", "--proof", porepRefgen+"bellperson-c2.proof"),
 		"neither --c1 nor --inputs")
-	require.Error(t, runVerify([]string{"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", porepRefgen + "bellperson-c2.proof",
-		"--c1", porepRefgen + "c1.json", "--inputs", porepRefgen + "inputs-p0.bin"}), "both --c1 and --inputs")
+	require.Error(t, run(t, "verify", "--vk", porepRefgen+"bellperson-porep-2k.vk", "--proof", porepRefgen+"bellperson-c2.proof",
+		"--c1", porepRefgen+"c1.json", "--inputs", porepRefgen+"inputs-p0.bin"), "both --c1 and --inputs")
 	var fe *groth16.FormatError
-	require.ErrorAs(t, runVerify([]string{"--vk", porepRefgen + "c1.json", "--proof", porepRefgen + "bellperson-c2.proof",
-		"--inputs", porepRefgen + "inputs-p0.bin"}), &fe, "a JSON file is no verifying key")
+	require.ErrorAs(t, run(t, "verify", "--vk", porepRefgen+"c1.json", "--proof", porepRefgen+"bellperson-c2.proof",
+		"--inputs", porepRefgen+"inputs-p0.bin"), &fe, "a JSON file is no verifying key")
 }
 
 func TestProveRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "proof.bin")
-	require.Error(t, runProve([]string{"--params", dir}), "--c1 is required")
+	require.Error(t, run(t, "prove", "--params", dir), "--c1 is required")
 
 	// No parameters for the shape in the directory.
-	err := runProve([]string{"--c1", porepRefgen + "c1.json", "--params", dir, "--out", out})
+	err := run(t, "prove", "--c1", porepRefgen+"c1.json", "--params", dir, "--out", out)
 	require.ErrorIs(t, err, c2.ErrNoParams)
 	require.ErrorContains(t, err, "v28-stacked-proof-of-replication")
 	require.NoFileExists(t, out)
@@ -73,13 +88,13 @@ func TestProveRefusesBadInput(t *testing.T) {
 	trunc := filepath.Join(dir, "c1.json")
 	require.NoError(t, os.WriteFile(trunc, raw[:len(raw)/2], 0o644))
 	var ce *porep.C1Error
-	require.ErrorAs(t, runProve([]string{"--c1", trunc, "--params", dir, "--out", out}), &ce)
+	require.ErrorAs(t, run(t, "prove", "--c1", trunc, "--params", dir, "--out", out), &ce)
 	require.NoFileExists(t, out)
 }
 
 func TestSetupRefusesBadSize(t *testing.T) {
-	require.Error(t, runSetup([]string{"--out", t.TempDir(), "--sector-size", "3KiB"}))
-	require.Error(t, runSetup([]string{"--sector-size", "2KiB"}), "--out is required")
+	require.Error(t, run(t, "setup", "--out", t.TempDir(), "--sector-size", "3KiB"))
+	require.Error(t, run(t, "setup", "--sector-size", "2KiB"), "--out is required")
 }
 
 // A stray word used to stop flag parsing and silently drop the flags after
@@ -87,13 +102,11 @@ func TestSetupRefusesBadSize(t *testing.T) {
 func TestStrayArgumentsRefused(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "proof.bin")
-	err := runProve([]string{"--c1", porepRefgen + "c1.json", "stray", "--out", out, "--params", dir})
+	err := run(t, "prove", "--c1", porepRefgen+"c1.json", "stray", "--out", out, "--params", dir)
 	require.ErrorContains(t, err, `unexpected argument "stray"`)
 	require.NoFileExists(t, out)
-	for name, run := range map[string]func([]string) error{
-		"setup": runSetup, "verify": runVerify, "demo": runDemo, "devices": runDevices,
-	} {
-		require.ErrorContains(t, run([]string{"stray"}), `unexpected argument "stray"`, name)
+	for _, name := range []string{"setup", "verify", "demo", "devices"} {
+		require.ErrorContains(t, run(t, name, "stray"), `unexpected argument "stray"`, name)
 	}
 }
 
@@ -114,9 +127,9 @@ func TestProveChecksOutputFirst(t *testing.T) {
 	dir := t.TempDir()
 	// No parameters in dir: the old code reported ErrNoParams (or, with
 	// parameters, proved) before looking at --out.
-	err := runProve([]string{"--c1", porepRefgen + "c1.json", "--params", dir, "--out", dir})
+	err := run(t, "prove", "--c1", porepRefgen+"c1.json", "--params", dir, "--out", dir)
 	require.ErrorContains(t, err, "is a directory")
-	err = runProve([]string{"--c1", porepRefgen + "c1.json", "--params", dir, "--out", filepath.Join(dir, "missing", "proof.bin")})
+	err = run(t, "prove", "--c1", porepRefgen+"c1.json", "--params", dir, "--out", filepath.Join(dir, "missing", "proof.bin"))
 	require.Error(t, err)
 	require.NotErrorIs(t, err, c2.ErrNoParams)
 	entries, err := os.ReadDir(dir)
@@ -130,7 +143,7 @@ func TestSetupChecksOutputFirst(t *testing.T) {
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	done := make(chan error, 1)
-	go func() { done <- runSetup([]string{"--sector-size", "2KiB", "--out", filepath.Join(file, "sub")}) }()
+	go func() { done <- run(t, "setup", "--sector-size", "2KiB", "--out", filepath.Join(file, "sub")) }()
 	select {
 	case err := <-done:
 		require.Error(t, err)
@@ -141,7 +154,7 @@ func TestSetupChecksOutputFirst(t *testing.T) {
 	// A directory where the .params file goes is refused before the setup.
 	s, _ := porep.ShapeBySize(2048)
 	require.NoError(t, os.Mkdir(filepath.Join(dir, devPrefix+s.ParamsName()+".params"), 0o755))
-	go func() { done <- runSetup([]string{"--sector-size", "2KiB", "--out", dir}) }()
+	go func() { done <- run(t, "setup", "--sector-size", "2KiB", "--out", dir) }()
 	select {
 	case err := <-done:
 		require.ErrorContains(t, err, "is a directory")
@@ -179,7 +192,7 @@ func TestOutputCommitAndAbort(t *testing.T) {
 // adir: no such device", and a C1 was read whole whatever its size.
 func TestSpecialInputs(t *testing.T) {
 	dir := t.TempDir()
-	err := runVerify([]string{"--vk", dir, "--proof", porepRefgen + "bellperson-c2.proof", "--inputs", porepRefgen + "inputs-p0.bin"})
+	err := run(t, "verify", "--vk", dir, "--proof", porepRefgen+"bellperson-c2.proof", "--inputs", porepRefgen+"inputs-p0.bin")
 	require.ErrorContains(t, err, "is a directory")
 	require.NotContains(t, err.Error(), "mmap")
 
@@ -188,7 +201,7 @@ func TestSpecialInputs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(porep.MaxC1Size+1)) // sparse
 	require.NoError(t, f.Close())
-	err = runProve([]string{"--c1", big, "--params", dir, "--out", filepath.Join(dir, "p.bin")})
+	err = run(t, "prove", "--c1", big, "--params", dir, "--out", filepath.Join(dir, "p.bin"))
 	require.ErrorIs(t, err, porep.ErrTooLarge)
 
 	if runtime.GOOS != "linux" {
@@ -202,10 +215,31 @@ func TestSpecialInputs(t *testing.T) {
 		"verify --vk":    {"--vk", fifo, "--proof", porepRefgen + "bellperson-c2.proof", "--inputs", porepRefgen + "inputs-p0.bin"},
 		"verify --proof": {"--vk", porepRefgen + "bellperson-porep-2k.vk", "--proof", fifo, "--inputs", porepRefgen + "inputs-p0.bin"},
 	} {
-		run := runVerify
+		cmd := "verify"
 		if name == "prove --c1" {
-			run = runProve
+			cmd = "prove"
 		}
-		specialfile.RequireRefused(t, name, "regular file", func() error { return run(args) })
+		specialfile.RequireRefused(t, name, "regular file", func() error { return run(t, cmd, args...) })
 	}
+}
+
+// The command table: every usage line starts "c2 NAME", names are unique,
+// and a command's -h prints its usage line and description.
+func TestCommandTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range commands {
+		require.True(t, strings.HasPrefix(c.UsageLine, "c2 "+c.Name()), c.UsageLine)
+		require.False(t, seen[c.Name()], "two commands %q", c.Name())
+		seen[c.Name()] = true
+		require.NotEmpty(t, c.Short, c.Name())
+		require.Same(t, c, lookup(c.Name()))
+
+		var b strings.Builder
+		fs := c.FlagSet()
+		fs.SetOutput(&b)
+		require.ErrorIs(t, c.Run(fs, []string{"-h"}), flag.ErrHelp, c.Name())
+		require.True(t, strings.HasPrefix(b.String(), "usage: "+c.UsageLine+"\n"), c.Name())
+		require.Contains(t, b.String(), c.Long, c.Name())
+	}
+	require.Nil(t, lookup("nope"))
 }

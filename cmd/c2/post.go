@@ -16,10 +16,6 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-func init() {
-	register("post-prove", "prove a Window or Winning PoSt from per-sector vanilla proofs", runPoStProve)
-}
-
 // postSetup makes the development parameters of the registered PoSt proof
 // name (c2 setup --post NAME).
 func postSetup(name, dir string) error {
@@ -36,8 +32,7 @@ type filesFlag []string
 func (f *filesFlag) String() string     { return strings.Join(*f, " ") }
 func (f *filesFlag) Set(v string) error { *f = append(*f, v); return nil }
 
-func runPoStProve(args []string) error {
-	fs := flag.NewFlagSet("post-prove", flag.ContinueOnError)
+func runPoStProve(fs *flag.FlagSet, args []string) error {
 	name := fs.String("proof", "", "registered PoSt proof, e.g. StackedDrgWindow32GiBV1_2 or StackedDrgWinning32GiBV1 (required)")
 	rnd := fs.String("randomness", "", "the PoSt randomness: 64 hex digits, a canonical scalar's 32 bytes (required)")
 	f := addCircuitFlags(fs, "a sector's vanilla proof (bincode from generate_single_vanilla_proof, or its JSON object), or a JSON array of them; repeat in sector order (required)")

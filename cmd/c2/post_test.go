@@ -23,7 +23,7 @@ const postRefgen = "../../testdata/refgen/out/post-2k/"
 func TestPoStSetupAndProve(t *testing.T) {
 	dir := t.TempDir()
 	const name = "StackedDrgWindow2KiBV1_2"
-	require.NoError(t, runSetup([]string{"--post", name, "--out", dir}))
+	require.NoError(t, run(t, "setup", "--post", name, "--out", dir))
 	s, _ := post.ShapeByName(name)
 	vkPath := filepath.Join(dir, devPrefix+s.ParamsName()+".vk")
 	require.FileExists(t, vkPath)
@@ -33,7 +33,7 @@ func TestPoStSetupAndProve(t *testing.T) {
 	const rnd = "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d"
 	args := []string{"--proof", name, "--randomness", rnd, "--params", dir, "--out", out, "--trust-params",
 		"--vanilla", v + "vanilla-5001.bin", "--vanilla", v + "vanilla-5002.bin", "--vanilla", v + "vanilla-5003.bin"}
-	require.NoError(t, runPoStProve(args))
+	require.NoError(t, run(t, "post-prove", args...))
 
 	requireProofsVerify(t, out, vkPath, v, 2)
 
@@ -41,8 +41,8 @@ func TestPoStSetupAndProve(t *testing.T) {
 	whole, err := os.ReadFile(out)
 	require.NoError(t, err)
 	one := filepath.Join(dir, "p1.proof")
-	require.NoError(t, runPoStProve([]string{"--proof", name, "--randomness", rnd, "--params", dir, "--out", one,
-		"--trust-params", "--partition", "1", "--vanilla", v + "vanilla-5003.bin"}))
+	require.NoError(t, run(t, "post-prove", "--proof", name, "--randomness", rnd, "--params", dir, "--out", one,
+		"--trust-params", "--partition", "1", "--vanilla", v+"vanilla-5003.bin"))
 	vk, proofs := refgen.KeyAndProofs(t, vkPath, one)
 	require.Len(t, proofs, 1)
 	require.NoError(t, groth16.Verify(vk, &proofs[0], refgen.ReadScalars(t, filepath.Join(v, "inputs-p1.bin"))))
@@ -65,19 +65,19 @@ func requireProofsVerify(t *testing.T, out, vkPath, dir string, n int) {
 func TestPoStProveRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "post.proof")
-	require.Error(t, runSetup([]string{"--post", "StackedDrgWindow3KiBV1", "--out", dir}))
-	require.Error(t, runPoStProve([]string{"--params", dir}), "flags are required")
+	require.Error(t, run(t, "setup", "--post", "StackedDrgWindow3KiBV1", "--out", dir))
+	require.Error(t, run(t, "post-prove", "--params", dir), "flags are required")
 
 	v := postRefgen + "winning-2k-v1/"
 	const rnd = "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d"
 	base := []string{"--proof", "StackedDrgWinning2KiBV1", "--params", dir, "--out", out}
 	var ie *post.InputError
-	require.ErrorAs(t, runPoStProve(append(base, "--randomness", "12", "--vanilla", v+"vanilla-5002.bin")), &ie)
-	require.ErrorAs(t, runPoStProve(append(base, "--randomness", rnd, "--partition", "0", "--vanilla", v+"vanilla-5002.bin")), &ie)
+	require.ErrorAs(t, run(t, "post-prove", append(base, "--randomness", "12", "--vanilla", v+"vanilla-5002.bin")...), &ie)
+	require.ErrorAs(t, run(t, "post-prove", append(base, "--randomness", rnd, "--partition", "0", "--vanilla", v+"vanilla-5002.bin")...), &ie)
 	require.Equal(t, "partition", ie.Field, "a Winning PoSt has no partitions to pick")
-	require.ErrorAs(t, runPoStProve(append(base, "--randomness", rnd, "--partition", "-2", "--vanilla", v+"vanilla-5002.bin")), &ie)
+	require.ErrorAs(t, run(t, "post-prove", append(base, "--randomness", rnd, "--partition", "-2", "--vanilla", v+"vanilla-5002.bin")...), &ie)
 	// The JSON array form is read; without parameters the lookup fails, naming the official file.
-	err := runPoStProve(append(base, "--randomness", rnd, "--vanilla", v+"vanilla.json"))
+	err := run(t, "post-prove", append(base, "--randomness", rnd, "--vanilla", v+"vanilla.json")...)
 	require.ErrorIs(t, err, c2.ErrNoParams)
 	s, _ := post.ShapeByName("StackedDrgWinning2KiBV1")
 	require.ErrorContains(t, err, s.ParamsName())

@@ -9,12 +9,7 @@ import (
 	"github.com/sealc2/c2/porep"
 )
 
-func init() {
-	register("prove", "prove a PoRep C1 output (seal commit phase 2)", runProve)
-}
-
-func runProve(args []string) error {
-	fs := flag.NewFlagSet("prove", flag.ContinueOnError)
+func runProve(fs *flag.FlagSet, args []string) error {
 	c1Path := fs.String("c1", "", "C1 output: filecoin-ffi JSON, or a Commit2In wrapper (required)")
 	f := addProveFlags(fs, "shape's")
 	if err := parseFlags(fs, args); err != nil {

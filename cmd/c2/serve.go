@@ -18,13 +18,8 @@ import (
 	"github.com/sealc2/c2/serve"
 )
 
-func init() {
-	register("serve", "run a proving daemon speaking Curio's cuzk.v1 gRPC protocol", runServe)
-}
-
 // runServe implements `c2 serve`.
-func runServe(args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+func runServe(fs *flag.FlagSet, args []string) error {
 	configPath := fs.String("config", "", "TOML configuration file (flags override it)")
 	listen := fs.String("listen", "", `gRPC address: "host:port" or "unix:///path" (default 127.0.0.1:9820)`)
 	metricsListen := fs.String("metrics-listen", "", `address of the HTTP /metrics listener (default 127.0.0.1:9821; "none" disables it)`)
@@ -37,14 +32,6 @@ func runServe(args []string) error {
 	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,wpost-32g" (porep-, snap-, wpost-, winning- with 2k, 8m, 512m, 32g, 64g)`)
 	jobTimeout := fs.String("job-timeout", "", `per proof kind, how long a job may take from submission, e.g. "winning=25s,wpost=20m" (kinds porep, snap, wpost, winning; default none)`)
 	shutdown := fs.Duration("shutdown-timeout", 0, "on SIGINT/SIGTERM, how long queued and running jobs may finish before they are cancelled (default 10m)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: c2 serve [--config FILE] [flags]\n\n"+
-			"Proves for Curio: answers the cuzk.v1.ProvingEngine gRPC service (PoRep C2,\n"+
-			"SnapDeals, Window PoSt partitions, Winning PoSt), so that setting Curio's\n"+
-			"[Cuzk] Address to this daemon replaces cuzk. A second signal cancels the\n"+
-			"running jobs at once.")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

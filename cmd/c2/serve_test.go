@@ -22,14 +22,14 @@ func TestServeDevices(t *testing.T) {
 }
 
 func TestServeRefusesBadSettings(t *testing.T) {
-	assert.Error(t, runServe([]string{"--devices", "x"}))
-	assert.Error(t, runServe([]string{"--config", filepath.Join(t.TempDir(), "missing.toml")}))
-	assert.ErrorContains(t, runServe([]string{"--preload", "porep-3g"}), "porep-3g")
-	assert.ErrorContains(t, runServe([]string{"--preload", "wpost-3g"}), "wpost-3g")
-	assert.ErrorContains(t, runServe([]string{"--job-timeout", "winning=soon"}), "winning=soon")
-	assert.ErrorContains(t, runServe([]string{"--job-timeout", "post=1s"}), "post=1s")
+	assert.Error(t, run(t, "serve", "--devices", "x"))
+	assert.Error(t, run(t, "serve", "--config", filepath.Join(t.TempDir(), "missing.toml")))
+	assert.ErrorContains(t, run(t, "serve", "--preload", "porep-3g"), "porep-3g")
+	assert.ErrorContains(t, run(t, "serve", "--preload", "wpost-3g"), "wpost-3g")
+	assert.ErrorContains(t, run(t, "serve", "--job-timeout", "winning=soon"), "winning=soon")
+	assert.ErrorContains(t, run(t, "serve", "--job-timeout", "post=1s"), "post=1s")
 	path := filepath.Join(t.TempDir(), "c2.toml")
 	require.NoError(t, os.WriteFile(path, []byte(`backend = "tpu"`), 0o644))
-	assert.ErrorContains(t, runServe([]string{"--config", path}), "tpu")
-	assert.Error(t, runServe([]string{"extra"}))
+	assert.ErrorContains(t, run(t, "serve", "--config", path), "tpu")
+	assert.Error(t, run(t, "serve", "extra"))
 }

@@ -17,29 +17,15 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-func init() {
-	register("setup", "generate INSECURE development parameters for a PoRep sector size, a PoSt or a SnapDeals proof", runSetup)
-}
-
 // devPrefix starts the names of development parameter files, so that they
 // are never mistaken for the official ones.
 const devPrefix = "dev-insecure-"
 
-func runSetup(args []string) error {
-	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
+func runSetup(fs *flag.FlagSet, args []string) error {
 	size := fs.String("sector-size", "2KiB", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count")
 	postName := fs.String("post", "", "a registered PoSt proof (e.g. StackedDrgWindow2KiBV1_2): its circuit instead of PoRep's")
 	updateName := fs.String("update", "", "a registered SnapDeals update proof (e.g. StackedDrg2KiBV1): its circuit instead of PoRep's")
 	out := fs.String("out", "", "directory to write the .params and .vk files to (required)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: c2 setup (--sector-size SIZE | --post NAME | --update NAME) --out DIR\n\n"+
-			"Generates Groth16 parameters for the PoRep circuit of one sector size, or the\n"+
-			"PoSt circuit of one registered PoSt proof, or the SnapDeals circuit of one\n"+
-			"registered update proof, from a\n"+
-			"single-party random setup. THEY ARE INSECURE: proofs made with them are\n"+
-			"worthless on chain. Files are named "+devPrefix+"<official name>.{params,vk}.")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

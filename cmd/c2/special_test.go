@@ -33,20 +33,20 @@ func TestMoreSpecialInputs(t *testing.T) {
 	// (and fails the test) before it meets /dev/zero.
 	for _, c := range []struct {
 		name string
-		run  func([]string) error
+		cmd  string
 		args []string
 	}{
-		{"post-prove --vanilla FIFO", runPoStProve, postArgs(fifo)},
-		{"post-prove --vanilla /dev/zero", runPoStProve, postArgs("/dev/zero")},
-		{"post-prove --vanilla DIR", runPoStProve, postArgs(dir)},
-		{"update-prove --vanilla FIFO", runUpdateProve, updateArgs(fifo)},
-		{"update-prove --vanilla /dev/zero", runUpdateProve, updateArgs("/dev/zero")},
-		{"serve --config FIFO", runServe, []string{"--config", fifo}},
-		{"serve --config /dev/zero", runServe, []string{"--config", "/dev/zero"}},
-		{"serve --config DIR", runServe, []string{"--config", dir}},
-		{"verify --inputs FIFO", runVerify, []string{"--vk", porep2KiB + "bellperson-porep-2k.vk", "--proof", porep2KiB + "bellperson-c2.proof", "--inputs", fifo}},
+		{"post-prove --vanilla FIFO", "post-prove", postArgs(fifo)},
+		{"post-prove --vanilla /dev/zero", "post-prove", postArgs("/dev/zero")},
+		{"post-prove --vanilla DIR", "post-prove", postArgs(dir)},
+		{"update-prove --vanilla FIFO", "update-prove", updateArgs(fifo)},
+		{"update-prove --vanilla /dev/zero", "update-prove", updateArgs("/dev/zero")},
+		{"serve --config FIFO", "serve", []string{"--config", fifo}},
+		{"serve --config /dev/zero", "serve", []string{"--config", "/dev/zero"}},
+		{"serve --config DIR", "serve", []string{"--config", dir}},
+		{"verify --inputs FIFO", "verify", []string{"--vk", porep2KiB + "bellperson-porep-2k.vk", "--proof", porep2KiB + "bellperson-c2.proof", "--inputs", fifo}},
 	} {
-		specialfile.RequireRefused(t, c.name, "not a regular file", func() error { return c.run(c.args) })
+		specialfile.RequireRefused(t, c.name, "not a regular file", func() error { return run(t, c.cmd, c.args...) })
 	}
 	require.NoFileExists(t, out)
 
@@ -64,9 +64,9 @@ func TestMoreSpecialInputs(t *testing.T) {
 // parsing and silently drop the flags after it.
 func TestEveryCommandRefusesStrayArguments(t *testing.T) {
 	require.NotEmpty(t, commands)
-	for name, c := range commands {
-		err := c.run([]string{"stray", "--out", filepath.Join(t.TempDir(), "x")})
-		require.ErrorContains(t, err, `unexpected argument "stray"`, name)
+	for _, c := range commands {
+		err := run(t, c.Name(), "stray", "--out", filepath.Join(t.TempDir(), "x"))
+		require.ErrorContains(t, err, `unexpected argument "stray"`, c.Name())
 	}
 }
 
@@ -74,11 +74,11 @@ func TestEveryCommandRefusesStrayArguments(t *testing.T) {
 func TestCircuitProveChecksOutputFirst(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.bin") // read only after --out
-	err := runPoStProve([]string{"--proof", "StackedDrgWinning2KiBV1", "--randomness", "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d",
-		"--params", dir, "--out", dir, "--vanilla", missing})
+	err := run(t, "post-prove", "--proof", "StackedDrgWinning2KiBV1", "--randomness", "44434a5158676e757c7b0209101f262d34333ac1c8d7dee5ecebf2f9808f961d",
+		"--params", dir, "--out", dir, "--vanilla", missing)
 	require.ErrorContains(t, err, "is a directory")
 	zero := "0000000000000000000000000000000000000000000000000000000000000000"
-	err = runUpdateProve([]string{"--proof", "StackedDrg2KiBV1", "--comm-r-old", zero, "--comm-r-new", zero, "--comm-d-new", zero,
-		"--params", dir, "--out", dir, "--vanilla", missing})
+	err = run(t, "update-prove", "--proof", "StackedDrg2KiBV1", "--comm-r-old", zero, "--comm-r-new", zero, "--comm-d-new", zero,
+		"--params", dir, "--out", dir, "--vanilla", missing)
 	require.ErrorContains(t, err, "is a directory")
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/sealc2/c2/update"
 )
 
-func init() {
-	register("update-prove", "prove a SnapDeals sector update from its vanilla partition proofs", runUpdateProve)
-}
-
 // updateSetup makes the development parameters of the registered update
 // proof name (c2 setup --update NAME).
 func updateSetup(name, dir string) error {
@@ -35,8 +31,7 @@ func commitmentFlag(name, v string, dst *[32]byte) error {
 	return nil
 }
 
-func runUpdateProve(args []string) error {
-	fs := flag.NewFlagSet("update-prove", flag.ContinueOnError)
+func runUpdateProve(fs *flag.FlagSet, args []string) error {
 	name := fs.String("proof", "", "registered update proof, e.g. StackedDrg32GiBV1 (required)")
 	rOld := fs.String("comm-r-old", "", "the sector key's comm_r: 64 hex digits, a canonical scalar's 32 bytes (required)")
 	rNew := fs.String("comm-r-new", "", "the updated replica's comm_r, 64 hex digits (required)")

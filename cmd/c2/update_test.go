@@ -42,7 +42,7 @@ func TestUpdateProve(t *testing.T) {
 	for _, v := range []string{"vanilla-p0.bin", "vanilla.json"} {
 		out := filepath.Join(t.TempDir(), "update.proof")
 		args := append(updateArgs(t), "--params", dir, "--out", out, "--trust-params", "--vanilla", updateRefgen+v)
-		require.NoError(t, runUpdateProve(args), v)
+		require.NoError(t, run(t, "update-prove", args...), v)
 		requireProofsVerify(t, out, vkPath, updateRefgen, 1)
 	}
 }
@@ -55,32 +55,32 @@ func TestUpdateSetupAndProve(t *testing.T) {
 		t.Skip("set C2_UPDATE_E2E=1: a fresh 2 KiB SnapDeals setup takes about a minute of CPU")
 	}
 	dir := t.TempDir()
-	require.NoError(t, runSetup([]string{"--update", "StackedDrg2KiBV1", "--out", dir}))
+	require.NoError(t, run(t, "setup", "--update", "StackedDrg2KiBV1", "--out", dir))
 	s, _ := update.ShapeByName("StackedDrg2KiBV1")
 	vkPath := filepath.Join(dir, devPrefix+s.ParamsName()+".vk")
 	require.FileExists(t, vkPath)
 	out := filepath.Join(dir, "update.proof")
-	require.NoError(t, runUpdateProve(append(updateArgs(t), "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla-p0.bin")))
+	require.NoError(t, run(t, "update-prove", append(updateArgs(t), "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla-p0.bin")...))
 	requireProofsVerify(t, out, vkPath, updateRefgen, 1)
 }
 
 func TestUpdateProveRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "update.proof")
-	require.Error(t, runSetup([]string{"--update", "StackedDrg4KiBV1", "--out", dir}))
-	require.Error(t, runUpdateProve([]string{"--params", dir}), "flags are required")
+	require.Error(t, run(t, "setup", "--update", "StackedDrg4KiBV1", "--out", dir))
+	require.Error(t, run(t, "update-prove", "--params", dir), "flags are required")
 
 	args := updateArgs(t)
 	var ie *update.InputError
 	bad := append([]string(nil), args...)
 	bad[3] = "12" // --comm-r-old
-	require.ErrorAs(t, runUpdateProve(append(bad, "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla-p0.bin")), &ie)
+	require.ErrorAs(t, run(t, "update-prove", append(bad, "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla-p0.bin")...), &ie)
 	require.Equal(t, "comm-r-old", ie.Field)
 	bad[1] = "StackedDrg4KiBV1"
-	require.ErrorAs(t, runUpdateProve(append(bad, "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla-p0.bin")), &ie)
+	require.ErrorAs(t, run(t, "update-prove", append(bad, "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla-p0.bin")...), &ie)
 
 	// Without parameters the lookup fails, naming the official file.
-	err := runUpdateProve(append(args, "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla.json"))
+	err := run(t, "update-prove", append(args, "--params", dir, "--out", out, "--vanilla", updateRefgen+"vanilla.json")...)
 	require.ErrorIs(t, err, c2.ErrNoParams)
 	s, _ := update.ShapeByName("StackedDrg2KiBV1")
 	require.ErrorContains(t, err, s.ParamsName())

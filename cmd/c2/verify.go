@@ -15,20 +15,11 @@ import (
 	"github.com/sealc2/c2/porep/inputs"
 )
 
-func init() {
-	register("verify", "verify a proof file against a .vk/.params file and public inputs", runVerify)
-}
-
-func runVerify(args []string) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+func runVerify(fs *flag.FlagSet, args []string) error {
 	keyPath := fs.String("vk", "", "verifying key: a .vk or .params file, or (with --c1) a directory of parameters (required)")
 	proofPath := fs.String("proof", "", "proof file: 192-byte proofs, one per partition, concatenated (required)")
 	c1Path := fs.String("c1", "", "derive the public inputs from this C1 output's commitments and seed, as a verifier does")
 	inputsPath := fs.String("inputs", "", "public inputs: 32-byte little-endian field elements without ONE, all partitions concatenated")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: c2 verify --vk KEY --proof FILE (--c1 FILE | --inputs FILE)\n\nExit status 0 when every proof is valid.")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
