@@ -46,6 +46,50 @@ var frOne = fr.One()
 // time (a multiple of 64, so that pieces cover whole density words).
 const splitPiece = 1 << 16
 
+// piece is a run of one segment's scalars that one goroutine classifies.
+type piece struct {
+	seg, lo, hi int // scalars [lo, hi) of segs[seg]
+	base        int // the query's base of scalar lo
+	ones, zeros int
+	tailIdx     []uint32
+	tail        []fr.Element
+}
+
+// classifyDense classifies v, whose first scalar is base number base (a
+// multiple of 64), writing the bits of ones from ones[0]: its whole words
+// belong to this piece alone, a last partial one is shared with the next
+// segment's first piece. Ones and zeros are counted without a branch on the
+// value, since a witness's bits come in no predictable order.
+func (pc *piece) classifyDense(ones []uint64, v []fr.Element, base int) {
+	one := frOne
+	nOnes, nTail := 0, len(pc.tail)
+	for w := 0; w*64 < len(v); w++ {
+		blk := v[w*64 : min(len(v), w*64+64)]
+		var word uint64
+		for k := range blk {
+			x := &blk[k]
+			// notOne and notZero are 1 or 0: d|−d has its top bit set
+			// exactly when d ≠ 0.
+			d := (x[0] ^ one[0]) | (x[1] ^ one[1]) | (x[2] ^ one[2]) | (x[3] ^ one[3])
+			z := x[0] | x[1] | x[2] | x[3]
+			notOne, notZero := (d|-d)>>63, (z|-z)>>63
+			word |= (notOne ^ 1) << uint(k)
+			if notOne&notZero != 0 {
+				pc.tailIdx = append(pc.tailIdx, uint32(base+w*64+k))
+				pc.tail = append(pc.tail, *x)
+			}
+		}
+		if len(blk) == 64 {
+			ones[w] = word
+		} else {
+			atomic.OrUint64(&ones[w], word) // the next segment's piece shares it
+		}
+		nOnes += bits.OnesCount64(word)
+	}
+	pc.ones += nOnes
+	pc.zeros += len(v) - nOnes - (len(pc.tail) - nTail)
+}
+
 // NewSplit classifies the scalars of a query made of segs. It fails when a
 // density's length differs from its segment's, or when the query would have
 // 2^32 bases or more.
@@ -80,13 +124,6 @@ func NewSplitContext(ctx context.Context, segs ...Segment) (*Split, error) {
 	// its first base from the counts of the pieces before it, collects its
 	// own tail, and shares at most its first and last word of Ones with
 	// its neighbours (those are written atomically).
-	type piece struct {
-		seg, lo, hi int // scalars [lo, hi) of segs[seg]
-		base        int
-		ones, zeros int
-		tailIdx     []uint32
-		tail        []fr.Element
-	}
 	var pieces []*piece
 	for k, s := range segs {
 		for lo := 0; lo < len(s.Scalars); lo += splitPiece {
@@ -139,6 +176,10 @@ func NewSplitContext(ctx context.Context, segs ...Segment) (*Split, error) {
 			b++
 		}
 		if s.Density == nil {
+			if b&63 == 0 {
+				pc.classifyDense(sp.Ones[b>>6:], s.Scalars[pc.lo:pc.hi], b)
+				return
+			}
 			for i := pc.lo; i < pc.hi; i++ {
 				add(&s.Scalars[i])
 			}

@@ -36,20 +36,43 @@ func TestSplitPieces(t *testing.T) {
 	a, b := scalars(2*splitPiece+77), scalars(3*splitPiece+5)
 	dens := r1cs.NewDensity(len(b), func(int) bool { return rng.IntN(3) != 0 })
 	sp, sel := splitDense(t, a, b, &dens)
-	want := &Split{N: len(sel), Ones: make([]uint64, (len(sel)+63)/64)}
-	for i, v := range sel {
+	require.Equal(t, classifyEach(sel), sp)
+}
+
+// classifyEach classifies v one value at a time, as NewSplit must.
+func classifyEach(v []fr.Element) *Split {
+	sp := &Split{N: len(v), Ones: make([]uint64, (len(v)+63)/64)}
+	for i, x := range v {
 		switch {
-		case v.IsZero():
-			want.NumZeros++
-		case v.IsOne():
-			want.Ones[i>>6] |= 1 << (uint(i) & 63)
-			want.NumOnes++
+		case x.IsZero():
+			sp.NumZeros++
+		case x.IsOne():
+			sp.Ones[i>>6] |= 1 << (uint(i) & 63)
+			sp.NumOnes++
 		default:
-			want.TailIdx = append(want.TailIdx, uint32(i))
-			want.Tail = append(want.Tail, v)
+			sp.TailIdx = append(sp.TailIdx, uint32(i))
+			sp.Tail = append(sp.Tail, x)
 		}
 	}
-	require.Equal(t, want, sp)
+	return sp
+}
+
+// Values one limb away from 1 or 0 go to the tail, in the word-aligned
+// dense pass and in the unaligned one that follows it.
+func TestSplitNearOne(t *testing.T) {
+	var v []fr.Element
+	for k := range 4 {
+		one, lone := fr.One(), fr.Element{}
+		one[k] ^= 1 << 40
+		lone[k] = 1
+		v = append(v, fr.One(), one, fr.Element{}, lone)
+	}
+	for len(v) < 130 {
+		v = append(v, v[len(v)%16])
+	}
+	sp, err := NewSplit(Segment{Scalars: v}, Segment{Scalars: v[:70]})
+	require.NoError(t, err)
+	require.Equal(t, classifyEach(append(append([]fr.Element{}, v...), v[:70]...)), sp)
 }
 
 // NewSplitContext stops with ctx's error: at once when ctx has ended, and
@@ -135,7 +158,7 @@ func TestSplitSelectEqualsSplit(t *testing.T) {
 // BenchmarkSplitSelect classifies the values that a density selects (one
 // in three) of 2^24 PoRep-like values (98 % 0 or 1): reading the values
 // (NewSplit) against selecting from their dense classification
-// (NewSplitSelect).
+// (NewSplitSelect); "all values" classifies every value, as L's split does.
 func BenchmarkSplitSelect(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	values := make([]fr.Element, 1<<24)
@@ -153,6 +176,14 @@ func BenchmarkSplitSelect(b *testing.B) {
 	b.Run("read values", func(b *testing.B) {
 		for range b.N {
 			if _, err := NewSplit(Segment{Scalars: values, Density: &d}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("all values", func(b *testing.B) {
+		b.SetBytes(int64(len(values)) * 32)
+		for range b.N {
+			if _, err := NewSplit(Segment{Scalars: values}); err != nil {
 				b.Fatal(err)
 			}
 		}
