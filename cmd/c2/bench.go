@@ -26,6 +26,7 @@ import (
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/c1gen"
 	"github.com/sealc2/c2/r1cs"
+	"golang.org/x/sync/errgroup"
 )
 
 // benchResult is what `c2 bench -json` prints.
@@ -70,7 +71,7 @@ type benchDevice struct {
 func runBench(fs *flag.FlagSet, args []string) error {
 	logSize := fs.Int("log", 16, "partition size: 2^log constraints")
 	parts := fs.Int("partitions", 10, "partitions per call")
-	conc := fs.Int("concurrency", 1, "concurrent calls, each proving -partitions partitions")
+	conc := fs.Int("concurrency", 1, "concurrent calls, each proving -partitions partitions; with -sector-size, timed proofs in flight at once")
 	devices := fs.String("devices", "", `devices: "" all, "cpu", or CUDA ordinals such as "0,1"`)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	noOverlap := fs.Bool("no-overlap", false, "run partitions and their stages one at a time")
@@ -148,7 +149,7 @@ func runBench(fs *flag.FlagSet, args []string) error {
 		if *memLimit < 0 {
 			return errors.New("-memlimit must not be negative")
 		}
-		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *asJSON, *setupOn == "gpu", int64(*memLimit*(1<<30)))
+		return benchSector(cfg, *sectorSize, *v11, *params, *seed, *proofs, *conc, *asJSON, *setupOn == "gpu", int64(*memLimit*(1<<30)))
 	}
 	if *c1 != "" {
 		data, err := porep.ReadC1(*c1) // regular files only, size-capped
@@ -368,6 +369,11 @@ type sectorResult struct {
 	C1Seconds    float64       `json:"c1gen_s"`
 	WarmSeconds  float64       `json:"first_proof_s"` // parameters, R1CS recording, key upload, one proof
 	ProofSeconds []float64     `json:"proof_s"`       // each timed proof, verified
+	// InFlight timed proofs run at once (-concurrency); TimedSeconds is
+	// the wall time of all of them, so TimedSeconds/len(ProofSeconds) is
+	// the steady-state time a proof.
+	InFlight     int     `json:"in_flight"`
+	TimedSeconds float64 `json:"timed_wall_s"`
 	// Timed proofs' own stages, summed over them (ProveTimed's
 	// ProveTimes): the C1's decoding and native checks come before the
 	// proving span; witness synthesis and verification happen inside it.
@@ -389,8 +395,8 @@ type sectorResult struct {
 // (c1gen → Prove: witness synthesis, device stages, verification) with the
 // parameters in params (default $FIL_PROOFS_PARAMETER_CACHE, else
 // /var/tmp/filecoin-proof-parameters): one warm-up proof, then n timed ones
-// of other sectors.
-func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint64, n int, asJSON, devSetup bool, memLimit int64) error {
+// of other sectors, inFlight of them at a time.
+func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint64, n, inFlight int, asJSON, devSetup bool, memLimit int64) error {
 	proof, err := c1genProof("", size, v11)
 	if err != nil {
 		return err
@@ -413,7 +419,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 		return fmt.Errorf("%w (give -params DIR, make development ones: c2 setup --sector-size %s --out DIR, or make them on the GPU: -setup gpu)", err, size)
 	}
 	log := io.Writer(os.Stderr)
-	res := sectorResult{Proof: proof.String(), Partitions: shape.Partitions}
+	res := sectorResult{Proof: proof.String(), Partitions: shape.Partitions, InFlight: inFlight}
 	c1s := make([][]byte, n+1)
 	t0 := time.Now()
 	for i := range c1s {
@@ -460,20 +466,10 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	_ = pool.ResetPeakRSS()
 	before := prover.Stats()
 	timed := time.Now()
-	for i, c1 := range c1s[1:] {
-		t := time.Now()
-		_, tm, err := prover.ProveTimed(context.Background(), c1)
-		if err != nil {
-			return err
-		}
-		res.ProofSeconds = append(res.ProofSeconds, time.Since(t).Seconds())
-		res.ChecksSeconds += tm.Checks.Seconds()
-		res.SynthesisSeconds += tm.Synthesis.Seconds()
-		res.ProvingSeconds += tm.Prove.Seconds()
-		res.VerifySeconds += tm.Verify.Seconds()
-		fmt.Fprintf(log, "proof %d: %.2f s (verified; C1 checks %.2f s, synthesis %.2f s, proving %.2f s, verification %.3f s)\n",
-			i+1, res.ProofSeconds[i], tm.Checks.Seconds(), tm.Synthesis.Seconds(), tm.Prove.Seconds(), tm.Verify.Seconds())
+	if err := proveSectors(log, prover, c1s[1:], inFlight, &res); err != nil {
+		return err
 	}
+	res.TimedSeconds = time.Since(timed).Seconds()
 	st := prover.Stats()
 	res.StagesMS = stageDeltas(st.Stages, before.Stages)
 	res.Devices = deviceDeltas(st, before, time.Since(timed))
@@ -488,6 +484,8 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	for i, s := range res.ProofSeconds {
 		fmt.Printf("proof %-4d %.2f s, %.1f ms/partition\n", i+1, s, 1000*s/float64(res.Partitions))
 	}
+	fmt.Printf("timed      %d proofs, %d in flight, in %.2f s: %.2f s a proof\n", len(res.ProofSeconds), res.InFlight,
+		res.TimedSeconds, res.TimedSeconds/float64(len(res.ProofSeconds)))
 	fmt.Printf("stages (summed over the timed proofs' partitions; they overlap):\n")
 	for _, k := range stageNames {
 		fmt.Printf("  %-10s %10.1f ms\n", k, res.StagesMS[k])
@@ -495,6 +493,35 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	printDevices(os.Stdout, res.Devices)
 	fmt.Printf("host       peak RSS %.1f MiB\n", float64(res.PeakRSS)/(1<<20))
 	return nil
+}
+
+// proveSectors proves each of c1s, verified, inFlight at a time, and adds
+// each proof's wall time (in c1s's order) and stages to res.
+func proveSectors(log io.Writer, prover *c2.Prover, c1s [][]byte, inFlight int, res *sectorResult) error {
+	res.ProofSeconds = make([]float64, len(c1s))
+	var mu sync.Mutex
+	g := new(errgroup.Group)
+	g.SetLimit(inFlight)
+	for i, c1 := range c1s {
+		g.Go(func() error {
+			t := time.Now()
+			_, tm, err := prover.ProveTimed(context.Background(), c1)
+			if err != nil {
+				return fmt.Errorf("proof %d: %w", i+1, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.ProofSeconds[i] = time.Since(t).Seconds()
+			res.ChecksSeconds += tm.Checks.Seconds()
+			res.SynthesisSeconds += tm.Synthesis.Seconds()
+			res.ProvingSeconds += tm.Prove.Seconds()
+			res.VerifySeconds += tm.Verify.Seconds()
+			fmt.Fprintf(log, "proof %d: %.2f s (verified; C1 checks %.2f s, synthesis %.2f s, proving %.2f s, verification %.3f s)\n",
+				i+1, res.ProofSeconds[i], tm.Checks.Seconds(), tm.Synthesis.Seconds(), tm.Prove.Seconds(), tm.Verify.Seconds())
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // printDevices writes each device's line: partitions, busy share of the

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,7 +33,8 @@ func TestBenchSectorNeedsParams(t *testing.T) {
 // with the shared 2 KiB development parameters (each proof verified by
 // Prove). It proves two 2 KiB sectors (~1 CPU-minute beyond what the root
 // package's TestProveC1 already covers), so it runs when
-// C2_TEST_BENCH_SECTOR=1.
+// C2_TEST_BENCH_SECTOR=1. The two are timed in flight together
+// (-concurrency 2).
 func TestBenchSector2KiB(t *testing.T) {
 	if os.Getenv("C2_TEST_BENCH_SECTOR") != "1" {
 		t.Skip("set C2_TEST_BENCH_SECTOR=1 to prove two 2 KiB sectors through c2 bench")
@@ -38,12 +42,24 @@ func TestBenchSector2KiB(t *testing.T) {
 	dir, err := devparams.Dir()
 	require.NoError(t, err)
 	stdout := os.Stdout
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	out, err := os.Create(filepath.Join(t.TempDir(), "bench.json"))
 	require.NoError(t, err)
-	defer devnull.Close()
-	os.Stdout = devnull
+	defer out.Close()
+	os.Stdout = out
 	defer func() { os.Stdout = stdout }()
-	require.NoError(t, run(t, "bench", "-sector-size", "2KiB", "-v1_1", "-params", dir, "-devices", "cpu", "-proofs", "1", "-json"))
+	require.NoError(t, run(t, "bench", "-sector-size", "2KiB", "-v1_1", "-params", dir, "-devices", "cpu",
+		"-proofs", "2", "-concurrency", "2", "-json"))
+	var res sectorResult
+	_, err = out.Seek(0, io.SeekStart)
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(out).Decode(&res))
+	require.Equal(t, "StackedDrg2KiBV1_1", res.Proof)
+	require.Equal(t, 2, res.InFlight)
+	require.Len(t, res.ProofSeconds, 2)
+	for _, s := range res.ProofSeconds {
+		require.Positive(t, s)
+		require.LessOrEqual(t, s, res.TimedSeconds)
+	}
 }
 
 // c2 bench -c1 reads its input as prove does (porep.ReadC1): a directory
