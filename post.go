@@ -3,7 +3,6 @@ package c2
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -12,27 +11,15 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// postCircuit describes the circuit of PoSt shape s. Its cache, named by
-// the parameter file (which V1 and V1_2 Window proofs share), keeps the
-// proving key and R1CS beside the PoRep shapes; Close drops them all.
-func (p *Prover) postCircuit(s post.Shape) vanillaCircuit {
-	return vanillaCircuit{
-		cache:     "post/" + s.ParamsName(),
-		label:     s.Name,
-		numInputs: s.NumInputs(),
-		find:      p.circuitParams(s.ParamsName()),
-		record:    func(b r1cs.Builder) error { return post.SynthesizeBlank(b, s) },
-	}
-}
-
-// postShapeByName returns the PoSt shape of the registered proof named
-// name, or a *post.InputError.
-func postShapeByName(name string) (post.Shape, error) {
-	s, ok := post.ShapeByName(name)
-	if !ok {
-		return post.Shape{}, &post.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered PoSt proof", name)}
-	}
-	return s, nil
+// postCircuits is the PoSt family of circuits. A circuit's cache is named
+// by its parameter file, which V1 and V1_2 Window proofs share.
+var postCircuits = vanillaFamily[post.Shape]{
+	dir:      "post/",
+	noun:     "PoSt",
+	byName:   post.ShapeByName,
+	inputErr: func(field, msg string) error { return &post.InputError{Field: field, Msg: msg} },
+	label:    func(s post.Shape) string { return s.Name },
+	blank:    post.SynthesizeBlank,
 }
 
 // FindPoStParams resolves where the parameters of PoSt shape s are, as
@@ -159,7 +146,7 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 	if err := ctx.Err(); err != nil {
 		return nil, tm, err
 	}
-	shape, err := postShapeByName(name)
+	shape, err := postCircuits.shape(name)
 	if err != nil {
 		return nil, tm, err
 	}
@@ -202,18 +189,10 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 			return nil, tm, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, tm, err
-	}
-	out, err := p.proveCircuit(ctx, p.postCircuit(shape),
+	out, err := postCircuits.prove(ctx, p, shape, want, "the randomness and sectors", &tm,
 		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
 			return post.WitnessContext(ctx, shape, parts[k], workers)
-		},
-		want,
-		func(k, i int) error {
-			return &post.InputError{Field: fmt.Sprintf("partition %d: public input %d", k, i),
-				Msg: "the witness's differs from the one derived from the randomness and sectors"}
-		}, &tm)
+		})
 	return out, tm, err
 }
 
@@ -236,24 +215,17 @@ func checkPartition(shape post.Shape, n, partition int) error {
 // *post.VanillaError values whose Field starts with the proof's position,
 // e.g. "[2].vanilla_proof.sectors[0].comm_c".
 func DecodeVanillaPoSt(vanilla [][]byte) ([]post.SectorProof, error) {
-	if len(vanilla) == 0 {
-		return nil, &post.VanillaError{Err: errors.New("no vanilla proof")}
+	return decodeVanilla[post.SectorProof, post.VanillaError](vanilla, decodeSectorProof)
+}
+
+// decodeSectorProof decodes one sector's PoSt vanilla proof for
+// DecodeVanillaPoSt: bincode, or, failing that, JSON when it reads as a
+// JSON object.
+func decodeSectorProof(b []byte) (*post.SectorProof, error) {
+	sp, err := post.DecodeSectorProof(b)
+	if err != nil && bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{")) {
+		// Not bincode, and it reads as a JSON object: judge it as JSON.
+		return post.DecodeSectorProofJSON(b)
 	}
-	out := make([]post.SectorProof, len(vanilla))
-	for i, b := range vanilla {
-		sp, err := post.DecodeSectorProof(b)
-		if err != nil && bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{")) {
-			// Not bincode, and it reads as a JSON object: judge it as JSON.
-			sp, err = post.DecodeSectorProofJSON(b)
-		}
-		if err != nil {
-			var ve *post.VanillaError
-			if !errors.As(err, &ve) {
-				ve = &post.VanillaError{Err: err}
-			}
-			return nil, &post.VanillaError{Field: vanillaField(i, ve.Field), Err: ve.Err}
-		}
-		out[i] = *sp
-	}
-	return out, nil
+	return sp, err
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
@@ -99,11 +101,7 @@ func (p *Prover) Evict(proof string) error {
 // ErrNoParams (wrapped) or *groth16.FormatError for parameters, ErrClosed
 // after Close, ctx's error.
 func (p *Prover) PreloadPoSt(ctx context.Context, proof string) error {
-	s, err := postShapeByName(proof)
-	if err != nil {
-		return err
-	}
-	return p.preloadCircuit(ctx, p.postCircuit(s))
+	return postCircuits.preload(ctx, p, proof)
 }
 
 // EvictPoSt drops the cached proving key and R1CS of the circuit of the
@@ -117,11 +115,7 @@ func (p *Prover) PreloadPoSt(ctx context.Context, proof string) error {
 // Errors: *post.InputError for a name that is no registered PoSt proof,
 // ErrShapeInUse (wrapped), ErrClosed after Close.
 func (p *Prover) EvictPoSt(proof string) error {
-	s, err := postShapeByName(proof)
-	if err != nil {
-		return err
-	}
-	return p.evictCircuit(p.postCircuit(s))
+	return postCircuits.evict(p, proof)
 }
 
 // PreloadUpdate readies the circuit of the registered SnapDeals update
@@ -135,11 +129,7 @@ func (p *Prover) EvictPoSt(proof string) error {
 // proof, ErrNoParams (wrapped) or *groth16.FormatError for parameters,
 // ErrClosed after Close, ctx's error.
 func (p *Prover) PreloadUpdate(ctx context.Context, proof string) error {
-	s, err := updateShapeByName(proof)
-	if err != nil {
-		return err
-	}
-	return p.preloadCircuit(ctx, p.updateCircuit(s))
+	return updateCircuits.preload(ctx, p, proof)
 }
 
 // EvictUpdate drops the cached proving key and R1CS of the circuit of the
@@ -151,11 +141,105 @@ func (p *Prover) PreloadUpdate(ctx context.Context, proof string) error {
 // Errors: *update.InputError for a name that is no registered update
 // proof, ErrShapeInUse (wrapped), ErrClosed after Close.
 func (p *Prover) EvictUpdate(proof string) error {
-	s, err := updateShapeByName(proof)
+	return updateCircuits.evict(p, proof)
+}
+
+// vanillaShape is what a vanillaFamily needs of its shapes (post.Shape,
+// update.Shape) to find, cache and check their parameters.
+type vanillaShape interface {
+	// ParamsName is the base name of the official parameter files.
+	ParamsName() string
+	// NumInputs is the number of public inputs of a partition, ONE
+	// included.
+	NumInputs() int
+}
+
+// vanillaFamily is a family of circuits proved from vanilla proofs, one
+// circuit per shape S: PoSt (postCircuits) or SnapDeals (updateCircuits).
+// It resolves the registered proof names of the family and describes and
+// proves their circuits, for PreloadPoSt, EvictPoSt and the PoSt Prove
+// calls, or their SnapDeals counterparts.
+type vanillaFamily[S vanillaShape] struct {
+	// dir starts the cache names of the family's circuits ("post/"); the
+	// shape's parameter file name ends them, so that the registered proofs
+	// sharing parameters (V1 and V1_2 Window PoSt) share a cache.
+	dir string
+	// noun names the family's proofs in errors ("PoSt").
+	noun string
+	// byName returns the registered shape named name, ok false for none.
+	byName func(name string) (s S, ok bool)
+	// inputErr returns the family's *InputError.
+	inputErr func(field, msg string) error
+	// label names shape s in logs and errors: its registered proof.
+	label func(s S) string
+	// blank synthesizes the R1CS of shape s from a blank partition.
+	blank func(b r1cs.Builder, s S) error
+}
+
+// shape returns the shape of the registered proof named name, or the
+// family's *InputError on Field "proof".
+func (f vanillaFamily[S]) shape(name string) (S, error) {
+	s, ok := f.byName(name)
+	if !ok {
+		return s, f.inputErr("proof", fmt.Sprintf("%q is no registered %s proof", name, f.noun))
+	}
+	return s, nil
+}
+
+// circuit describes the circuit of shape s as p proves it. Its cache
+// keeps the proving key and R1CS beside the PoRep shapes and the other
+// circuits; Close drops them all.
+func (f vanillaFamily[S]) circuit(p *Prover, s S) vanillaCircuit {
+	return vanillaCircuit{
+		cache:     f.dir + s.ParamsName(),
+		label:     f.label(s),
+		numInputs: s.NumInputs(),
+		find:      p.circuitParams(s.ParamsName()),
+		record:    func(b r1cs.Builder) error { return f.blank(b, s) },
+	}
+}
+
+// prove proves the partitions of shape s with p, unless ctx is done
+// already (see proveCircuit): witness synthesizes partition k, whose public
+// inputs must equal want[k], derived from what from names ("the
+// commitments"); a differing one gives the family's *InputError.
+func (f vanillaFamily[S]) prove(ctx context.Context, p *Prover, s S, want [][]fr.Element, from string, tm *ProveTimes,
+	witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error)) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p.proveCircuit(ctx, f.circuit(p, s), witness, want, func(k, i int) error {
+		return f.inputErr(fmt.Sprintf("partition %d: public input %d", k, i), "the witness's differs from the one derived from "+from)
+	}, tm)
+}
+
+// preload is PreloadPoSt and PreloadUpdate: the circuit of the registered
+// proof named proof loaded into the cache its Prove calls use, holding
+// the cache meanwhile.
+func (f vanillaFamily[S]) preload(ctx context.Context, p *Prover, proof string) error {
+	s, err := f.shape(proof)
 	if err != nil {
 		return err
 	}
-	return p.evictCircuit(p.updateCircuit(s))
+	c := f.circuit(p, s)
+	cache, done := p.useCache(c.cache)
+	defer done()
+	if p.isClosed() {
+		return ErrClosed
+	}
+	_, _, err = p.loadCircuit(ctx, cache, c.label, c.numInputs, c.find, c.record)
+	return err
+}
+
+// evict is EvictPoSt and EvictUpdate: the cache of the circuit of the
+// registered proof named proof dropped (see evictCache).
+func (f vanillaFamily[S]) evict(p *Prover, proof string) error {
+	s, err := f.shape(proof)
+	if err != nil {
+		return err
+	}
+	c := f.circuit(p, s)
+	return p.evictCache(c.cache, c.label)
 }
 
 // vanillaCircuit describes a circuit proved from vanilla proofs (PoSt,
@@ -173,24 +257,6 @@ type vanillaCircuit struct {
 	// only, from a blank partition, sequentially into the Builder given
 	// (loadCircuit stops it through r1cs.BuildContext).
 	record func(r1cs.Builder) error
-}
-
-// preloadCircuit is PreloadPoSt and PreloadUpdate: c's key and R1CS loaded
-// into the cache its Prove calls use, holding the cache meanwhile.
-func (p *Prover) preloadCircuit(ctx context.Context, c vanillaCircuit) error {
-	cache, done := p.useCache(c.cache)
-	defer done()
-	if p.isClosed() {
-		return ErrClosed
-	}
-	_, _, err := p.loadCircuit(ctx, cache, c.label, c.numInputs, c.find, c.record)
-	return err
-}
-
-// evictCircuit is EvictPoSt and EvictUpdate: c's cache dropped (see
-// evictCache).
-func (p *Prover) evictCircuit(c vanillaCircuit) error {
-	return p.evictCache(c.cache, c.label)
 }
 
 // circuitParams returns the lookup of the parameter file whose official
@@ -215,4 +281,40 @@ func vanillaField(i int, field string) string {
 		at += "." + field
 	}
 	return at
+}
+
+// vanillaErr is the struct of the families' VanillaError types
+// (post.VanillaError, update.VanillaError): the path of the offending
+// value and the cause.
+type vanillaErr = struct {
+	Field string
+	Err   error
+}
+
+// decodeVanilla decodes each of a call's vanilla proofs with decode, in
+// order. Its errors are *E, the family's VanillaError: "no vanilla proof"
+// for none, else decode's error for the first proof that fails, its Field
+// placed in the whole list (see vanillaField), any error other than an *E
+// its Err.
+func decodeVanilla[T any, E ~vanillaErr, PE interface {
+	*E
+	error
+}](vanilla [][]byte, decode func([]byte) (*T, error)) ([]T, error) {
+	if len(vanilla) == 0 {
+		return nil, PE(&E{Err: errors.New("no vanilla proof")})
+	}
+	out := make([]T, len(vanilla))
+	for i, b := range vanilla {
+		v, err := decode(b)
+		if err != nil {
+			ve := vanillaErr{Err: err}
+			var e PE
+			if errors.As(err, &e) {
+				ve = vanillaErr(*e)
+			}
+			return nil, PE(&E{Field: vanillaField(i, ve.Field), Err: ve.Err})
+		}
+		out[i] = *v
+	}
+	return out, nil
 }

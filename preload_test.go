@@ -145,9 +145,9 @@ func TestEvictPoStUpdate(t *testing.T) {
 		pk, _, done := fillCache(t, p, c.cache)
 		return pk, done
 	}
-	wpk, doneWindow := fill(p.postCircuit(window))
-	_, doneWinning := fill(p.postCircuit(winning))
-	_, doneSnap := fill(p.updateCircuit(snap))
+	wpk, doneWindow := fill(postCircuits.circuit(p, window))
+	_, doneWinning := fill(postCircuits.circuit(p, winning))
+	_, doneSnap := fill(updateCircuits.circuit(p, snap))
 	doneWinning()
 	_, keys := fake.Live()
 	require.Equal(t, 3, keys)
@@ -161,13 +161,13 @@ func TestEvictPoStUpdate(t *testing.T) {
 	doneSnap() // idempotent
 
 	require.NoError(t, p.EvictPoSt("StackedDrgWindow2KiBV1"))
-	require.NotContains(t, p.shapes, p.postCircuit(window).cache)
-	require.Contains(t, p.shapes, p.postCircuit(winning).cache, "Winning's circuit stays")
+	require.NotContains(t, p.shapes, postCircuits.circuit(p, window).cache)
+	require.Contains(t, p.shapes, postCircuits.circuit(p, winning).cache, "Winning's circuit stays")
 	_, keys = fake.Live()
 	require.Equal(t, 2, keys, "the evicted circuit's device key is released")
 	require.NoError(t, p.EvictPoSt("StackedDrgWindow2KiBV1_2"), "a circuit not cached")
 	require.NoError(t, p.EvictUpdate("StackedDrg2KiBV1"))
-	require.NotContains(t, p.shapes, p.updateCircuit(snap).cache)
+	require.NotContains(t, p.shapes, updateCircuits.circuit(p, snap).cache)
 	_, keys = fake.Live()
 	require.Equal(t, 1, keys)
 	runtime.KeepAlive(wpk)
@@ -208,8 +208,8 @@ func TestPreloadPoStUpdateErrors(t *testing.T) {
 		preload func(context.Context) error
 		cache   string
 	}{
-		{window.ParamsName(), func(ctx context.Context) error { return p.PreloadPoSt(ctx, window.Name) }, p.postCircuit(window).cache},
-		{snap.ParamsName(), func(ctx context.Context) error { return p.PreloadUpdate(ctx, snap.Name) }, p.updateCircuit(snap).cache},
+		{window.ParamsName(), func(ctx context.Context) error { return p.PreloadPoSt(ctx, window.Name) }, postCircuits.circuit(p, window).cache},
+		{snap.ParamsName(), func(ctx context.Context) error { return p.PreloadUpdate(ctx, snap.Name) }, updateCircuits.circuit(p, snap).cache},
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, c.file+".params"), nil, 0o644))
 		cctx, cancel := context.WithCancel(ctx)

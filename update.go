@@ -2,7 +2,6 @@ package c2
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -11,27 +10,15 @@ import (
 	"github.com/sealc2/c2/update"
 )
 
-// updateCircuit describes the circuit of update shape s. Its cache keeps
-// the proving key and R1CS beside the PoRep and PoSt shapes; Close drops
-// them all.
-func (p *Prover) updateCircuit(s update.Shape) vanillaCircuit {
-	return vanillaCircuit{
-		cache:     "update/" + s.ParamsName(),
-		label:     s.Name,
-		numInputs: s.NumInputs(),
-		find:      p.circuitParams(s.ParamsName()),
-		record:    func(b r1cs.Builder) error { return update.SynthesizeBlank(b, s) },
-	}
-}
-
-// updateShapeByName returns the update shape of the registered proof named
-// name, or a *update.InputError.
-func updateShapeByName(name string) (update.Shape, error) {
-	s, ok := update.ShapeByName(name)
-	if !ok {
-		return update.Shape{}, &update.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered update proof", name)}
-	}
-	return s, nil
+// updateCircuits is the SnapDeals family of circuits, one per sector
+// size.
+var updateCircuits = vanillaFamily[update.Shape]{
+	dir:      "update/",
+	noun:     "update",
+	byName:   update.ShapeByName,
+	inputErr: func(field, msg string) error { return &update.InputError{Field: field, Msg: msg} },
+	label:    func(s update.Shape) string { return s.Name },
+	blank:    update.SynthesizeBlank,
 }
 
 // FindUpdateParams resolves where the parameters of SnapDeals shape s are,
@@ -116,7 +103,7 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 	if err := ctx.Err(); err != nil {
 		return nil, tm, err
 	}
-	shape, err := updateShapeByName(proof)
+	shape, err := updateCircuits.shape(proof)
 	if err != nil {
 		return nil, tm, err
 	}
@@ -147,18 +134,10 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 			return nil, tm, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, tm, err
-	}
-	out, err := p.proveCircuit(ctx, p.updateCircuit(shape),
+	out, err := updateCircuits.prove(ctx, p, shape, want, "the commitments", &tm,
 		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
 			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers)
-		},
-		want,
-		func(k, i int) error {
-			return &update.InputError{Field: fmt.Sprintf("partition %d: public input %d", k, i),
-				Msg: "the witness's differs from the one derived from the commitments"}
-		}, &tm)
+		})
 	return out, tm, err
 }
 
@@ -168,20 +147,5 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 // object). Errors are *update.VanillaError values whose Field starts with
 // the partition, e.g. "[2].challenge_proofs[0].proof_d_new.data.Single.leaf".
 func DecodeVanillaUpdate(vanilla [][]byte) ([]update.PartitionProof, error) {
-	if len(vanilla) == 0 {
-		return nil, &update.VanillaError{Err: errors.New("no vanilla proof")}
-	}
-	out := make([]update.PartitionProof, len(vanilla))
-	for k, b := range vanilla {
-		pp, err := update.DecodeVanilla(b)
-		if err != nil {
-			var ve *update.VanillaError
-			if !errors.As(err, &ve) {
-				ve = &update.VanillaError{Err: err}
-			}
-			return nil, &update.VanillaError{Field: vanillaField(k, ve.Field), Err: ve.Err}
-		}
-		out[k] = *pp
-	}
-	return out, nil
+	return decodeVanilla[update.PartitionProof, update.VanillaError](vanilla, update.DecodeVanilla)
 }

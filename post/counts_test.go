@@ -13,10 +13,8 @@ import (
 // count synthesizes a blank partition of s into a counter; the counts are
 // not finalized (no per-input rows), as bellpepper's num_constraints.
 func count(t testing.TB, s Shape) r1cs.Counts {
-	p, err := BlankPartition(s)
-	require.NoError(t, err)
 	c := r1cs.NewCounter()
-	require.NoError(t, Synthesize(c, s, p))
+	require.NoError(t, SynthesizeBlank(c, s))
 	return c.Counts()
 }
 
