@@ -24,19 +24,10 @@ type shapeCache struct {
 	users int
 }
 
-// shape returns the cache of shape s; after Close, a fresh one the Prover
-// does not keep, so that a call racing Close leaves nothing behind.
-func (p *Prover) shape(s porep.Shape) *shapeCache { return p.cache(s.Name) }
-
-// cache returns the cache named name (a PoRep shape's Name, or a
-// vanillaCircuit's cache), as shape does.
-func (p *Prover) cache(name string) *shapeCache {
-	p.shapesMu.Lock()
-	defer p.shapesMu.Unlock()
-	return p.cacheLocked(name)
-}
-
-// cacheLocked is cache with p.shapesMu held.
+// cacheLocked returns the cache named name (a PoRep shape's Name, or a
+// vanillaCircuit's cache), with p.shapesMu held; after Close, a fresh one
+// the Prover does not keep, so that a call racing Close leaves nothing
+// behind.
 func (p *Prover) cacheLocked(name string) *shapeCache {
 	if p.isClosed() {
 		return &shapeCache{}

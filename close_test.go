@@ -15,6 +15,13 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
+// shape returns the cache of shape s as a Prove call finds it.
+func (p *Prover) shape(s porep.Shape) *shapeCache {
+	p.shapesMu.Lock()
+	defer p.shapesMu.Unlock()
+	return p.cacheLocked(s.Name)
+}
+
 // Close releases the proving keys and R1CS of every shape: nothing the
 // Prover holds refers to them any more (they used to stay reachable until
 // the Prover itself was dropped), and Prove after Close fails at once.
