@@ -55,7 +55,7 @@ func (p *Prover) dropShapes() {
 	p.shapesMu.Unlock()
 }
 
-// useCache returns the cache named name (as cache does) counted as used
+// useCache returns the cache named name (as cacheLocked does) counted as used
 // (Evict refuses it) until done is called; done may be called more than
 // once.
 func (p *Prover) useCache(name string) (c *shapeCache, done func()) {
