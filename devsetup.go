@@ -97,3 +97,73 @@ func (p *Prover) hasKeyMaker() bool {
 	}
 	return false
 }
+
+// WriteDevParams writes the development parameters that DevSetupProof made
+// for the registered PoRep proof named proof: the proving key to params in
+// bellperson's .params format, its bases read back from the device a chunk
+// at a time (tens of GB at 32 GiB: host memory holds one chunk), then, when
+// vk is not nil, the verifying key to vk in .vk format. Files written so
+// are what `c2 setup` writes for the same key, and Prove reads them as any
+// parameter file. ctx's end stops the writing at the next chunk.
+//
+// Errors: ErrNoDevKey (wrapped) when the shape has no key made on a device,
+// ErrNoDevice (wrapped) when the device holding it has left the rotation,
+// the writers' errors, ErrClosed after Close, ctx's error.
+func (p *Prover) WriteDevParams(ctx context.Context, proof string, params, vk io.Writer) error {
+	end, err := p.begin()
+	if err != nil {
+		return err
+	}
+	defer end()
+	s, err := proofShape(proof)
+	if err != nil {
+		return err
+	}
+	c, done := p.useShape(s)
+	defer done()
+	pk, ok := c.pk.Peek()
+	if !ok || pk.HostBases() {
+		return fmt.Errorf("%w: %s (make it with DevSetupProof)", ErrNoDevKey, proof)
+	}
+	for _, d := range p.rot.Devices() {
+		km, ok := d.Device.(gpu.KeyMaker)
+		if !ok {
+			continue
+		}
+		key, ok := p.keys.Key(pk, d)
+		if !ok {
+			continue
+		}
+		if !d.Live() {
+			return fmt.Errorf("%w: %s, which holds the key of %s, has failed", ErrNoDevice, d.Name, proof)
+		}
+		if _, err := km.WriteKey(key, ctxWriter{ctx, params}); err != nil {
+			return fmt.Errorf("c2: writing the parameters of %s: %w", proof, err)
+		}
+		if vk == nil {
+			return nil
+		}
+		if _, err := pk.VK.WriteTo(ctxWriter{ctx, vk}); err != nil {
+			return fmt.Errorf("c2: writing the verifying key of %s: %w", proof, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %s's key is on no device of this Prover", ErrNoDevKey, proof)
+}
+
+// ErrNoDevKey is returned by WriteDevParams for a shape without a key made
+// on a device.
+var ErrNoDevKey = errors.New("c2: no development key made on a device")
+
+// ctxWriter is w that fails with ctx's error once ctx has ended.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
+}

@@ -1,9 +1,12 @@
 package c2
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +15,7 @@ import (
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -49,6 +53,11 @@ func unwrap(key gpu.Key) gpu.Key {
 		return k.Key
 	}
 	return key
+}
+
+// WriteKey writes the full key the maker keeps for key.
+func (m *maker) WriteKey(key gpu.Key, w io.Writer) (int64, error) {
+	return unwrap(key).ProvingKey().WriteTo(w)
 }
 
 func (m *maker) SlotBytes(key gpu.Key) int64 { return m.CPU.SlotBytes(unwrap(key)) }
@@ -126,4 +135,52 @@ func TestDevSetupProofProvesC1(t *testing.T) {
 	assert.Equal(t, 1, p.Stats().Devices[0].Partitions)
 	_, err = p.DevSetupProof(ctx, "StackedDrg2KiBV1", rand.Reader)
 	require.ErrorContains(t, err, "already has a proving key")
+
+	// Written as files, the key proves the C1 again for a Prover that reads
+	// them as any parameter file, and the proof verifies under the same vk.
+	dir := t.TempDir()
+	params, err := os.Create(filepath.Join(dir, "dev-insecure-"+porep.Shape2KiB.ParamsName()+".params"))
+	require.NoError(t, err)
+	var vkFile bytes.Buffer
+	require.NoError(t, p.WriteDevParams(ctx, "StackedDrg2KiBV1_1", params, &vkFile))
+	require.NoError(t, params.Close())
+	gotVK, err := groth16.DecodeVerifyingKey(vkFile.Bytes())
+	require.NoError(t, err)
+	require.Equal(t, vk, gotVK, "the written verifying key is DevSetupProof's")
+	q, err := New(Config{Backend: BackendCPU, Threads: 2, Params: dir})
+	require.NoError(t, err)
+	defer q.Close()
+	proof, err = q.Prove(ctx, raw)
+	require.NoError(t, err)
+	require.Len(t, proof, 192)
+}
+
+// WriteDevParams refuses a shape without a key made on a device, an
+// unknown proof and a closed Prover, writing nothing.
+func TestWriteDevParamsRefuses(t *testing.T) {
+	mk := &maker{gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2, Params: t.TempDir()}, []gpu.Device{mk})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	ctx := context.Background()
+	err = p.WriteDevParams(ctx, "StackedDrg2KiBV1_1", &out, &out)
+	require.ErrorIs(t, err, ErrNoDevKey)
+	require.ErrorContains(t, err, "StackedDrg2KiBV1_1")
+	require.Error(t, p.WriteDevParams(ctx, "StackedDrg3KiBV1", &out, &out))
+	require.NoError(t, p.Close())
+	require.ErrorIs(t, p.WriteDevParams(ctx, "StackedDrg2KiBV1_1", &out, &out), ErrClosed)
+	require.Zero(t, out.Len())
+}
+
+// ctxWriter stops writing once its context has ended.
+func TestCtxWriter(t *testing.T) {
+	var b bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	w := ctxWriter{ctx, &b}
+	_, err := w.Write([]byte("ab"))
+	require.NoError(t, err)
+	cancel()
+	_, err = w.Write([]byte("cd"))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, "ab", b.String())
 }

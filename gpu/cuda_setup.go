@@ -197,17 +197,18 @@ func reservePair(ctx context.Context, budget *pool.Budget, a, b int64) (*pool.Re
 	}
 }
 
-// writeKeyParams writes key's proving key in bellperson's .params format:
-// through [groth16.ProvingKey.WriteTo] when its bases are in host memory,
-// else, for a key resident on a CUDA device (from [CUDA.SetupKey]), by
-// downloading the bases a chunk at a time ([groth16.WriteParamsFrom]).
-func writeKeyParams(key Key, w io.Writer) (int64, error) {
+// WriteKey writes key's proving key in bellperson's .params format: through
+// [groth16.ProvingKey.WriteTo] when its bases are in host memory, else, for
+// a key resident on this device (from [CUDA.SetupKey]), by downloading the
+// bases a chunk at a time ([groth16.WriteParamsFrom]), so that host memory
+// holds one chunk of points however large the key.
+func (c *CUDA) WriteKey(key Key, w io.Writer) (int64, error) {
 	pk := key.ProvingKey()
 	if pk.HostBases() {
 		return pk.WriteTo(w)
 	}
 	k, ok := key.(*cudaKey)
-	if !ok || !k.resident {
+	if !ok || !k.resident || k.c != c {
 		return 0, fmt.Errorf("%w: %v", ErrBadArgument, groth16.ErrNoHostBases)
 	}
 	return groth16.WriteParamsFrom(w, &pk.VK, pk.Sizes(), deviceSource{k})

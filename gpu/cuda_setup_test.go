@@ -120,7 +120,7 @@ func TestCUDASetupMatchesCPU(t *testing.T) {
 	var wantFile, gotFile bytes.Buffer
 	_, err = want.WriteTo(&wantFile)
 	require.NoError(t, err)
-	n, err := writeKeyParams(key, &gotFile)
+	n, err := c.WriteKey(key, &gotFile)
 	require.NoError(t, err)
 	require.Equal(t, int64(gotFile.Len()), n)
 	require.True(t, bytes.Equal(wantFile.Bytes(), gotFile.Bytes()), "the .params files differ")
@@ -184,7 +184,7 @@ func TestCUDASetupTimed(t *testing.T) {
 	}
 }
 
-// writeKeyParams writes a key with host bases through WriteTo.
+// WriteKey writes a key with host bases through WriteTo.
 func TestWriteKeyParamsHostKey(t *testing.T) {
 	var tau fr.Element
 	tau.SetUint64(5)
@@ -197,7 +197,7 @@ func TestWriteKeyParamsHostKey(t *testing.T) {
 	var want, got bytes.Buffer
 	_, err = pk.WriteTo(&want)
 	require.NoError(t, err)
-	_, err = writeKeyParams(key, &got)
+	_, err = (&CUDA{}).WriteKey(key, &got)
 	require.NoError(t, err)
 	require.Equal(t, want.Bytes(), got.Bytes())
 }

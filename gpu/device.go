@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -225,6 +226,10 @@ type KeyMaker interface {
 	// the trapdoor tw, equal to groth16.SetupWithWaste(sys, tw)'s, and
 	// keeps it (and, when it fits, sys's recorded constraints) resident.
 	SetupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicWaste) (Key, error)
+	// WriteKey writes the proving key of key, one SetupKey made, to w in
+	// bellperson's .params format (the bytes groth16.ProvingKey.WriteTo
+	// writes for the same key) and returns the number of bytes written.
+	WriteKey(key Key, w io.Writer) (int64, error)
 }
 
 // DeviceTimes is a device's own measurement of its work: the time its

@@ -97,6 +97,26 @@ func TestSetupRefusesBadSize(t *testing.T) {
 	require.Error(t, run(t, "setup", "--sector-size", "2KiB"), "--out is required")
 }
 
+// setup --gpu makes PoRep keys only; without a CUDA device it fails and
+// leaves nothing in the output directory, with one it writes both files.
+func TestSetupGPU(t *testing.T) {
+	require.ErrorContains(t, run(t, "setup", "--gpu", "--post", "StackedDrgWindow2KiBV1_2", "--out", t.TempDir()), "PoRep keys only")
+	dir := t.TempDir()
+	err := run(t, "setup", "--gpu", "--sector-size", "2KiB", "--out", dir)
+	base := filepath.Join(dir, devPrefix+porep.Shape2KiB.ParamsName())
+	if err != nil {
+		entries, rerr := os.ReadDir(dir)
+		require.NoError(t, rerr)
+		require.Empty(t, entries, "a failed setup leaves no file")
+		return
+	}
+	vk, err := groth16.ReadVerifyingKey(base + ".vk")
+	require.NoError(t, err)
+	pvk, err := groth16.ReadParamsVerifyingKey(base + ".params")
+	require.NoError(t, err)
+	require.Equal(t, vk, pvk)
+}
+
 // A stray word used to stop flag parsing and silently drop the flags after
 // it; every command refuses it now.
 func TestStrayArgumentsRefused(t *testing.T) {

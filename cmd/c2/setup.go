@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	c2 "github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/r1cs"
@@ -26,12 +29,16 @@ func runSetup(fs *flag.FlagSet, args []string) error {
 	postName := fs.String("post", "", "a registered PoSt proof (e.g. StackedDrgWindow2KiBV1_2): its circuit instead of PoRep's")
 	updateName := fs.String("update", "", "a registered SnapDeals update proof (e.g. StackedDrg2KiBV1): its circuit instead of PoRep's")
 	out := fs.String("out", "", "directory to write the .params and .vk files to (required)")
+	onGPU := fs.Bool("gpu", false, "PoRep: make the key in the first CUDA device's memory (2^27 in about 20 s) and write it from there; needs libc2cuda.so and a GPU")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
 		fs.Usage()
 		return errors.New("--out is required")
+	}
+	if *onGPU && (*postName != "" || *updateName != "") {
+		return errors.New("--gpu makes PoRep keys only; drop --post and --update")
 	}
 	if *postName != "" {
 		return postSetup(*postName, *out)
@@ -45,6 +52,9 @@ func runSetup(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Println("WARNING: INSECURE development parameters (single-party setup); proofs made with them prove nothing on chain.")
 	fmt.Printf("shape: %v\n", shape)
+	if *onGPU {
+		return devSetupGPU(shape, *size, *out)
+	}
 	if shape.Layers > 2 {
 		fmt.Println("note: this records a 130 M-constraint system and computes ~450 M points; it needs hundreds of GiB and hours.")
 	}
@@ -69,19 +79,11 @@ func devSetup(shape porep.Shape, dir string) error {
 // devSetupSystem is devSetup for the circuit record synthesizes (into a
 // fresh system, unfinalized), whose official parameter base name is name.
 func devSetupSystem(name, dir string, record func() (*r1cs.System, error)) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	base := filepath.Join(dir, devPrefix+name)
-	params, err := createOutput(base + ".params")
+	base, params, vk, err := devOutputs(dir, name)
 	if err != nil {
 		return err
 	}
 	defer params.abort()
-	vk, err := createOutput(base + ".vk")
-	if err != nil {
-		return err
-	}
 	defer vk.abort()
 
 	t0 := time.Now()
@@ -107,6 +109,69 @@ func devSetupSystem(name, dir string, record func() (*r1cs.System, error)) error
 		return err
 	}
 	if err := vk.commit(pk.VK.WriteTo); err != nil {
+		return err
+	}
+	stage("write", time.Since(t0), base+".{params,vk}")
+	return nil
+}
+
+// devOutputs creates dir and the (uncommitted) outputs
+// dir/dev-insecure-name.params and .vk, base being their path without the
+// extension; on error nothing is left to abort.
+func devOutputs(dir, name string) (base string, params, vk *output, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, nil, err
+	}
+	base = filepath.Join(dir, devPrefix+name)
+	if params, err = createOutput(base + ".params"); err != nil {
+		return "", nil, nil, err
+	}
+	if vk, err = createOutput(base + ".vk"); err != nil {
+		params.abort()
+		return "", nil, nil, err
+	}
+	return base, params, vk, nil
+}
+
+// devSetupGPU makes the development key of shape (sector size size) in the
+// first CUDA device's memory and writes dir/dev-insecure-<official
+// name>.{params,vk} from there, the bases a chunk at a time; dir is
+// created, and both outputs checked, before the setup starts.
+func devSetupGPU(shape porep.Shape, size, dir string) error {
+	proof, err := c1genProof("", size, false)
+	if err != nil {
+		return err
+	}
+	base, params, vkOut, err := devOutputs(dir, shape.ParamsName())
+	if err != nil {
+		return err
+	}
+	defer params.abort()
+	defer vkOut.abort()
+	p, err := c2.New(c2.Config{Backend: c2.BackendCUDA})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	ctx := context.Background()
+
+	t0 := time.Now()
+	stop := ticker("record + setup (GPU)")
+	vk, err := p.DevSetupProof(ctx, proof.String(), rand.Reader)
+	stop()
+	if err != nil {
+		return err
+	}
+	stage("record + setup (GPU)", time.Since(t0), strings.Join(p.Devices(), ","))
+
+	t0 = time.Now()
+	stop = ticker("write")
+	err = params.commit(func(w io.Writer) (int64, error) { return 0, p.WriteDevParams(ctx, proof.String(), w, nil) })
+	stop()
+	if err != nil {
+		return err
+	}
+	if err := vkOut.commit(vk.WriteTo); err != nil {
 		return err
 	}
 	stage("write", time.Since(t0), base+".{params,vk}")

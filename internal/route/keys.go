@@ -71,14 +71,20 @@ func (k *Keys) fileOf(pk *groth16.ProvingKey) *fileKey {
 
 // Holds reports whether pk is loaded on d.
 func (k *Keys) Holds(pk *groth16.ProvingKey, d *Device) bool {
+	_, ok := k.Key(pk, d)
+	return ok
+}
+
+// Key returns pk as loaded (or made, see Put) on d, once its load has
+// succeeded; ok is false before, or when it failed.
+func (k *Keys) Key(pk *groth16.ProvingKey, d *Device) (key gpu.Key, ok bool) {
 	k.mu.Lock()
 	l, ok := k.keys[keyID{pk, d}]
 	k.mu.Unlock()
 	if !ok {
-		return false
+		return nil, false
 	}
-	_, ok = l.Peek()
-	return ok
+	return l.Peek()
 }
 
 // Load returns pk loaded on d, loading it on first use. Each (key, device)
