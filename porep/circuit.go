@@ -42,18 +42,6 @@ func Synthesize(b r1cs.Builder, s Shape, p *Partition) error {
 	return synthesize(b, s, p)
 }
 
-// synthesizeContext is Synthesize stopped by ctx: once ctx is done it
-// returns ctx's error within 4096 constraints (a few milliseconds of
-// recording), leaving b partly built. It drives b through its Builder
-// methods only, so a witness-only builder loses its fast path: use
-// [WitnessContext] for witnesses.
-func synthesizeContext(ctx context.Context, b r1cs.Builder, s Shape, p *Partition) error {
-	if err := s.Check(p, 0); err != nil {
-		return err
-	}
-	return r1cs.BuildContext(ctx, b, func(b r1cs.Builder) error { return synthesize(b, s, p) })
-}
-
 // synthesize is Synthesize after the check.
 func synthesize(b r1cs.Builder, s Shape, p *Partition) error {
 	cs := gadget.New(b)

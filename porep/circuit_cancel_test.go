@@ -76,3 +76,15 @@ func cancelDuring[T any](t *testing.T, what string, after time.Duration, run fun
 	}
 	return took, err
 }
+
+// synthesizeContext is Synthesize stopped by ctx: once ctx is done it
+// returns ctx's error within 4096 constraints (a few milliseconds of
+// recording), leaving b partly built. It drives b through its Builder
+// methods only, so a witness-only builder loses its fast path: use
+// [WitnessContext] for witnesses.
+func synthesizeContext(ctx context.Context, b r1cs.Builder, s Shape, p *Partition) error {
+	if err := s.Check(p, 0); err != nil {
+		return err
+	}
+	return r1cs.BuildContext(ctx, b, func(b r1cs.Builder) error { return synthesize(b, s, p) })
+}

@@ -3,8 +3,11 @@ package porep
 import (
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/porep/gadget"
+	"github.com/sealc2/c2/porep/poseidon"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -161,4 +164,186 @@ func TestSatisfyingPartition(t *testing.T) {
 	sys.Finalize()
 	var ue *r1cs.UnsatisfiedError
 	require.ErrorAs(t, sys.IsSatisfied(), &ue)
+}
+
+// satisfyingPartition returns a partition of shape s of a fictitious sector
+// whose vanilla proofs hold: [Shape.Verify] accepts it and its circuit is
+// satisfied, so it can be proved. Replica id, data, parent columns, challenge
+// and parent positions are pseudo-random from seed; the labels, encodings,
+// Merkle paths and roots are computed from them. Tree nodes off the proved
+// paths are pseudo-random values rather than hashes of a full sector, which
+// no path can tell apart. The challenge and parent positions are not those
+// of the SDR graph and the seed, so the public inputs are not the ones a
+// chain verifier would derive; it serves tests and benchmarks of the whole
+// prover on any sector size without sealing a sector.
+func satisfyingPartition(s Shape, seed uint64) (*Partition, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	n := s.Nodes()
+	if uint64(s.Challenges)*(1+DRGParents+ExpParents) > n/2 {
+		return nil, &ShapeError{s.Name, "too few nodes for distinct challenge and parent positions"}
+	}
+	r := splitMix{seed}
+	p := &Partition{ReplicaID: r.element(), Challenges: make([]Challenge, s.Challenges)}
+
+	// Challenged nodes are distinct and never a parent, so that every
+	// column a challenge reads is free (a random column) and no label
+	// depends on another challenge's.
+	challenged := map[uint64]bool{}
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		for c.Node == 0 || challenged[c.Node] {
+			c.Node = 1 + r.next()%(n-1)
+		}
+		challenged[c.Node] = true
+	}
+	columns := map[uint64][]fr.Element{}
+	positions := make([][]uint64, s.Challenges)
+	dataLeaves := map[uint64]fr.Element{}
+	colLeaves := map[uint64]fr.Element{}
+	repLeaves := map[uint64]fr.Element{}
+	labels := make([]fr.Element, s.Layers)
+	parents := make([]fr.Element, 0, DRGParents+ExpParents)
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		positions[i] = make([]uint64, DRGParents+ExpParents)
+		for j := range positions[i] {
+			pos := r.next() % n
+			for challenged[pos] {
+				pos = r.next() % n
+			}
+			positions[i][j] = pos
+			if columns[pos] == nil {
+				rows := make([]fr.Element, s.Layers)
+				for k := range rows {
+					rows[k] = r.element()
+				}
+				columns[pos] = rows
+				h, err := poseidon.MustGet(s.Layers).Hash(rows)
+				if err != nil {
+					return nil, err
+				}
+				colLeaves[pos] = h
+			}
+		}
+		for layer := 1; layer <= s.Layers; layer++ {
+			parents = parents[:0]
+			for j, pos := range positions[i] {
+				if j < DRGParents {
+					parents = append(parents, columns[pos][layer-1])
+				} else if layer > 1 {
+					parents = append(parents, columns[pos][layer-2])
+				}
+			}
+			var err error
+			if labels[layer-1], err = gadget.LabelNative(p.ReplicaID, uint32(layer), c.Node, parents); err != nil {
+				return nil, err
+			}
+		}
+		c.DataLeaf = r.element()
+		dataLeaves[c.Node] = c.DataLeaf
+		var enc fr.Element
+		enc.Add(&labels[s.Layers-1], &c.DataLeaf)
+		repLeaves[c.Node] = enc
+		h, err := poseidon.MustGet(s.Layers).Hash(labels)
+		if err != nil {
+			return nil, err
+		}
+		colLeaves[c.Node] = h
+	}
+
+	dataArities := make([]int, s.DataPathLen())
+	for i := range dataArities {
+		dataArities[i] = 2
+	}
+	treeD := newSparseTree(gadget.TreeSHA254, dataArities, dataLeaves, r.next())
+	treeC := newSparseTree(gadget.TreePoseidon, s.TreeArities(), colLeaves, r.next())
+	treeR := newSparseTree(gadget.TreePoseidon, s.TreeArities(), repLeaves, r.next())
+	p.CommD, p.CommC, p.CommRLast = treeD.root(), treeC.root(), treeR.root()
+	var err error
+	if p.CommR, err = poseidon.MustGet(2).Hash([]fr.Element{p.CommC, p.CommRLast}); err != nil {
+		return nil, err
+	}
+	for i := range p.Challenges {
+		c := &p.Challenges[i]
+		c.DataPath = treeD.path(c.Node)
+		c.ReplicaPath = treeR.path(c.Node)
+		c.ColumnPath = treeC.path(c.Node)
+		c.Parents = make([]Column, len(positions[i]))
+		for j, pos := range positions[i] {
+			c.Parents[j] = Column{Rows: columns[pos], Path: treeC.path(pos)}
+		}
+	}
+	return p, nil
+}
+
+// sparseTree is a Merkle tree known only along the paths of some leaves:
+// a node whose subtree holds one of them is the hash of its children; any
+// other node is a pseudo-random value fixed by its level and index.
+type sparseTree struct {
+	h       gadget.TreeHash
+	arities []int                   // per level, from the leaves up
+	marked  []map[uint64]bool       // per level, nodes above a given leaf
+	memo    []map[uint64]fr.Element // per level, computed nodes
+	leaves  map[uint64]fr.Element
+	seed    uint64
+}
+
+func newSparseTree(h gadget.TreeHash, arities []int, leaves map[uint64]fr.Element, seed uint64) *sparseTree {
+	t := &sparseTree{h: h, arities: arities, leaves: leaves, seed: seed}
+	t.marked = make([]map[uint64]bool, len(arities)+1)
+	t.memo = make([]map[uint64]fr.Element, len(arities)+1)
+	for l := range t.marked {
+		t.marked[l] = map[uint64]bool{}
+		t.memo[l] = map[uint64]fr.Element{}
+	}
+	for pos := range leaves {
+		for l := 0; l <= len(arities); l++ {
+			t.marked[l][pos] = true
+			if l < len(arities) {
+				pos /= uint64(arities[l])
+			}
+		}
+	}
+	return t
+}
+
+func (t *sparseTree) node(l int, idx uint64) fr.Element {
+	if !t.marked[l][idx] {
+		r := splitMix{t.seed ^ uint64(l)<<56 ^ idx*0x9e3779b97f4a7c15}
+		return r.element()
+	}
+	if l == 0 {
+		return t.leaves[idx]
+	}
+	if v, ok := t.memo[l][idx]; ok {
+		return v
+	}
+	a := uint64(t.arities[l-1])
+	children := make([]fr.Element, a)
+	for j := range children {
+		children[j] = t.node(l-1, idx*a+uint64(j))
+	}
+	v := gadget.NodeHash(t.h, children)
+	t.memo[l][idx] = v
+	return v
+}
+
+func (t *sparseTree) root() fr.Element { return t.node(len(t.arities), 0) }
+
+func (t *sparseTree) path(pos uint64) []PathLevel {
+	out := make([]PathLevel, len(t.arities))
+	for l, a := range t.arities {
+		a := uint64(a)
+		out[l].Index = int(pos % a)
+		base := pos - pos%a
+		for j := uint64(0); j < a; j++ {
+			if j != pos%a {
+				out[l].Siblings = append(out[l].Siblings, t.node(l, base+j))
+			}
+		}
+		pos /= a
+	}
+	return out
 }

@@ -67,17 +67,6 @@ func (s Shape) PartitionSectors(sectors []PublicSector, k int) ([]PublicSector, 
 	return sectors[k*s.Sectors : min(len(sectors), (k+1)*s.Sectors)], nil
 }
 
-// publicInputs returns the public inputs (without ONE) of partition k of a
-// PoSt over sectors with the given randomness: [PartitionInputs] of the
-// sectors [Shape.PartitionSectors] picks for partition k.
-func publicInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int) ([]fr.Element, error) {
-	own, err := s.PartitionSectors(sectors, k)
-	if err != nil {
-		return nil, err
-	}
-	return PartitionInputs(s, randomness, own, k)
-}
-
 // PartitionInputs returns the public inputs (without ONE) of partition k of
 // a PoSt from the public sectors of that partition alone, in order, as
 // FallbackPoStCompound::generate_public_inputs computes them for partition
@@ -127,21 +116,4 @@ func PartitionInputs(s Shape, randomness [32]byte, sectors []PublicSector, k int
 		out = append(out, out[len(out)-per:]...)
 	}
 	return out, nil
-}
-
-// winningSectorChallenge returns the index, in 0..setLen, of the sector
-// challenge n of a Winning PoSt picks among the miner's setLen sectors: the
-// first 8 bytes, little-endian, of SHA-256(proverID ‖ randomness ‖ n as 8
-// little-endian bytes), modulo setLen (generate_sector_challenge; Winning
-// PoSt asks for n = 0 only). setLen must not be zero.
-func winningSectorChallenge(proverID, randomness [32]byte, n, setLen uint64) (uint64, error) {
-	if setLen == 0 {
-		return 0, &InputError{"sector_set_len", "empty sector set"}
-	}
-	var buf [72]byte
-	copy(buf[:], proverID[:])
-	copy(buf[32:], randomness[:])
-	binary.LittleEndian.PutUint64(buf[64:], n)
-	h := sha256.Sum256(buf[:])
-	return binary.LittleEndian.Uint64(h[:8]) % setLen, nil
 }

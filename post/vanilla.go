@@ -61,15 +61,6 @@ type jsonSectorProof struct {
 	} `json:"vanilla_proof"`
 }
 
-// decodeSectorProofsJSON decodes a JSON array of FallbackPoStSectorProof
-// (serde_json of Vec<FallbackPoStSectorProof>). Decoding is strict: every
-// field must be present and unknown fields are rejected. Errors are
-// *VanillaError values naming the JSON path.
-func decodeSectorProofsJSON(b []byte) ([]SectorProof, error) {
-	out, err := vanilla.Array(b, (*SectorProof).decodeJSON)
-	return out, placed(err)
-}
-
 // DecodeSectorProofJSON decodes one FallbackPoStSectorProof in serde JSON.
 func DecodeSectorProofJSON(b []byte) (*SectorProof, error) {
 	p, err := vanilla.One(b, (*SectorProof).decodeJSON)

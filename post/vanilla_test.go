@@ -171,3 +171,24 @@ func TestPartitionsErrors(t *testing.T) {
 	_, _, err = Partitions(window, nil)
 	require.True(t, errors.As(err, &ve))
 }
+
+// decodeSectorProofsJSON decodes a JSON array of FallbackPoStSectorProof
+// (serde_json of Vec<FallbackPoStSectorProof>). Decoding is strict: every
+// field must be present and unknown fields are rejected. Errors are
+// *VanillaError values naming the JSON path.
+func decodeSectorProofsJSON(b []byte) ([]SectorProof, error) {
+	out, err := vanilla.Array(b, (*SectorProof).decodeJSON)
+	return out, placed(err)
+}
+
+// verify checks natively, without the circuit, that partition k of a PoSt
+// over pub (as [Partitions] returns them) with the given randomness proves
+// what its circuit proves: [Shape.VerifyPartition] with the sectors
+// [Shape.PartitionSectors] picks for partition k.
+func (s Shape) verify(randomness [32]byte, pub []PublicSector, p *Partition, k int) error {
+	own, err := s.PartitionSectors(pub, k)
+	if err != nil {
+		return err
+	}
+	return s.VerifyPartition(randomness, own, p, k)
+}

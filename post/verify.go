@@ -10,18 +10,6 @@ import (
 	"github.com/sealc2/c2/porep/poseidon"
 )
 
-// verify checks natively, without the circuit, that partition k of a PoSt
-// over pub (as [Partitions] returns them) with the given randomness proves
-// what its circuit proves: [Shape.VerifyPartition] with the sectors
-// [Shape.PartitionSectors] picks for partition k.
-func (s Shape) verify(randomness [32]byte, pub []PublicSector, p *Partition, k int) error {
-	own, err := s.PartitionSectors(pub, k)
-	if err != nil {
-		return err
-	}
-	return s.VerifyPartition(randomness, own, p, k)
-}
-
 // VerifyPartition checks natively, without the circuit, that p, partition
 // k of a PoSt whose public sectors in that partition are own (as
 // [PartitionInputs] takes them), proves what its circuit proves with the

@@ -3,6 +3,7 @@ package update
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -227,4 +228,21 @@ func TestRefgenUpdate8MiB(t *testing.T) {
 	dig, err := sys.CanonicalDigest()
 	require.NoError(t, err)
 	require.Equal(t, m.Partitions[1].R1CSSHA256, hex.EncodeToString(dig[:]))
+}
+
+// partitionsFromVanilla converts the vanilla proofs of all
+// partitions, in order, with [Shape.FromVanilla] (paths "[k]…").
+func (s Shape) partitionsFromVanilla(proofs []PartitionProof) ([]*Partition, error) {
+	if len(proofs) != s.Partitions {
+		return nil, fieldErr("", "%d partition proofs, want %d", len(proofs), s.Partitions)
+	}
+	out := make([]*Partition, len(proofs))
+	for k := range proofs {
+		p, err := s.FromVanilla(&proofs[k], fmt.Sprintf("[%d]", k))
+		if err != nil {
+			return nil, err
+		}
+		out[k] = p
+	}
+	return out, nil
 }

@@ -66,24 +66,6 @@ type jsonChallenge struct {
 	ProofRNew *json.RawMessage `json:"proof_r_new"`
 }
 
-// decodePartitionProofsJSON decodes a JSON array of PartitionProof
-// (serde_json of Vec<PartitionProof>, one per partition in order), or a
-// single PartitionProof object, which it returns as a one-element slice.
-// Decoding is strict: every field must be present and unknown fields are
-// rejected. Errors are *VanillaError values naming the JSON path
-// ("[k]…" inside an array).
-func decodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
-	if isJSONObject(b) {
-		one, err := DecodePartitionProofJSON(b)
-		if err != nil {
-			return nil, err
-		}
-		return []PartitionProof{*one}, nil
-	}
-	proofs, err := vanilla.Array(b, (*PartitionProof).decodeJSON)
-	return proofs, placed(err)
-}
-
 // DecodePartitionProofJSON decodes one PartitionProof in serde JSON.
 func DecodePartitionProofJSON(b []byte) (*PartitionProof, error) {
 	p, err := vanilla.One(b, (*PartitionProof).decodeJSON)
@@ -171,8 +153,7 @@ func DecodeVanilla(b []byte) (*PartitionProof, error) {
 }
 
 // isJSONObject reports whether b starts, after JSON white space, with '{':
-// the test by which decodePartitionProofsJSON and DecodeVanilla take b for
-// one serde JSON object.
+// the test by which DecodeVanilla takes b for one serde JSON object.
 func isJSONObject(b []byte) bool {
 	t := bytes.TrimLeft(b, " \t\r\n")
 	return len(t) > 0 && t[0] == '{'

@@ -212,3 +212,21 @@ func TestVerifyRejects(t *testing.T) {
 	require.Error(t, sys.IsSatisfied())
 	require.ErrorAs(t, s.Check(pub, nil, 0), &ie)
 }
+
+// decodePartitionProofsJSON decodes a JSON array of PartitionProof
+// (serde_json of Vec<PartitionProof>, one per partition in order), or a
+// single PartitionProof object, which it returns as a one-element slice.
+// Decoding is strict: every field must be present and unknown fields are
+// rejected. Errors are *VanillaError values naming the JSON path
+// ("[k]…" inside an array).
+func decodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
+	if isJSONObject(b) {
+		one, err := DecodePartitionProofJSON(b)
+		if err != nil {
+			return nil, err
+		}
+		return []PartitionProof{*one}, nil
+	}
+	proofs, err := vanilla.Array(b, (*PartitionProof).decodeJSON)
+	return proofs, placed(err)
+}

@@ -111,23 +111,6 @@ func (s Shape) FromVanilla(v *PartitionProof, at string) (*Partition, error) {
 	return p, nil
 }
 
-// partitionsFromVanilla converts the vanilla proofs of all
-// partitions, in order, with [Shape.FromVanilla] (paths "[k]…").
-func (s Shape) partitionsFromVanilla(proofs []PartitionProof) ([]*Partition, error) {
-	if len(proofs) != s.Partitions {
-		return nil, fieldErr("", "%d partition proofs, want %d", len(proofs), s.Partitions)
-	}
-	out := make([]*Partition, len(proofs))
-	for k := range proofs {
-		p, err := s.FromVanilla(&proofs[k], fmt.Sprintf("[%d]", k))
-		if err != nil {
-			return nil, err
-		}
-		out[k] = p
-	}
-	return out, nil
-}
-
 // Verify checks natively, without the circuit, that vanilla partition
 // proof v proves partition k of pub, as EmptySectorUpdate::verify does —
 // comm_r_old and comm_r_new against comm_c and the recorded tree R roots,

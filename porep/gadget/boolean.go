@@ -33,9 +33,6 @@ var (
 // Value returns the bit's value.
 func (x Bit) Value() bool { return x.val }
 
-// isConstant reports whether x is a constant.
-func (x Bit) isConstant() bool { return x.kind == kindConst }
-
 // Variable returns the variable under x (meaningless for constants).
 func (x Bit) Variable() r1cs.Variable { return x.v }
 
@@ -81,20 +78,6 @@ func (cs *CS) AllocBit(val bool) Bit {
 	v := cs.alloc(feBool(val))
 	if cs.record {
 		cs.la = append(cs.la[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne}, r1cs.Term{Var: v, Coeff: feMinusOne})
-		cs.lb = append(cs.lb[:0], r1cs.Term{Var: v, Coeff: feOne})
-		cs.enforce(cs.la, cs.lb, nil)
-	}
-	return isBit(v, val)
-}
-
-// AllocBitConditionally allocates a bit holding val that must be false when
-// mustBeFalse is set: (1 − mustBeFalse − v)·v = 0
-// (AllocatedBit::alloc_conditionally).
-func (cs *CS) AllocBitConditionally(val bool, mustBeFalse Bit) Bit {
-	v := cs.alloc(feBool(val))
-	if cs.record {
-		cs.la = append(cs.la[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne},
-			r1cs.Term{Var: mustBeFalse.v, Coeff: feMinusOne}, r1cs.Term{Var: v, Coeff: feMinusOne})
 		cs.lb = append(cs.lb[:0], r1cs.Term{Var: v, Coeff: feOne})
 		cs.enforce(cs.la, cs.lb, nil)
 	}

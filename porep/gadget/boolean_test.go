@@ -71,3 +71,6 @@ func TestBooleanOps(t *testing.T) {
 		}
 	}
 }
+
+// isConstant reports whether x is a constant.
+func (x Bit) isConstant() bool { return x.kind == kindConst }

@@ -206,3 +206,76 @@ func TestToBitsStrictCharacteristic(t *testing.T) {
 	require.ErrorAs(t, s.IsSatisfied(), &ue)
 	require.Equal(t, s.NumConstraints()-2, ue.Index)
 }
+
+// AllocBitConditionally allocates a bit holding val that must be false when
+// mustBeFalse is set: (1 − mustBeFalse − v)·v = 0
+// (AllocatedBit::alloc_conditionally).
+func (cs *CS) AllocBitConditionally(val bool, mustBeFalse Bit) Bit {
+	v := cs.alloc(feBool(val))
+	if cs.record {
+		cs.la = append(cs.la[:0], r1cs.Term{Var: r1cs.One, Coeff: feOne},
+			r1cs.Term{Var: mustBeFalse.v, Coeff: feMinusOne}, r1cs.Term{Var: v, Coeff: feMinusOne})
+		cs.lb = append(cs.lb[:0], r1cs.Term{Var: v, Coeff: feOne})
+		cs.enforce(cs.la, cs.lb, nil)
+	}
+	return isBit(v, val)
+}
+
+// rMinusOne holds the bits of r − 1, least significant first.
+var rMinusOne = func() [4]uint64 {
+	var e fr.Element
+	e.Neg(&feOne)
+	return e.Bits()
+}()
+
+// toBitsLEStrict decomposes n into 255 bits, least significant first, and
+// proves the bits encode an integer below r (AllocatedNum::to_bits_le_strict):
+// bits of r − 1 that are one are allocated freely, and each run of ones is
+// AND-ed so that a following bit where r − 1 is zero is allocated
+// conditionally. The bits are appended to dst.
+func (cs *CS) toBitsLEStrict(dst []Bit, n Num) []Bit {
+	a := n.Value.Bits()
+	bit := func(x *[4]uint64, i int) bool { return x[i/64]>>(i%64)&1 == 1 }
+	var result, run []Bit // big-endian
+	var lastRun Bit
+	haveLast := false
+	found := false
+	for i := 255; i >= 0; i-- {
+		rb := bit(&rMinusOne, i)
+		found = found || rb
+		if !found {
+			continue
+		}
+		av := bit(&a, i)
+		if rb {
+			b := cs.AllocBit(av)
+			run = append(run, b)
+			result = append(result, b)
+			continue
+		}
+		if len(run) > 0 {
+			if haveLast {
+				run = append(run, lastRun)
+			}
+			cur := run[0]
+			for _, x := range run[1:] {
+				cur = cs.bitAnd(cur, x)
+			}
+			lastRun, haveLast = cur, true
+			run = run[:0]
+		}
+		result = append(result, cs.AllocBitConditionally(av, lastRun))
+	}
+	if cs.record {
+		cs.lc = cs.lc[:0]
+		for i := range result {
+			cs.lc = append(cs.lc, r1cs.Term{Var: result[len(result)-1-i].v, Coeff: pow2[i]})
+		}
+		cs.lc = append(cs.lc, r1cs.Term{Var: n.Var, Coeff: feMinusOne})
+		cs.enforce(nil, nil, cs.lc)
+	}
+	for i := len(result) - 1; i >= 0; i-- {
+		dst = append(dst, result[i])
+	}
+	return dst
+}

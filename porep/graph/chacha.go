@@ -19,14 +19,6 @@ type chachaStream struct {
 	pos          int // next unread word of block; 16 when exhausted
 }
 
-func newChaCha(key *[32]byte, doubleRounds int) *chachaStream {
-	s := &chachaStream{doubleRounds: doubleRounds, pos: 16}
-	for i := range s.key {
-		s.key[i] = binary.LittleEndian.Uint32(key[4*i:])
-	}
-	return s
-}
-
 // reset rekeys s in place and rewinds it to block 0.
 func (s *chachaStream) reset(key *[32]byte) {
 	for i := range s.key {

@@ -51,30 +51,11 @@ func (f *feistel) encode(v uint64) uint64 {
 	return left<<f.halfBits | right
 }
 
-// decode inverts encode.
-func (f *feistel) decode(v uint64) uint64 {
-	left := (v >> f.halfBits) & f.rightMask
-	right := v & f.rightMask
-	for i := feistelRounds - 1; i >= 0; i-- {
-		left, right = right^f.round(left, f.keys[i]), left
-	}
-	return left<<f.halfBits | right
-}
-
 // permute maps v in [0, n) to its image in [0, n).
 func (f *feistel) permute(v uint64) uint64 {
 	u := f.encode(v)
 	for u >= f.n {
 		u = f.encode(u)
-	}
-	return u
-}
-
-// invert is the inverse of permute.
-func (f *feistel) invert(v uint64) uint64 {
-	u := f.decode(v)
-	for u >= f.n {
-		u = f.decode(u)
 	}
 	return u
 }

@@ -154,27 +154,6 @@ func (g *Graph) Parents(node uint64, dst []uint32) error {
 	return nil
 }
 
-// baseParentsChecked writes the BaseDegree bucket-graph parents of node into
-// dst[:BaseDegree]. Nodes 0 and 1 have all parents 0. Otherwise the immediate
-// predecessor node-1 is parent 0 (V1_1_0, V1_2_0) or parent 5 (V1_0_0).
-func (g *Graph) baseParentsChecked(node uint64, dst []uint32) error {
-	if err := g.check(node, dst, BaseDegree); err != nil {
-		return err
-	}
-	g.baseParents(uint32(node), dst[:BaseDegree])
-	return nil
-}
-
-// expanderParentsChecked writes the ExpansionDegree expander parents of
-// node into dst[:ExpansionDegree].
-func (g *Graph) expanderParentsChecked(node uint64, dst []uint32) error {
-	if err := g.check(node, dst, ExpansionDegree); err != nil {
-		return err
-	}
-	g.expanderParents(node, dst[:ExpansionDegree])
-	return nil
-}
-
 // baseParents is drgraph.rs BucketGraph::parents: the node's metagraph index
 // node*(BaseDegree-1) picks each of the BaseDegree-1 random parents by drawing
 // a bucket b uniformly in [1, ceil(log2(metagraph node))] and then a distance

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"testing"
 
@@ -307,4 +308,52 @@ func BenchmarkParents32GiB(b *testing.B) {
 		_ = g.Parents(node, p[:])
 		node = (node*2654435761 + 1) % (1 << 30)
 	}
+}
+
+func newChaCha(key *[32]byte, doubleRounds int) *chachaStream {
+	s := &chachaStream{doubleRounds: doubleRounds, pos: 16}
+	for i := range s.key {
+		s.key[i] = binary.LittleEndian.Uint32(key[4*i:])
+	}
+	return s
+}
+
+// decode inverts encode.
+func (f *feistel) decode(v uint64) uint64 {
+	left := (v >> f.halfBits) & f.rightMask
+	right := v & f.rightMask
+	for i := feistelRounds - 1; i >= 0; i-- {
+		left, right = right^f.round(left, f.keys[i]), left
+	}
+	return left<<f.halfBits | right
+}
+
+// invert is the inverse of permute.
+func (f *feistel) invert(v uint64) uint64 {
+	u := f.decode(v)
+	for u >= f.n {
+		u = f.decode(u)
+	}
+	return u
+}
+
+// baseParentsChecked writes the BaseDegree bucket-graph parents of node into
+// dst[:BaseDegree]. Nodes 0 and 1 have all parents 0. Otherwise the immediate
+// predecessor node-1 is parent 0 (V1_1_0, V1_2_0) or parent 5 (V1_0_0).
+func (g *Graph) baseParentsChecked(node uint64, dst []uint32) error {
+	if err := g.check(node, dst, BaseDegree); err != nil {
+		return err
+	}
+	g.baseParents(uint32(node), dst[:BaseDegree])
+	return nil
+}
+
+// expanderParentsChecked writes the ExpansionDegree expander parents of
+// node into dst[:ExpansionDegree].
+func (g *Graph) expanderParentsChecked(node uint64, dst []uint32) error {
+	if err := g.check(node, dst, ExpansionDegree); err != nil {
+		return err
+	}
+	g.expanderParents(node, dst[:ExpansionDegree])
+	return nil
 }

@@ -110,27 +110,3 @@ func (c *Constants) sparseMul(s []fr.Element, sp *Sparse) {
 	}
 	s[0] = s0
 }
-
-// hashReference is the textbook permutation with the raw round constants
-// and the MDS matrix (neptune hash_correct); tests compare it with Hash.
-func (c *Constants) hashReference(preimage []fr.Element) fr.Element {
-	s := make([]fr.Element, c.Width)
-	s[0] = c.DomainTag
-	copy(s[1:], preimage)
-	half := c.FullRounds / 2
-	rounds := c.FullRounds + c.PartialRounds
-	for r := 0; r < rounds; r++ {
-		for i := range s {
-			s[i].Add(&s[i], &c.RoundConstants[r*c.Width+i])
-		}
-		if r < half || r >= half+c.PartialRounds {
-			for i := range s {
-				sbox(&s[i])
-			}
-		} else {
-			sbox(&s[0])
-		}
-		s = apply(c.MDS, s)
-	}
-	return s[1]
-}
