@@ -139,7 +139,7 @@ func TestDevSetupProofProvesC1(t *testing.T) {
 	// Written as files, the key proves the C1 again for a Prover that reads
 	// them as any parameter file, and the proof verifies under the same vk.
 	dir := t.TempDir()
-	params, err := os.Create(filepath.Join(dir, "dev-insecure-"+porep.Shape2KiB.ParamsName()+".params"))
+	params, err := os.Create(filepath.Join(dir, DevParamsPrefix+porep.Shape2KiB.ParamsName()+".params"))
 	require.NoError(t, err)
 	var vkFile bytes.Buffer
 	require.NoError(t, p.WriteDevParams(ctx, "StackedDrg2KiBV1_1", params, &vkFile))

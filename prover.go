@@ -1,6 +1,7 @@
-// Package c2 proves Filecoin PoRep commit phase 2 (C2) and Window/Winning
-// PoSt: Groth16 proofs over BLS12-381, bit-compatible with bellperson, on
-// GPUs when present and on the CPU otherwise.
+// Package c2 proves Filecoin PoRep commit phase 2 (C2), Window and Winning
+// PoSt and SnapDeals sector updates: Groth16 proofs over BLS12-381,
+// bit-compatible with bellperson, on GPUs when present and on the CPU
+// otherwise.
 //
 // A [Prover] owns the devices and the memory budgets. Every partition goes
 // through the same stages: preparation on the CPU (classify the witness into

@@ -21,8 +21,8 @@ import (
 )
 
 // devPrefix starts the names of development parameter files, so that they
-// are never mistaken for the official ones.
-const devPrefix = "dev-insecure-"
+// are never mistaken for the official ones (the prefix c2 looks for).
+const devPrefix = c2.DevParamsPrefix
 
 func runSetup(fs *flag.FlagSet, args []string) error {
 	size := fs.String("sector-size", "2KiB", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count")
