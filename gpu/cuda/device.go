@@ -95,9 +95,6 @@ func Open(ordinal int) (*Device, error) {
 // Info returns the device's description.
 func (d *Device) Info() Info { return d.info }
 
-// memInfo returns the free and total device memory in bytes.
-func (d *Device) memInfo() (free, total uint64, err error) { return rawMemInfo(d.ordinal) }
-
 // Close releases the device's streams. Buffers must be freed separately.
 func (d *Device) Close() error {
 	d.mu.Lock()

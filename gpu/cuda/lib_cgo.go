@@ -229,6 +229,8 @@ func rawDeviceInfo(ord int) (Info, error) {
 	return Info{Name: C.GoString(&name[0]), TotalMemory: uint64(mem), SMCount: int(sm), Major: int(ma), Minor: int(mi)}, nil
 }
 
+// rawMemInfo serves the package's tests (direct_test.go): cgo is
+// not allowed in test files.
 func rawMemInfo(ord int) (uint64, uint64, error) {
 	var st C.c2_status
 	var f, t C.uint64_t
@@ -294,6 +296,8 @@ func rawCopy(s stream, dst, src unsafe.Pointer, bytes uint64, kind int) error {
 	return mkerr("copy", rc, &st)
 }
 
+// rawNTT serves the package's tests (direct_test.go): cgo is
+// not allowed in test files.
 func rawNTT(s stream, data ptr, logN, kind int, k *nttConsts) error {
 	var st C.c2_status
 	rc := C.w_ntt(&st, C.uintptr_t(s.h), data.p, cbool(data.dev), C.int(logN), C.int(kind), unsafe.Pointer(k))
@@ -326,6 +330,8 @@ func rawBatchAdd(s stream, group int, bases ptr, bitmap []uint64, n uint64, out 
 	return mkerr(fmt.Sprintf("BatchAddG%d", group), rc, &st)
 }
 
+// rawFill serves the package's tests (direct_test.go): cgo is
+// not allowed in test files.
 func rawFill(s stream, group int, dst unsafe.Pointer, n uint64, seeds unsafe.Pointer, k uint64) error {
 	var st C.c2_status
 	rc := C.w_fill(&st, C.uintptr_t(s.h), C.int(group), dst, C.uint64_t(n), seeds, C.uint64_t(k))

@@ -27,23 +27,6 @@ var (
 	_ [g2Bytes - unsafe.Sizeof(bls12381.G2Affine{})]struct{}
 )
 
-// nttKind selects the transform. All kinds take and return natural order.
-type nttKind int
-
-const (
-	// nttForward: v_i <- sum_j v_j w^(ij), w = fft.NewDomain(n).Generator.
-	nttForward nttKind = iota
-	// nttInverse: the inverse of nttForward (includes the 1/n factor).
-	nttInverse
-	// nttCosetForward: v_i <- sum_j v_j (g w^i)^j, g = 7 (Fr's multiplicative generator).
-	nttCosetForward
-	// nttCosetInverse: the inverse of nttCosetForward.
-	nttCosetInverse
-	// kindForwardNR: nttForward without the final permutation (output in
-	// bit-reversed order); benchmarks only.
-	kindForwardNR
-)
-
 // nttConsts mirrors c2_ntt_consts.
 type nttConsts struct {
 	omega, omegaInv, g, gInv, nInv, zInv fr.Element
@@ -76,39 +59,6 @@ func log2Exact(n int) (int, bool) {
 		return 0, false
 	}
 	return bits.TrailingZeros(uint(n)), true
-}
-
-// ntt transforms v in place; len(v) must be a power of two.
-func (d *Device) ntt(v []fr.Element, kind nttKind) error {
-	logN, ok := log2Exact(len(v))
-	if !ok || logN > MaxLogN {
-		return argError("NTT", "length %d is not a power of two <= 2^%d", len(v), MaxLogN)
-	}
-	if kind < nttForward || kind > nttCosetInverse {
-		return argError("NTT", "kind %d", kind)
-	}
-	s, err := d.acquire("NTT")
-	if err != nil {
-		return err
-	}
-	defer d.release(s)
-	return rawNTT(s, ptr{p: unsafe.Pointer(&v[0])}, logN, int(kind), constsFor(logN))
-}
-
-// nttResident transforms the first 2^logN elements of buf in place.
-func (d *Device) nttResident(buf *Buffer, logN int, kind nttKind) error {
-	if logN < 0 || logN > MaxLogN || kind < nttForward || kind > kindForwardNR {
-		return argError("NTTResident", "logN %d, kind %d", logN, kind)
-	}
-	if err := buf.check("NTTResident", frBytes<<logN); err != nil {
-		return err
-	}
-	s, err := d.acquire("NTTResident")
-	if err != nil {
-		return err
-	}
-	defer d.release(s)
-	return rawNTT(s, buf.arg(), logN, int(kind), constsFor(logN))
 }
 
 // ComputeH computes the Groth16 quotient the way bellperson does, in place:
@@ -156,16 +106,6 @@ func (d *Device) ComputeHResident(a, b, c *Buffer, logN int) error {
 	}
 	defer d.release(s)
 	return rawComputeH(s, a.arg(), b.arg(), c.arg(), logN, constsFor(logN))
-}
-
-// uploadFr copies v into a new device buffer.
-func (d *Device) uploadFr(v []fr.Element) (*Buffer, error) {
-	return upload(d, "UploadFr", unsafe.Pointer(unsafe.SliceData(v)), uint64(len(v))*frBytes)
-}
-
-// downloadFr copies len(dst) elements from the start of buf.
-func (d *Device) downloadFr(dst []fr.Element, buf *Buffer) error {
-	return d.copyOut("DownloadFr", unsafe.Pointer(unsafe.SliceData(dst)), buf, 0, uint64(len(dst))*frBytes)
 }
 
 // UploadG1 copies points into a new device buffer (bases kept resident).
@@ -400,16 +340,14 @@ func (g group[A, F, J, PF, PJ]) msm(d *Device, bases, scalars ptr, n, knobs int)
 	return g.combineOut(out[:], nw), nil
 }
 
-// windowWidth and windowOffset mirror digits.cuh: W near-equal windows
-// covering 256 bits, the wider ones first.
+// windowWidth is the width of window w of nw, as digits.cuh cuts them: nw
+// near-equal windows covering 256 bits, the wider ones first.
 func windowWidth(w, nw int) int {
 	if w < 256%nw {
 		return 256/nw + 1
 	}
 	return 256 / nw
 }
-
-func windowOffset(w, nw int) int { return w*(256/nw) + min(w, 256%nw) }
 
 func checkBitmap(op string, bitmap []uint64, n int) error {
 	if uint64(len(bitmap))*64 < uint64(n) {
@@ -471,32 +409,6 @@ func (g group[A, F, J, PF, PJ]) batchAdd(d *Device, bases ptr, bitmap []uint64, 
 		return zero, err
 	}
 	return g.jac(&out), nil
-}
-
-// fillG1 writes n valid points into buf: point i = a[i%k] + b[(i/k)%k] with
-// a = seeds[:k], b = seeds[k:] (len(seeds) = 2k). For tests and benchmarks.
-func (d *Device) fillG1(buf *Buffer, n int, seeds []bls12381.G1Affine) error {
-	return g1.fill(d, "FillG1", buf, n, seeds)
-}
-
-// fillG2 is fillG1 in G2.
-func (d *Device) fillG2(buf *Buffer, n int, seeds []bls12381.G2Affine) error {
-	return g2.fill(d, "FillG2", buf, n, seeds)
-}
-
-func (g group[A, F, J, PF, PJ]) fill(d *Device, op string, buf *Buffer, n int, seeds []A) error {
-	if len(seeds) < 2 || len(seeds)%2 != 0 {
-		return argError(op, "%d seeds: want an even number >= 2", len(seeds))
-	}
-	if err := buf.check(op, uint64(n)*g.point); err != nil {
-		return err
-	}
-	s, err := d.acquire(op)
-	if err != nil {
-		return err
-	}
-	defer d.release(s)
-	return rawFill(s, g.id, buf.p, uint64(n), unsafe.Pointer(&seeds[0]), uint64(len(seeds)/2))
 }
 
 // checkIndexed validates an indexed MSM over the first nbases points of a

@@ -81,9 +81,6 @@ func (d *Device) newFixedBase(op string, group int, base unsafe.Pointer, inf boo
 	return &FixedBase{d: d, group: group, windows: windows, table: buf}, nil
 }
 
-// bytes returns the table's device memory.
-func (t *FixedBase) bytes() uint64 { return t.table.Len() }
-
 // Free releases the table.
 func (t *FixedBase) Free() error { return t.table.Free() }
 
@@ -100,14 +97,6 @@ func (t *FixedBase) point() uint64 {
 // the bus in chunks while the previous chunk computes.
 func (t *FixedBase) Mul(dst *Buffer, offset int, scalars []fr.Element) error {
 	return t.mul(dst, offset, ptr{p: unsafe.Pointer(unsafe.SliceData(scalars))}, len(scalars))
-}
-
-// mulResident is Mul with the n scalars in device memory.
-func (t *FixedBase) mulResident(dst *Buffer, offset int, scalars *Buffer, n int) error {
-	if err := scalars.check(t.op(), uint64(max(n, 0))*frBytes); err != nil {
-		return err
-	}
-	return t.mul(dst, offset, scalars.arg(), n)
 }
 
 func (t *FixedBase) op() string {
