@@ -229,11 +229,6 @@ func (r *R1CS) Eval(w *Witness, a, b, c []fr.Element) (int, error) {
 	return bad, nil
 }
 
-// bytes is the device memory r takes.
-func (r *R1CS) bytes() int64 {
-	return layoutBytes(r.Constraints, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]), len(r.Coeffs))
-}
-
 func layoutBytes(constraints, terms, coeffs int) int64 {
 	return 3*4*int64(constraints+1) + 6*int64(terms) + 33*int64(coeffs)
 }

@@ -161,3 +161,8 @@ func TestR1CSLayoutLimits(t *testing.T) {
 	_, err = NewR1CS(sys)
 	require.ErrorIs(t, err, ErrR1CSLayout)
 }
+
+// bytes is the device memory r takes.
+func (r *R1CS) bytes() int64 {
+	return layoutBytes(r.Constraints, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]), len(r.Coeffs))
+}

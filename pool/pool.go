@@ -166,10 +166,6 @@ type Buffer struct {
 	once sync.Once
 }
 
-// bytes returns the buffer's n bytes. Their content is unspecified (a reused
-// buffer keeps what it held).
-func (b *Buffer) bytes() []byte { return b.b[:b.n] }
-
 // Release returns the buffer to its pool; the caller must not touch its
 // bytes (or views of them) afterwards. It is idempotent.
 func (b *Buffer) Release() {

@@ -204,3 +204,7 @@ func benchGetRelease[R interface{ Release() }](b *testing.B, get func(context.Co
 		}
 	})
 }
+
+// bytes returns the buffer's n bytes. Their content is unspecified (a reused
+// buffer keeps what it held).
+func (b *Buffer) bytes() []byte { return b.b[:b.n] }
