@@ -160,3 +160,9 @@ func FuzzReadProofs(f *testing.F) {
 		require.Equal(t, b, MarshalProofs(ps))
 	})
 }
+
+// decodeParamsOpts decodes a whole .params file held in b, as ReadParams
+// reads one with opts.
+func decodeParamsOpts(b []byte, opts ...ReadOption) (*ProvingKey, error) {
+	return decodeParams(b, configure(opts))
+}

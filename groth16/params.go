@@ -255,19 +255,6 @@ func scanSection(r io.ReaderAt, name string, off, size int64, pointSize int) (Se
 	return sec, nil
 }
 
-// decodeParamsOpts decodes a whole .params file held in b. Unless TrustedFile
-// is given, every point is checked to lie in its prime-order subgroup: one
-// probabilistic batch check (gnark-crypto's, error below 2⁻⁶⁴) per chunk
-// of points, and a search for the bad point only if one fails. Every point
-// is decoded (encoding, coordinates, curve equation) before the first
-// subgroup check, so a point off the curve anywhere fails fast; the error
-// reported is the first bad point of the first pass that finds one. The
-// result does not reference b.
-func decodeParamsOpts(b []byte, opts ...ReadOption) (*ProvingKey, error) {
-	cfg := configure(opts)
-	return decodeParams(b, cfg)
-}
-
 // ReadParams reads a .params file. It maps the file read-only and decodes
 // its sections in parallel, so the decoded points are the only copy on
 // the Go heap. Errors about the content are *FormatError naming path.
@@ -529,8 +516,10 @@ func (t *decodeTask) run(b []byte) (err error) {
 // decodeParams decodes every point, then (unless cfg.trusted) checks the
 // subgroups: a bad encoding or a point off the curve anywhere in the file
 // is reported after one decoding pass, before any subgroup check; among
-// errors of one pass, the one of lowest offset. cfg.ctx, if set, stops the
-// work between chunks.
+// errors of one pass, the one of lowest offset. The subgroup check is one
+// probabilistic batch check (gnark-crypto's, error below 2⁻⁶⁴) per chunk of
+// points, and a search for the bad point only if one fails. cfg.ctx, if
+// set, stops the work between chunks. The result does not reference b.
 func decodeParams(b []byte, cfg readConfig) (pk *ProvingKey, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer guardFault(&err)
