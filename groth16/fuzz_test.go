@@ -15,9 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// tinyShape is the key shape of the fuzz seeds (testdata/fuzz/...).
-var tinyShape = keyShape{ic: 2, h: 3, l: 2, a: 2, b: 1}
-
 // checkDecodeError asserts what every decoding error must satisfy: a
 // *FormatError naming a known section, an offset inside the input and one
 // of the package's sentinel errors.
@@ -38,7 +35,8 @@ func checkDecodeError(t *testing.T, err error, n int) {
 // rather than the 1-2 KB of a key, so Go's minimizer, quadratic in the
 // input's length, no longer takes the fuzzing time (FuzzDecodeParams ran
 // 62 inputs in 30 s on 2 cores with whole keys as inputs). The bases are
-// testdata/fuzz/{params,vk}-base.bin, keys of tinyShape.
+// testdata/fuzz/{params,vk}-base.bin, keys with 2 IC points and 3 H, 2 L,
+// 2 A and 1 B points.
 
 // maxPatch bounds the edit list of one fuzz input.
 var maxPatch = fuzzpatch.Binary.Max()
