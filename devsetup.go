@@ -106,15 +106,19 @@ func (p *Prover) hasKeyMaker() bool {
 // are what `c2 setup` writes for the same key, and Prove reads them as any
 // parameter file. ctx's end stops the writing at the next chunk.
 //
-// Errors: ErrNoDevKey (wrapped) when the shape has no key made on a device,
-// ErrNoDevice (wrapped) when the device holding it has left the rotation,
-// the writers' errors, ErrClosed after Close, ctx's error.
+// Errors: one for a nil params, ErrNoDevKey (wrapped) when the shape has no
+// key made on a device, ErrNoDevice (wrapped) when the device holding it
+// has left the rotation, the writers' errors, ErrClosed after Close, ctx's
+// error.
 func (p *Prover) WriteDevParams(ctx context.Context, proof string, params, vk io.Writer) error {
 	end, err := p.begin()
 	if err != nil {
 		return err
 	}
 	defer end()
+	if params == nil {
+		return errors.New("c2: WriteDevParams needs a writer for the parameters")
+	}
 	s, err := proofShape(proof)
 	if err != nil {
 		return err

@@ -167,6 +167,7 @@ func TestWriteDevParamsRefuses(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoDevKey)
 	require.ErrorContains(t, err, "StackedDrg2KiBV1_1")
 	require.Error(t, p.WriteDevParams(ctx, "StackedDrg3KiBV1", &out, &out))
+	require.ErrorContains(t, p.WriteDevParams(ctx, "StackedDrg2KiBV1_1", nil, &out), "needs a writer")
 	require.NoError(t, p.Close())
 	require.ErrorIs(t, p.WriteDevParams(ctx, "StackedDrg2KiBV1_1", &out, &out), ErrClosed)
 	require.Zero(t, out.Len())
