@@ -44,20 +44,17 @@ struct add_order<fp2_t> {
 };
 
 // Whether the additions compute y3 = r (qq - x3) - y1 ppp as one fused
-// product F::prod_diff (one Montgomery reduction instead of two; Fp unless
-// C2_FUSED_Y_G1=0) or as two products and a subtraction (Fp2: one chain of
-// four products is 10 % slower there than two Fp2 products, BENCHMARKS.md
-// session 13).
-#ifndef C2_FUSED_Y_G1
-#define C2_FUSED_Y_G1 1
-#endif
+// product F::prod_diff (one Montgomery reduction instead of two) or as two
+// products and a subtraction. Fp fuses: two products are 5-6 % slower in G1
+// MSMs (BENCHMARKS.md, session 15). Fp2 does not: its fused form is one chain
+// of four products, 10 % slower than two independent Fp2 products (session 13).
 template <class F>
 struct fused_y {
     static constexpr bool value = false;
 };
 template <class P>
 struct fused_y<Fe<P>> {
-    static constexpr bool value = C2_FUSED_Y_G1;
+    static constexpr bool value = true;
 };
 
 template <class F>
