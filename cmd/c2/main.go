@@ -7,8 +7,8 @@
 //
 //	c2 <command> [flags]
 //
-// Run `c2 -h` for the list of commands and `c2 <command> -h` for a
-// command's flags.
+// Run `c2 help` for the list of commands and `c2 help <command>` (or
+// `c2 <command> -h`) for a command's flags.
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -149,8 +150,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: c2 <command> [flags]\n\ncommands:")
+// usage writes the command list to w.
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: c2 <command> [flags]\n\ncommands:")
 	sorted := slices.SortedFunc(slices.Values(commands), func(a, b *command) int {
 		return cmp.Compare(a.Name(), b.Name())
 	})
@@ -159,29 +161,68 @@ func usage() {
 		width = max(width, len(c.Name()))
 	}
 	for _, c := range sorted {
-		fmt.Fprintf(os.Stderr, "  %-*s %s\n", width, c.Name(), c.Short)
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.Name(), c.Short)
 	}
-	fmt.Fprintln(os.Stderr, "\nRun `c2 <command> -h` for a command's flags.")
+	fmt.Fprintln(w, "\nRun `c2 help <command>` or `c2 <command> -h` for a command's flags.")
+}
+
+// help answers `c2 help [COMMAND]` on stdout: the command list, or one
+// command's usage, description and flags. It returns the exit status: 0, or
+// 2 for an unknown command (named on stderr).
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return 0
+	}
+	c := lookup(args[0])
+	if c == nil || len(args) > 1 {
+		fmt.Fprintf(stderr, "c2 help: unknown help topic %q; run `c2 help` for the commands\n", strings.Join(args, " "))
+		return 2
+	}
+	fs := c.FlagSet()
+	fs.SetOutput(stdout)
+	if err := c.Run(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+		// Every command parses its flags before it does anything, so -h
+		// stops it there; anything else is a command that does not.
+		fmt.Fprintf(stderr, "c2 help %s: the command did not stop at -h (%v)\n", c.Name(), err)
+		return 2
+	}
+	return 0
+}
+
+// dispatch runs the command named by args[0] with the rest of args and
+// returns the process's exit status: 0 on success, 1 when the command
+// fails (its error on stderr), 2 for a usage error or -h.
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help":
+		return help(args[1:], stdout, stderr)
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	}
+	cmd := lookup(args[0])
+	if cmd == nil {
+		fmt.Fprintf(stderr, "c2: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	fs := cmd.FlagSet()
+	fs.SetOutput(stderr)
+	if err := cmd.Run(fs, args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 2
+		}
+		fmt.Fprintf(stderr, "c2 %s: %v\n", cmd.Name(), err)
+		return 1
+	}
+	return 0
 }
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
-	}
-	cmd := lookup(os.Args[1])
-	if cmd == nil {
-		if os.Args[1] != "-h" && os.Args[1] != "help" && os.Args[1] != "--help" {
-			fmt.Fprintf(os.Stderr, "c2: unknown command %q\n", os.Args[1])
-		}
-		usage()
-		os.Exit(2)
-	}
-	if err := cmd.Run(cmd.FlagSet(), os.Args[2:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
-		fmt.Fprintf(os.Stderr, "c2 %s: %v\n", cmd.Name(), err)
-		os.Exit(1)
-	}
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }

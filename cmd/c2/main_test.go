@@ -263,3 +263,51 @@ func TestCommandTable(t *testing.T) {
 	}
 	require.Nil(t, lookup("nope"))
 }
+
+// dispatch answers help and usage errors with the exit statuses main
+// returns, help on stdout and errors on stderr.
+func TestDispatch(t *testing.T) {
+	call := func(args ...string) (code int, stdout, stderr string) {
+		var o, e strings.Builder
+		code = dispatch(args, &o, &e)
+		return code, o.String(), e.String()
+	}
+	code, out, errs := call("help")
+	require.Equal(t, 0, code)
+	require.Empty(t, errs)
+	for _, c := range commands {
+		require.Contains(t, out, "  "+c.Name()+" ")
+	}
+	for _, c := range commands {
+		code, out, errs = call("help", c.Name())
+		require.Equal(t, 0, code, c.Name())
+		require.Empty(t, errs, c.Name())
+		require.True(t, strings.HasPrefix(out, "usage: "+c.UsageLine+"\n"), c.Name())
+	}
+	code, out, errs = call("help", "nope")
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Contains(t, errs, `"nope"`)
+
+	code, out, _ = call("--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "commands:")
+
+	code, out, errs = call()
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Contains(t, errs, "commands:")
+
+	code, _, errs = call("nope")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, `unknown command "nope"`)
+
+	code, _, errs = call("prove", "-h")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "usage: c2 prove")
+
+	code, _, errs = call("prove", "--c1", filepath.Join(t.TempDir(), "missing.json"), "--params", t.TempDir())
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "c2 prove: ")
+	require.Contains(t, errs, "missing.json")
+}
