@@ -69,8 +69,13 @@ type Config struct {
 	// the shape's official file (as filecoin-proofs names it) or, failing
 	// that, a development file from `c2 setup`; or a single .params file.
 	Params string
-	// TrustParams skips the subgroup checks when reading parameter files, as
-	// Filecoin does for its published parameters (curve checks remain).
+	// TrustParams skips the checks of parameter files' points beyond their
+	// curve equations, as filecoin-proofs does. Without it a file under a
+	// name Filecoin publishes (rust-fil-proofs' parameters.json) must have
+	// the published BLAKE2b digest, as paramfetch checks, and is then read
+	// as trusted (a digest that differs is ErrParamsDigest, wrapped with the
+	// file and both digests); any other file has every point checked to be in
+	// the prime-order subgroup (minutes for a 32 GiB sector's key).
 	TrustParams bool
 }
 

@@ -23,6 +23,11 @@ const DevParamsPrefix = "dev-insecure-"
 // shape is found.
 var ErrNoParams = errors.New("c2: no parameters for this sector shape")
 
+// ErrParamsDigest is returned (wrapped, with the file and both digests) when
+// a parameter file under a name Filecoin publishes does not have the
+// published digest (Config.TrustParams).
+var ErrParamsDigest = errors.New("c2: parameter file is not the published one")
+
 // InputMismatchError reports a C1 output whose witness carries public inputs
 // other than those derived from its commitments, seed and ticket: the C1 is
 // inconsistent (or corrupt) and no proof of it would verify on chain.

@@ -14,6 +14,7 @@ import (
 	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
+	"github.com/sealc2/c2/internal/paramdigest"
 	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
@@ -169,8 +170,10 @@ func TestProveCancelledFirstCall(t *testing.T) {
 	// about a second; it is not the circuit's, which the cancelled call
 	// never finds out: the cancellation comes during the R1CS recording
 	// (the bases are read only when a device loads the key).
+	// (Under the development name: a file under the published name is
+	// checked by its digest, TestParamsDigest.)
 	dir := t.TempDir()
-	writeDummyKey(t, filepath.Join(dir, shape.ParamsName()+".params"), shape.NumInputs(), 1<<17)
+	writeDummyKey(t, filepath.Join(dir, c2.DevParamsPrefix+shape.ParamsName()+".params"), shape.NumInputs(), 1<<17)
 
 	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir})
 	require.NoError(t, err)
@@ -183,6 +186,32 @@ func TestProveCancelledFirstCall(t *testing.T) {
 	t.Logf("cancelled after %v: Prove returned %v later, the loads stopped %v later", after, returned, stopped)
 	require.Less(t, returned, time.Second, "Prove returns within a second of the cancellation")
 	require.Less(t, stopped, 2*time.Second, "the abandoned loads stop")
+}
+
+// Without TrustParams a parameter file under a name Filecoin publishes must
+// be the published file: a well-formed key of the right input count under
+// the 2 KiB PoRep name fails at once with ErrParamsDigest, the file and both
+// digests named, before any point of it is checked.
+func TestParamsDigest(t *testing.T) {
+	shape := porep.Shape2KiB
+	dir := t.TempDir()
+	path := filepath.Join(dir, shape.ParamsName()+".params")
+	writeDummyKey(t, path, shape.NumInputs(), 1<<17)
+	want, ok := paramdigest.Published(filepath.Base(path))
+	require.True(t, ok)
+	got, err := paramdigest.Sum(context.Background(), path)
+	require.NoError(t, err)
+
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir})
+	require.NoError(t, err)
+	defer p.Close()
+	t0 := time.Now()
+	err = p.Preload(context.Background(), shape.Name)
+	require.ErrorIs(t, err, c2.ErrParamsDigest)
+	for _, s := range []string{path, want, got} {
+		require.Contains(t, err.Error(), s)
+	}
+	require.Less(t, time.Since(t0), 500*time.Millisecond, "no point checks, no recording to the end")
 }
 
 // Preload reads the parameters and records the R1CS as the first Prove

@@ -217,7 +217,7 @@ func TestVanillaCircuitsCancelledFirstCall(t *testing.T) {
 		inputs int
 	}{{snap.ParamsName(), snap.NumInputs()}, {winning.ParamsName(), winning.NumInputs()},
 		{window64.ParamsName(), window64.NumInputs()}, {snap64.ParamsName(), snap64.NumInputs()}} {
-		writeDummyKey(t, filepath.Join(dir, k.name+".params"), k.inputs, 1)
+		writeDummyKey(t, filepath.Join(dir, c2.DevParamsPrefix+k.name+".params"), k.inputs, 1)
 	}
 	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir})
 	require.NoError(t, err)

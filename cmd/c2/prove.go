@@ -87,7 +87,7 @@ func addProveFlags(fs *flag.FlagSet, of string) proveFlags {
 		params:  fs.String("params", "", "a .params file, or a directory holding the "+of+" official or "+devPrefix+" parameters (required)"),
 		out:     fs.String("out", "proof.bin", "file to write the proof to (192 bytes per partition, concatenated)"),
 		backend: fs.String("backend", "", backendUsage),
-		trust:   fs.Bool("trust-params", false, "skip the subgroup checks of the parameter points (as filecoin-proofs does); only for files from a trusted source"),
+		trust:   fs.Bool("trust-params", false, "read the parameters as filecoin-proofs does, without checks beyond the curve; otherwise a file under a published name must have its published digest (as paramfetch checks) and any other file has its points checked (minutes at 32 GiB)"),
 	}
 }
 
