@@ -352,6 +352,8 @@ func withFile(err error, path string) error {
 type mapped struct {
 	data  []byte
 	unmap func() error
+	// mapped is set when data is a file mapping (release may drop pages).
+	mapped bool
 }
 
 func (m *mapped) close() {

@@ -88,7 +88,9 @@ func (f *ParamsFile) Key() *ProvingKey { return f.key }
 
 // ReadG1 decodes points [lo, lo+len(dst)) of the G1 section sec (the
 // file's Layout().H, L, A or BG1) into dst, checking each point as
-// ReadParams does. ctx stops the work between chunks of points.
+// ReadParams does. ctx stops the work between chunks of points. The
+// file's pages the read decoded leave the process's resident memory
+// (they stay in the page cache).
 func (f *ParamsFile) ReadG1(ctx context.Context, sec Section, lo int, dst []bls.G1Affine) error {
 	name := ""
 	switch sec {
@@ -122,7 +124,12 @@ func (f *ParamsFile) read(ctx context.Context, name string, sec Section, lo, n i
 		return ErrParamsClosed
 	}
 	part := Section{Offset: sec.Offset + int64(lo)*int64(sec.PointSize), Len: n, PointSize: sec.PointSize}
-	return withFile(f.decode(ctx, name, part, dst, !f.cfg.trusted && !f.cfg.noSubgroups), f.path)
+	err := f.decode(ctx, name, part, dst, !f.cfg.trusted && !f.cfg.noSubgroups)
+	// The decoded bytes are not needed again by this read: without this,
+	// a device load of a 32 GiB key would leave its 44 GiB of mapped pages
+	// counted in the process's resident memory.
+	f.m.release(part.Offset, int64(n)*int64(sec.PointSize))
+	return withFile(err, f.path)
 }
 
 // decode decodes all of sec into dst on every core, then checks the
