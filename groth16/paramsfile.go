@@ -161,6 +161,7 @@ func (f *ParamsFile) ReadAll(ctx context.Context) (*ProvingKey, error) {
 	cfg := f.cfg
 	cfg.ctx = ctx
 	pk, err := decodeParams(f.m.data, cfg)
+	f.m.release(0, int64(len(f.m.data))) // the key is on the heap now
 	return pk, withFile(err, f.path)
 }
 

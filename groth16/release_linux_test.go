@@ -83,4 +83,14 @@ func TestParamsFileReleasesPages(t *testing.T) {
 		t.Logf("mapping resident: %d kB before the read, %d kB after", before, after)
 		require.Less(t, after, 64, "H's pages left resident memory")
 	}
+
+	// ReadAll leaves none of the file resident: the key is on the heap.
+	for i := 0; i < len(data); i += 1024 {
+		touched += int(data[i])
+	}
+	require.GreaterOrEqual(t, mappingRSS(t, addr), n*96/1024*9/10, "touched again (%d)", touched)
+	all, err := f.ReadAll(ctx)
+	require.NoError(t, err)
+	require.Equal(t, h, all.H)
+	require.Less(t, mappingRSS(t, addr), 16)
 }
