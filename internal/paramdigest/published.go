@@ -1,4 +1,5 @@
-// Code generated from rust-fil-proofs' parameters.json (commit 87348a74); DO NOT EDIT.
+// The digests of rust-fil-proofs' parameters.json at commit 87348a74 (the
+// file Lotus and Curio fetch parameters by), one entry per published file.
 
 package paramdigest
 
