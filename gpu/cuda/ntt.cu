@@ -200,26 +200,100 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
     }
 }
 
-// In-place bit-reversal permutation with an optional scale. mode 0: none;
-// 1: multiply by c; 2: multiply by ps.at(i) where i is the natural index of
-// the destination (by_src = false) or of the source (by_src = true).
-__global__ void k_bitrev(fr_t* data, int k, int mode, fr_t c, pow_tables ps, bool by_src) {
+// In-place bit-reversal permutations that transform each element on its
+// way: op(p, i) is the value that position i = bitrev_k(p) receives, made
+// from what position p holds (and other arrays op reads at p). Every op
+// reads before the kernel writes the positions it reads.
+
+// The element that moves from p to i, with an optional scale. mode 0: none;
+// 1: times c; 2: times ps.at(i) (the destination's natural index) or, with
+// by_src, ps.at(p) (the source's).
+struct bitrev_scale_op {
+    const fr_t* d;
+    int mode;
+    fr_t c;
+    pow_tables ps;
+    bool by_src;
+    __device__ __forceinline__ fr_t operator()(uint64_t p, uint32_t i) const {
+        fr_t x = ldg_fr(d + p);
+        if (mode == 1) return x * c;
+        if (mode == 2) return x * ps.at(by_src ? (uint32_t)p : i);
+        return x;
+    }
+};
+
+// The last step of the H pipeline. At position p, i = bitrev_k(p), a holds
+// n*(coefficient i of the coset interpolant of A*B, before its shift by
+// g^-i) and c holds n*(coefficient i of C); with gz.at(i) = g^-i/(n*Z) and
+// nz = 1/(n*Z), position i receives a[p]*gz.at(i) - c[p]*nz: coefficient i
+// of h in natural order. Three products per element: the table entry
+// (lo*hi) and the two terms.
+struct h_final_op {
+    const fr_t* a;
+    const fr_t* c;
+    pow_tables gz;
+    fr_t nz;
+    __device__ __forceinline__ fr_t operator()(uint64_t p, uint32_t i) const {
+        return ldg_fr(a + p) * gz.at(i) - ldg_fr(c + p) * nz;
+    }
+};
+
+// Any k: thread p swaps the pair (p, bitrev_k(p)) once; its reads of
+// scattered 32-byte elements are what the tiled kernel avoids.
+template <class Op>
+__global__ void k_bitrev_pairs(fr_t* data, int k, Op op) {
     uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >> k) return;
     uint32_t i = bitrev((uint32_t)p, k);
     if (i < p) return;
-    fr_t a = data[p];
-    fr_t b = data[i];
-    // a moves to position i, b to position p.
-    if (mode == 1) {
-        a = a * c;
-        b = b * c;
-    } else if (mode == 2) {
-        a = a * ps.at(by_src ? (uint32_t)p : i);
-        b = b * ps.at(by_src ? i : (uint32_t)p);
+    fr_t x = op(p, i);
+    if (i != p) {
+        fr_t y = op(i, (uint32_t)p);
+        stg_fr(data + p, y);
     }
-    data[i] = a;
-    if (i != p) data[p] = b;
+    stg_fr(data + i, x);
+}
+
+// k >= 2*BR_T: a position is hi | m | lo (hi, lo of BR_T bits, m of k -
+// 2*BR_T) and bitrev_k(hi | m | lo) = rev(lo) | rev(m) | rev(hi), so the
+// tile of middle bits m (2^(2*BR_T) elements in runs of 2^BR_T consecutive
+// ones) goes whole to the tile of rev(m). Block m (when m <= rev(m)) reads
+// both tiles in runs, then writes each into the other in runs: every
+// global access is part of a 2^BR_T * 32-byte run. Rows of the shared
+// tiles are padded by one element so that a warp's column reads spread
+// over all banks.
+constexpr int BR_T = 4;
+template <class Op>
+__global__ void __launch_bounds__(1 << (2 * BR_T)) k_bitrev_tiles(fr_t* data, int k, Op op) {
+    constexpr int side = 1 << BR_T, pitch = side + 1;
+    __shared__ fr_t tile[2][side * pitch];
+    const int mb = k - 2 * BR_T;
+    const uint32_t m = blockIdx.x, m2 = bitrev(m, mb);
+    if (m2 < m) return;
+    const uint32_t hi = threadIdx.x >> BR_T, lo = threadIdx.x & (side - 1);
+    const uint64_t p0 = ((uint64_t)hi << (k - BR_T)) | ((uint64_t)m << BR_T) | lo;
+    const uint64_t p1 = ((uint64_t)hi << (k - BR_T)) | ((uint64_t)m2 << BR_T) | lo;
+    tile[0][hi * pitch + lo] = op(p0, bitrev((uint32_t)p0, k));
+    if (m2 != m) tile[1][hi * pitch + lo] = op(p1, bitrev((uint32_t)p1, k));
+    __syncthreads();
+    // Position p1 receives from (rev(lo), m, rev(hi)) of tile 0; p0 from
+    // the same place of tile 1.
+    const uint32_t from = bitrev(lo, BR_T) * pitch + bitrev(hi, BR_T);
+    stg_fr(data + p1, tile[0][from]);
+    if (m2 != m) stg_fr(data + p0, tile[1][from]);
+}
+
+// Permutes data (2^k elements) in place by bit reversal through op.
+template <class Op>
+static int bitrev_permute(c2_status* st, cudaStream_t s, fr_t* data, int k, const Op& op) {
+    if (k >= 2 * BR_T) {
+        k_bitrev_tiles<<<1u << (k - 2 * BR_T), 1 << (2 * BR_T), 0, s>>>(data, k, op);
+        C2_CHECK_LAUNCH(k_bitrev_tiles);
+    } else {
+        k_bitrev_pairs<<<blocks_for(1ull << k, 256), 256, 0, s>>>(data, k, op);
+        C2_CHECK_LAUNCH(k_bitrev_pairs);
+    }
+    return C2_OK;
 }
 
 // a = a*b (n elements)
@@ -227,26 +301,6 @@ __global__ void k_mul(fr_t* a, const fr_t* b, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     a[i] = a[i] * b[i];
-}
-
-// The last step of the H pipeline, in place over bit-reversed positions. At
-// position p, i = bitrev_k(p), a holds n*(coefficient i of the coset
-// interpolant of A*B, before its shift by g^-i) and c holds n*(coefficient i
-// of C); with gz.at(i) = g^-i/(n*Z) and nz = 1/(n*Z) this writes
-//   a[i] = a[p]*gz.at(i) - c[p]*nz,
-// coefficient i of h in natural order (and the same for p, from position i).
-// Three products per element: the table entry (lo*hi) and the two terms.
-__global__ void k_h_final(fr_t* a, const fr_t* c, int k, pow_tables gz, fr_t nz) {
-    uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >> k) return;
-    uint32_t i = bitrev((uint32_t)p, k);
-    if (i < p) return;
-    fr_t x = ldg_fr(a + p) * gz.at(i) - ldg_fr(c + p) * nz;
-    if (i != p) {
-        fr_t y = ldg_fr(a + i) * gz.at((uint32_t)p) - ldg_fr(c + i) * nz;
-        stg_fr(a + p, y);
-    }
-    stg_fr(a + i, x);
 }
 
 static fr_t load_fr(const uint64_t* v) {
@@ -358,10 +412,7 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
 
 static int bitrev_scale(c2_status* st, cudaStream_t s, fr_t* d, int k, int mode, fr_t c, const pow_tables& ps,
                         bool by_src) {
-    uint64_t n = 1ull << k;
-    k_bitrev<<<blocks_for(n, 256), 256, 0, s>>>(d, k, mode, c, ps, by_src);
-    C2_CHECK_LAUNCH(k_bitrev);
-    return C2_OK;
+    return bitrev_permute(st, s, d, k, bitrev_scale_op{d, mode, c, ps, by_src});
 }
 
 static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, const c2_ntt_consts* kc) {
@@ -406,7 +457,7 @@ static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, c
 //
 // Products per element outside the transforms' butterflies and twiddles:
 // 2 for each of a's and b's coset shift (table entry, product), 1 for a*b
-// and 3 in k_h_final: 8.
+// and 3 in h_final_op: 8.
 struct h_pipeline {
     table_set wf, wi, gs, gz;
     fr_t nz;  // 1/(n*Z)
@@ -439,10 +490,7 @@ struct h_pipeline {
     int finish(c2_status* st, cudaStream_t s, fr_t* a, fr_t* c) {
         int rc;
         if ((rc = run_ntt(st, s, c, k, false, wi.t, false, gs.t))) return rc;
-        uint64_t n = 1ull << k;
-        k_h_final<<<blocks_for(n, 256), 256, 0, s>>>(a, c, k, gz.t, nz);
-        C2_CHECK_LAUNCH(k_h_final);
-        return C2_OK;
+        return bitrev_permute(st, s, a, k, h_final_op{a, c, gz.t, nz});
     }
 };
 
