@@ -20,7 +20,7 @@ import (
 //	listen           = "unix:///run/c2/c2.sock"   # or "127.0.0.1:9820"
 //	metrics_listen   = "127.0.0.1:9821"           # "" disables /metrics
 //	param_cache      = "/var/tmp/filecoin-proof-parameters"
-//	trust_params     = true
+//	trust_params     = true                       # false: published files checked by digest, others point by point
 //	preload          = ["porep-32g"]
 //	backend          = ""                         # "", "cpu" or "cuda"
 //	devices          = [0, 1]                     # CUDA ordinals; empty: all
