@@ -28,8 +28,9 @@ import (
 // after its labels and its tree-D segment. The global prefix is recorded
 // first; the segments are joined in sequential order at the end.
 //
-// No segment starts once ctx is done (a segment is one label, Merkle proof
-// or column batch); ctx's error is then returned when those running end.
+// Once ctx is done no segment starts (a segment is one label, Merkle proof
+// or column batch), those running stop within 4096 constraints, and ctx's
+// error is returned.
 func RecordContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1cs.System, error) {
 	workers, err := s.start(ctx, p, workers)
 	if err != nil {
@@ -118,8 +119,9 @@ func recordSegments(ctx context.Context, s Shape, g *global, challenges []Challe
 	q.cond.L = &q.mu
 	replica := func(i int) task {
 		return task{run: func(cs *gadget.CS) error {
-			cs.Reset(segs[(i+1)*nseg-1])
-			return synthReplica(cs, g, &challenges[i], dataLeaves[i], labels[i*L:(i+1)*L])
+			return recordInto(ctx, cs, segs[(i+1)*nseg-1], func() error {
+				return synthReplica(cs, g, &challenges[i], dataLeaves[i], labels[i*L:(i+1)*L])
+			})
 		}}
 	}
 	dep := func(i int) { // under q.mu
@@ -130,9 +132,10 @@ func recordSegments(ctx context.Context, s Shape, g *global, challenges []Challe
 	label := func(i, layer int) task {
 		return task{
 			run: func(cs *gadget.CS) error {
-				cs.Reset(segs[i*nseg+1+layer])
-				labels[i*L+layer-1] = synthLabel(cs, g, &nodes[i], cols[i], layer, nil)
-				return nil
+				return recordInto(ctx, cs, segs[i*nseg+1+layer], func() error {
+					labels[i*L+layer-1] = synthLabel(cs, g, &nodes[i], cols[i], layer, nil)
+					return nil
+				})
 			},
 			done: func() { dep(i) },
 		}
@@ -141,10 +144,11 @@ func recordSegments(ctx context.Context, s Shape, g *global, challenges []Challe
 		waiting[i] = L + 1
 		c := &challenges[i]
 		q.ready = append(q.ready, task{
-			run: func(cs *gadget.CS) (err error) {
-				cs.Reset(segs[i*nseg+1])
-				cols[i], nodes[i], err = synthColumns(cs, g, c)
-				return err
+			run: func(cs *gadget.CS) error {
+				return recordInto(ctx, cs, segs[i*nseg+1], func() (err error) {
+					cols[i], nodes[i], err = synthColumns(cs, g, c)
+					return err
+				})
 			},
 			done: func() {
 				for layer := 1; layer <= L; layer++ {
@@ -156,15 +160,27 @@ func recordSegments(ctx context.Context, s Shape, g *global, challenges []Challe
 	for i := range challenges {
 		c := &challenges[i]
 		q.ready = append(q.ready, task{
-			run: func(cs *gadget.CS) (err error) {
-				cs.Reset(segs[i*nseg])
-				dataLeaves[i], err = synthData(cs, g, c)
-				return err
+			run: func(cs *gadget.CS) error {
+				return recordInto(ctx, cs, segs[i*nseg], func() (err error) {
+					dataLeaves[i], err = synthData(cs, g, c)
+					return err
+				})
 			},
 			done: func() { dep(i) },
 		})
 	}
 	return q.run(ctx, workers)
+}
+
+// recordInto points cs at seg and runs synth, which records one segment
+// through cs, stopping within 4096 constraints once ctx is done
+// ([r1cs.BuildContext]): a segment is up to a few hundred milliseconds of
+// recording, seconds on a loaded machine.
+func recordInto(ctx context.Context, cs *gadget.CS, seg *r1cs.Segment, synth func() error) error {
+	return r1cs.BuildContext(ctx, seg, func(b r1cs.Builder) error {
+		cs.Reset(b)
+		return synth()
+	})
 }
 
 // task is a segment to record; done, called under the queue's lock once
