@@ -164,7 +164,7 @@ func runBench(fs *flag.FlagSet, args []string) error {
 		defer prover.Close()
 		pool.ResetPeakRSS()
 		if _, err := proveC1(prover, data); err != nil {
-			return err
+			return inC1(*c1, err)
 		}
 		if rss, err := pool.PeakRSS(); err == nil {
 			fmt.Printf("peak RSS %.2f GiB\n", float64(rss)/(1<<30))

@@ -82,14 +82,21 @@ func TestProveRefusesBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "v28-stacked-proof-of-replication")
 	require.NoFileExists(t, out)
 
-	// A truncated C1 is a C1Error, before any parameters are looked at.
+	// A truncated C1 is a C1Error, before any parameters are looked at,
+	// naming the file and the field; verify --c1 says the same.
 	raw, err := os.ReadFile(porepRefgen + "c1.json")
 	require.NoError(t, err)
 	trunc := filepath.Join(dir, "c1.json")
 	require.NoError(t, os.WriteFile(trunc, raw[:len(raw)/2], 0o644))
 	var ce *porep.C1Error
-	require.ErrorAs(t, run(t, "prove", "--c1", trunc, "--params", dir, "--out", out), &ce)
+	err = run(t, "prove", "--c1", trunc, "--params", dir, "--out", out)
+	require.ErrorAs(t, err, &ce)
+	require.True(t, strings.HasPrefix(err.Error(), trunc+": "), err.Error())
+	require.ErrorContains(t, err, "vanilla_proofs.")
 	require.NoFileExists(t, out)
+	err = run(t, "verify", "--c1", trunc, "--vk", dir, "--proof", out)
+	require.ErrorAs(t, err, &ce)
+	require.True(t, strings.HasPrefix(err.Error(), trunc+": "), err.Error())
 }
 
 func TestSetupRefusesBadSize(t *testing.T) {

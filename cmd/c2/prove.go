@@ -33,7 +33,7 @@ func runProve(fs *flag.FlagSet, args []string) error {
 	}
 	c1, shape, parts, err := c1Partitions(b)
 	if err != nil {
-		return err
+		return inC1(*c1Path, err)
 	}
 	fmt.Printf("%s: %d partition(s), %s\n", c1.RegisteredProof, len(parts), shape)
 	_, dev, err := findParams(*f.params, shape, ".params")
@@ -47,7 +47,7 @@ func runProve(fs *flag.FlagSet, args []string) error {
 	defer prover.Close()
 	proof, err := proveC1(prover, b)
 	if err != nil {
-		return err
+		return inC1(*c1Path, err)
 	}
 	if err := o.commit(bytesWriter(proof)); err != nil {
 		return err
@@ -68,6 +68,18 @@ func c1Partitions(b []byte) (*porep.C1Output, porep.Shape, []*porep.Partition, e
 		return nil, porep.Shape{}, nil, err
 	}
 	return c1, shape, parts, nil
+}
+
+// inC1 names the C1 file path in err when err is about what the file holds
+// (a porep.C1Error or porep.InputError, which name the field); other errors
+// (parameters, devices) pass unchanged.
+func inC1(path string, err error) error {
+	var ce *porep.C1Error
+	var ie *porep.InputError
+	if errors.As(err, &ce) || errors.As(err, &ie) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return err
 }
 
 // backendUsage is the usage of --backend.

@@ -42,20 +42,20 @@ func runVerify(fs *flag.FlagSet, args []string) error {
 		}
 		c1, err := porep.DecodeC1(b)
 		if err != nil {
-			return err
+			return inC1(*c1Path, err)
 		}
 		proof, err := inputs.ParseProof(c1.RegisteredProof)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", *c1Path, err)
 		}
 		is, err := proof.Shape()
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", *c1Path, err)
 		}
 		for k := 0; k < is.Partitions; k++ {
 			in, err := inputs.Partition(is, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), k)
 			if err != nil {
-				return err
+				return fmt.Errorf("%s: %w", *c1Path, err)
 			}
 			pub = append(pub, in)
 		}
