@@ -60,6 +60,9 @@ type circuitProof struct {
 	name, setupFlag string // the registered proof, and the c2 setup flag making its development parameters
 	// describe prints what n vanilla proofs are about to be proved.
 	describe func(n int)
+	// decode decodes vanilla proofs as prove does, for errors that name
+	// the file (c2.DecodeVanillaPoSt, c2.DecodeVanillaUpdate).
+	decode func(vanilla [][]byte) error
 	// find resolves the parameter file under --params (see c2.FindParams).
 	find func(params string) (file string, dev bool, err error)
 	// prove proves the vanilla proofs with p.
@@ -68,7 +71,7 @@ type circuitProof struct {
 	verified string
 }
 
-// prove reads the vanilla proofs, finds the parameters, proves on a new
+// prove reads and decodes the vanilla proofs, finds the parameters, proves on a new
 // Prover, prints the stage times and writes the proof to --out.
 func (f *circuitFlags) prove(c circuitProof) error {
 	o, err := createOutput(*f.out)
@@ -77,9 +80,19 @@ func (f *circuitFlags) prove(c circuitProof) error {
 	}
 	defer o.abort()
 
-	proofs, err := readVanilla(f.vanilla)
+	proofs, perFile, err := readVanilla(f.vanilla)
 	if err != nil {
 		return err
+	}
+	// Each file's proofs are decoded here, before the parameters are
+	// looked for, so that a bad one is named by its file and its place in
+	// it; prove decodes them again (milliseconds to a second).
+	off := 0
+	for i, n := range perFile {
+		if err := c.decode(proofs[off : off+n]); err != nil {
+			return fmt.Errorf("%s: %w", f.vanilla[i], err)
+		}
+		off += n
 	}
 	c.describe(len(proofs))
 	_, dev, err := c.find(*f.params)

@@ -69,7 +69,11 @@ func runPoStProve(fs *flag.FlagSet, args []string) error {
 	return f.prove(circuitProof{
 		name: shape.Name, setupFlag: "--post",
 		describe: func(n int) { fmt.Printf("%s: %d vanilla proof(s), %s\n", shape.Name, n, shape) },
-		find:     func(params string) (string, bool, error) { return c2.FindPoStParams(params, shape, ".params") },
+		decode: func(vanilla [][]byte) error {
+			_, err := c2.DecodeVanillaPoSt(vanilla)
+			return err
+		},
+		find: func(params string) (string, bool, error) { return c2.FindPoStParams(params, shape, ".params") },
 		prove: func(ctx context.Context, p *c2.Prover, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
 			return prove(p, ctx, shape.Name, randomness, vanilla)
 		},
@@ -95,22 +99,23 @@ const maxVanillaFile = 1 << 30
 // readVanilla reads the vanilla proof files in order (regular files of at
 // most maxVanillaFile bytes); a file holding a JSON array (serde_json of
 // Vec<FallbackPoStSectorProof>) gives its elements. Any other file is one
-// proof as it is (bincode may start with '[' too).
-func readVanilla(files []string) ([][]byte, error) {
-	var out [][]byte
+// proof as it is (bincode may start with '[' too). perFile[i] is how many
+// proofs files[i] gave.
+func readVanilla(files []string) (proofs [][]byte, perFile []int, err error) {
 	for _, f := range files {
 		b, err := regfile.Read(f, maxVanillaFile)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var objs []json.RawMessage
 		if !bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("[")) || json.Unmarshal(b, &objs) != nil {
-			out = append(out, b)
+			proofs, perFile = append(proofs, b), append(perFile, 1)
 			continue
 		}
 		for _, o := range objs {
-			out = append(out, o)
+			proofs = append(proofs, o)
 		}
+		perFile = append(perFile, len(objs))
 	}
-	return out, nil
+	return proofs, perFile, nil
 }

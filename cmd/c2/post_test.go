@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,7 +85,23 @@ func TestPoStProveRefusesBadInput(t *testing.T) {
 	require.ErrorContains(t, err, s.ParamsName())
 	require.NoFileExists(t, out)
 
-	got, err := readVanilla([]string{postRefgen + "window-2k-v1/vanilla.json", postRefgen + "window-2k-v1/vanilla-5001.bin"})
+	got, perFile, err := readVanilla([]string{postRefgen + "window-2k-v1/vanilla.json", postRefgen + "window-2k-v1/vanilla-5001.bin"})
 	require.NoError(t, err)
 	require.Len(t, got, 4)
+	require.Equal(t, []int{3, 1}, perFile)
+
+	// A bad vanilla file is named with the place in it, before any
+	// parameters are looked for: here an array's element 1 is empty.
+	raw, err := os.ReadFile(v + "vanilla.json")
+	require.NoError(t, err)
+	var objs []json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &objs))
+	require.NotEmpty(t, objs)
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte("["+string(objs[0])+",{}]"), 0o644))
+	err = run(t, "post-prove", append(base, "--randomness", rnd, "--vanilla", v+"vanilla-5002.bin", "--vanilla", bad)...)
+	var ve *post.VanillaError
+	require.ErrorAs(t, err, &ve)
+	require.NotErrorIs(t, err, c2.ErrNoParams)
+	require.True(t, strings.HasPrefix(err.Error(), bad+": post: vanilla proof: [1]"), err.Error())
 }

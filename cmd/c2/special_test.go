@@ -56,7 +56,7 @@ func TestMoreSpecialInputs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(maxVanillaFile+1)) // sparse
 	require.NoError(t, f.Close())
-	_, err = readVanilla([]string{big})
+	_, _, err = readVanilla([]string{big})
 	require.ErrorContains(t, err, "larger than")
 }
 

@@ -60,7 +60,11 @@ func runUpdateProve(fs *flag.FlagSet, args []string) error {
 	return f.prove(circuitProof{
 		name: shape.Name, setupFlag: "--update",
 		describe: func(n int) { fmt.Printf("%s: %d vanilla partition proof(s), %s\n", shape.Name, n, shape) },
-		find:     func(params string) (string, bool, error) { return c2.FindUpdateParams(params, shape, ".params") },
+		decode: func(vanilla [][]byte) error {
+			_, err := c2.DecodeVanillaUpdate(vanilla)
+			return err
+		},
+		find: func(params string) (string, bool, error) { return c2.FindUpdateParams(params, shape, ".params") },
 		prove: func(ctx context.Context, p *c2.Prover, vanilla [][]byte) ([]byte, c2.ProveTimes, error) {
 			return p.ProveUpdateTimed(ctx, shape.Name, comms, vanilla)
 		},
