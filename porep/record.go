@@ -15,7 +15,7 @@ import (
 // finalized: the very System that [Synthesize] into an
 // [r1cs.NewSystem] followed by Finalize gives (same constraints in the same
 // order, variables, coefficient table, densities and assignment), hence the
-// same canonical digest and compact encoding.
+// same canonical digest.
 //
 // The challenges are cut into the segments [Witness] uses (tree D, the
 // parent columns and the challenge, one per label, the replica), each

@@ -487,3 +487,32 @@ func (s *System) IsSatisfied() error {
 	}
 	return nil
 }
+
+// SetAssignment replaces the system's assignment, for example with a
+// [Witness] synthesized for this shape. Lengths must match and inputs[0]
+// must be 1. The slices are shared, not copied.
+func (s *System) SetAssignment(inputs, aux []fr.Element) error {
+	if len(inputs) != s.NumInputs() || len(aux) != s.NumAux() {
+		return fmt.Errorf("r1cs: assignment has %d inputs and %d aux, the system %d and %d",
+			len(inputs), len(aux), s.NumInputs(), s.NumAux())
+	}
+	if inputs[0] != oneElement {
+		return errors.New("r1cs: input 0 (ONE) is not 1")
+	}
+	s.inputs, s.aux = inputs, aux
+	s.unassigned, s.nInputs, s.nAux = false, 0, 0
+	return nil
+}
+
+// WithAssignment returns a system sharing s's constraints (which must not be
+// modified afterwards) with another assignment, so that one recorded R1CS
+// serves the witnesses of many partitions of the same shape. The rules of
+// SetAssignment apply.
+func (s *System) WithAssignment(inputs, aux []fr.Element) (*System, error) {
+	c := *s
+	c.scratch = nil
+	if err := c.SetAssignment(inputs, aux); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
