@@ -20,9 +20,7 @@ import (
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
-	"github.com/sealc2/c2/internal/stage"
 	"github.com/sealc2/c2/internal/synth"
-	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/r1cs"
@@ -174,21 +172,6 @@ func TestProvePartitionsCPU(t *testing.T) {
 			require.NoError(t, p.Close())
 		}
 	}
-}
-
-// The classification matches the circuit: PoRep-like witnesses split, wide
-// ones stay dense.
-func TestClassify(t *testing.T) {
-	narrow := newFixture(t, 60, 3, false).parts[0]
-	sp, err := stage.Classify([]msm.Segment{{Scalars: narrow.Aux()}})
-	require.NoError(t, err)
-	assert.Nil(t, sp.Full)
-	wide := newFixture(t, 60, 3, true).parts[0]
-	sp, err = stage.Classify([]msm.Segment{{Scalars: wide.Aux()}})
-	require.NoError(t, err)
-	require.NotNil(t, sp.Full)
-	assert.Equal(t, wide.Aux(), sp.Full)
-	assert.Greater(t, 2*len(sp.Tail), sp.N)
 }
 
 // Two fakes, one leaving G2 to the CPU, two concurrent calls: every proof

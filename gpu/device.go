@@ -72,7 +72,8 @@ const (
 	StageTail     Stage = "tail-msm"  // MSM over the other non-zero scalars
 )
 
-// Sentinel errors; device errors wrap one of them.
+// Sentinel errors; device errors wrap one of them (test with errors.Is).
+// ErrDeviceLost means that the device is unusable from then on.
 var (
 	ErrOutOfMemory = errors.New("out of device memory")
 	ErrDeviceLost  = errors.New("device lost")
@@ -97,10 +98,6 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
-
-// IsDeviceLost reports whether err means the device that returned it is
-// unusable from now on.
-func IsDeviceLost(err error) bool { return errors.Is(err, ErrDeviceLost) }
 
 // Kind says what backs a device.
 type Kind string

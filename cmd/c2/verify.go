@@ -44,20 +44,9 @@ func runVerify(fs *flag.FlagSet, args []string) error {
 		if err != nil {
 			return inC1(*c1Path, err)
 		}
-		proof, err := inputs.ParseProof(c1.RegisteredProof)
-		if err != nil {
+		var is inputs.Shape
+		if pub, is, err = verifierInputs(c1); err != nil {
 			return fmt.Errorf("%s: %w", *c1Path, err)
-		}
-		is, err := proof.Shape()
-		if err != nil {
-			return fmt.Errorf("%s: %w", *c1Path, err)
-		}
-		for k := 0; k < is.Partitions; k++ {
-			in, err := inputs.Partition(is, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), k)
-			if err != nil {
-				return fmt.Errorf("%s: %w", *c1Path, err)
-			}
-			pub = append(pub, in)
 		}
 		if shape, ok := porep.ShapeBySize(is.SectorSize); ok {
 			if st, err := os.Stat(key); err == nil && st.IsDir() {
@@ -131,3 +120,24 @@ func readVK(path string) (*groth16.VerifyingKey, error) {
 const maxSmallInput = 1 << 20
 
 func baseName(p string) string { return p[strings.LastIndexAny(p, `/\`)+1:] }
+
+// verifierInputs derives the public inputs of every partition of c1 from
+// its registered proof, commitments and seed, as a verifier does, and
+// returns them with the proof's shape.
+func verifierInputs(c1 *porep.C1Output) ([][]fr.Element, inputs.Shape, error) {
+	proof, err := inputs.ParseProof(c1.RegisteredProof)
+	if err != nil {
+		return nil, inputs.Shape{}, err
+	}
+	is, err := proof.Shape()
+	if err != nil {
+		return nil, inputs.Shape{}, err
+	}
+	pub := make([][]fr.Element, is.Partitions)
+	for k := range pub {
+		if pub[k], err = inputs.Partition(is, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), k); err != nil {
+			return nil, inputs.Shape{}, err
+		}
+	}
+	return pub, is, nil
+}

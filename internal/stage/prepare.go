@@ -150,15 +150,10 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 	return pr, nil
 }
 
-// Classify splits one MSM's scalars, or keeps them dense when more than half
-// of the bases would go to the tail (SupraSeal's rule: splitting then saves
-// less than the gathering costs).
-func Classify(segs []msm.Segment) (*Split, error) {
-	return classifyContext(context.Background(), segs)
-}
-
-// classifyContext is Classify returning ctx's error within about a
-// millisecond of ctx's end.
+// classifyContext splits one MSM's scalars, or keeps them dense when more
+// than half of the bases would go to the tail (SupraSeal's rule: splitting
+// then saves less than the gathering costs). It returns ctx's error within
+// about a millisecond of ctx's end.
 func classifyContext(ctx context.Context, segs []msm.Segment) (*Split, error) {
 	sp, err := msm.NewSplitContext(ctx, segs...)
 	if err != nil {

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -59,4 +61,38 @@ func TestTimes(t *testing.T) {
 	}
 	var other Times
 	require.Equal(t, "?", tm.name(&other.H), "another Times' accumulator")
+}
+
+// Scalars that are mostly 0 and 1, as a PoRep witness's, are split; when
+// more than half are other values the MSM stays dense over all of them.
+func TestClassify(t *testing.T) {
+	scalars := func(others int) []fr.Element {
+		v := make([]fr.Element, 1000)
+		for i := range v {
+			switch {
+			case i < others:
+				v[i].SetUint64(uint64(i) + 2)
+			case i%2 == 0:
+				v[i].SetOne()
+			}
+		}
+		return v
+	}
+	narrow := scalars(100)
+	sp, err := classifyContext(context.Background(), []msm.Segment{{Scalars: narrow}})
+	require.NoError(t, err)
+	require.Nil(t, sp.Full)
+	require.Len(t, sp.Tail, 100)
+	require.Equal(t, len(narrow), sp.N)
+
+	wide := scalars(600)
+	sp, err = classifyContext(context.Background(), []msm.Segment{{Scalars: wide}})
+	require.NoError(t, err)
+	require.Equal(t, wide, sp.Full)
+	require.Greater(t, 2*len(sp.Tail), sp.N)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = classifyContext(ctx, []msm.Segment{{Scalars: wide}})
+	require.ErrorIs(t, err, context.Canceled)
 }
