@@ -34,7 +34,7 @@ type refgenPoSt struct {
 	Partitions     []refgen.Partition `json:"partitions"`
 }
 
-func loadPoSt(t *testing.T, name string) (refgenPoSt, string) {
+func loadPoSt(t testing.TB, name string) (refgenPoSt, string) {
 	var m refgenPoSt
 	refgen.ReadJSON(t, &m, vectorSet(name), name, "meta.json")
 	return m, filepath.Join(refgen.Dir, vectorSet(name), name)

@@ -17,7 +17,7 @@ import (
 
 // loadVanilla returns a refgen case's shape, vanilla JSON bytes, decoded
 // proofs and randomness.
-func loadVanilla(t *testing.T, name string) (Shape, []byte, []SectorProof, [32]byte) {
+func loadVanilla(t testing.TB, name string) (Shape, []byte, []SectorProof, [32]byte) {
 	m, dir := loadPoSt(t, name)
 	s, ok := ShapeByName(m.RegisteredProof)
 	require.True(t, ok)
