@@ -31,6 +31,9 @@ import (
 //	retain           = "30m"
 //	shutdown_timeout = "10m"
 //
+//	[max_running]                                 # per proof kind, within max_concurrent; 0: no bound of its own
+//	porep   = 1                                   # the default: one C2 at a time (Options.KindLimits)
+//
 //	[job_timeout]                                 # per proof kind, from submission; none by default
 //	winning = "25s"                               # WINNING_POST
 //	wpost   = "20m"                               # WINDOW_POST_PARTITION
@@ -50,6 +53,10 @@ type Config struct {
 	MaxConcurrent   int      `toml:"max_concurrent"`
 	Retain          Duration `toml:"retain"`
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// MaxRunning bounds the jobs of a proof kind running at once, keyed
+	// "porep", "snap", "wpost", "winning"; a key given replaces that kind's
+	// entry of DefaultKindLimits, 0 lifts it (Options.KindLimits).
+	MaxRunning map[string]int `toml:"max_running"`
 	// JobTimeout bounds the jobs of a proof kind, keyed "porep", "snap",
 	// "wpost", "winning" (Options.Timeouts).
 	JobTimeout map[string]Duration `toml:"job_timeout"`
@@ -119,6 +126,14 @@ func (c Config) Check() error {
 	if c.MaxPending < 0 || c.MaxConcurrent < 0 || c.HostMemory < 0 {
 		return fmt.Errorf("max_pending, max_concurrent and host_memory must not be negative")
 	}
+	for k, n := range c.MaxRunning {
+		if _, ok := kindByKey(k); !ok {
+			return fmt.Errorf("max_running.%s: want porep, snap, wpost or winning", k)
+		}
+		if n < 0 {
+			return fmt.Errorf("max_running.%s must not be negative", k)
+		}
+	}
 	for k, d := range c.JobTimeout {
 		if _, ok := kindByKey(k); !ok {
 			return fmt.Errorf("job_timeout.%s: want porep, snap, wpost or winning", k)
@@ -133,7 +148,25 @@ func (c Config) Check() error {
 // ParseJobTimeouts parses "winning=25s,wpost=20m" (a --job-timeout flag)
 // into job_timeout entries.
 func ParseJobTimeouts(s string) (map[string]Duration, error) {
-	out := map[string]Duration{}
+	return parseKindValues(s, "job timeout", "a duration such as 25s", func(v string) (Duration, bool) {
+		d, err := time.ParseDuration(v)
+		return Duration(d), err == nil && d >= 0
+	})
+}
+
+// ParseMaxRunning parses "porep=1,snap=1" (a --max-running flag) into
+// max_running entries.
+func ParseMaxRunning(s string) (map[string]int, error) {
+	return parseKindValues(s, "max running", "a count such as 1 (0: no bound)", func(v string) (int, bool) {
+		n, err := strconv.Atoi(v)
+		return n, err == nil && n >= 0
+	})
+}
+
+// parseKindValues parses a comma-separated list of kind=value, value read
+// by parse; what names the list and want the value in errors.
+func parseKindValues[T any](s, what, want string, parse func(string) (T, bool)) (map[string]T, error) {
+	out := map[string]T{}
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
@@ -141,13 +174,13 @@ func ParseJobTimeouts(s string) (map[string]Duration, error) {
 		k, v, ok := strings.Cut(f, "=")
 		k = strings.TrimSpace(k)
 		if _, known := kindByKey(k); !ok || !known {
-			return nil, fmt.Errorf("job timeout %q: want kind=duration, kind one of porep, snap, wpost, winning", f)
+			return nil, fmt.Errorf("%s %q: want kind=value, kind one of porep, snap, wpost, winning", what, f)
 		}
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || d < 0 {
-			return nil, fmt.Errorf("job timeout %q: want a duration such as 25s", f)
+		x, ok := parse(strings.TrimSpace(v))
+		if !ok {
+			return nil, fmt.Errorf("%s %q: want %s", what, f, want)
 		}
-		out[k] = Duration(d)
+		out[k] = x
 	}
 	return out, nil
 }
@@ -173,7 +206,23 @@ func (c Config) Options() Options {
 		Params:        c.ParamCache,
 		HostMemory:    int64(c.HostMemory),
 		Timeouts:      c.timeouts(),
+		KindLimits:    c.kindLimits(),
 	}
+}
+
+// kindLimits is DefaultKindLimits with MaxRunning's entries over it,
+// dropping unknown keys (Check refuses them).
+func (c Config) kindLimits() map[pb.ProofKind]int {
+	m := make(map[pb.ProofKind]int, len(DefaultKindLimits)+len(c.MaxRunning))
+	for k, n := range DefaultKindLimits {
+		m[k] = n
+	}
+	for k, n := range c.MaxRunning {
+		if kind, ok := kindByKey(k); ok {
+			m[kind] = n
+		}
+	}
+	return m
 }
 
 // timeouts converts JobTimeout, dropping unknown keys (Check refuses them).

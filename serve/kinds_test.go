@@ -717,3 +717,52 @@ func TestPreloadEvictCircuits(t *testing.T) {
 		assert.Contains(t, text, `c2_serve_stage_seconds_sum{kind="`+k+`",stage="gpu_compute"} 2`)
 	}
 }
+
+// TestKindLimits: by default one PoRep C2 proves at a time: a second C2
+// waits while a Winning PoSt submitted after it starts beside the first,
+// and the second C2 starts when the first ends. With porep lifted (0), two
+// C2s prove at once.
+func TestKindLimits(t *testing.T) {
+	winning := loadVector(t, "post-2k", "winning-2k-v1")
+	one := winning.files("vanilla-5002.bin")
+	f := newKindFake()
+	ts := startServer(t, "unix", f, Options{MaxConcurrent: 3})
+	ctx := context.Background()
+
+	ts.submit(ctx, t, porepReq("c2-a", "block-a", pb.Priority_NORMAL))
+	f.waitStart(t, "block-a")
+	ts.submit(ctx, t, porepReq("c2-b", "block-b", pb.Priority_HIGH))
+	r, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: winningReq("winpost", winning, one)})
+	require.NoError(t, err)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status, r.Result.ErrorMessage)
+	st, err := ts.client.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	var porep *pb.QueueStatus
+	for _, q := range st.Queues {
+		if q.ProofKind == "POREP_SEAL_COMMIT" {
+			porep = q
+		}
+	}
+	require.NotNil(t, porep)
+	assert.EqualValues(t, 1, porep.InProgress, "one C2 at a time")
+	assert.EqualValues(t, 1, porep.Pending, "the second C2 waits, though a slot is free")
+	assert.Equal(t, []string{"block-a"}, f.callList(), "C2s started")
+	require.Len(t, f.calls(), 1)
+	assert.Equal(t, "winning", f.calls()[0].method)
+
+	f.release <- struct{}{} // c2-a ends; c2-b starts
+	f.waitStart(t, "block-b")
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts.await(ctx, t, "c2-a").Status)
+	close(f.release)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts.await(ctx, t, "c2-b").Status)
+
+	g := newFake()
+	ts2 := startServer(t, "unix", g, Options{MaxConcurrent: 2, KindLimits: map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 0}})
+	ts2.submit(ctx, t, porepReq("c2-c", "block-c", pb.Priority_NORMAL))
+	ts2.submit(ctx, t, porepReq("c2-d", "block-d", pb.Priority_NORMAL))
+	g.waitStart(t, "block-c")
+	g.waitStart(t, "block-d") // both run before either is released
+	close(g.release)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts2.await(ctx, t, "c2-c").Status)
+	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts2.await(ctx, t, "c2-d").Status)
+}

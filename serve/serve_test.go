@@ -700,6 +700,9 @@ max_concurrent = 3
 retain = "1h"
 shutdown_timeout = "90s"
 
+[max_running]
+snap = 1
+
 [job_timeout]
 winning = "25s"
 wpost = "20m"
@@ -720,6 +723,8 @@ wpost = "20m"
 	assert.Equal(t, 3, o.MaxConcurrent)
 	assert.Equal(t, time.Hour, o.Retain)
 	assert.Equal(t, map[pb.ProofKind]time.Duration{pb.ProofKind_WINNING_POST: 25 * time.Second, pb.ProofKind_WINDOW_POST_PARTITION: 20 * time.Minute}, o.Timeouts)
+	assert.Equal(t, map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 1, pb.ProofKind_SNAP_DEALS_UPDATE: 1}, o.KindLimits, "the default porep = 1 kept beside snap")
+	assert.Equal(t, DefaultKindLimits, DefaultConfig().Options().KindLimits)
 
 	require.NoError(t, os.WriteFile(path, []byte("host_memory = 1024\nmax_pendng = 3\n"), 0o644))
 	_, err = LoadConfig(path)
@@ -733,6 +738,18 @@ wpost = "20m"
 	require.NoError(t, os.WriteFile(path, []byte("[job_timeout]\nwindow = \"1m\"\n"), 0o644))
 	_, err = LoadConfig(path)
 	assert.ErrorContains(t, err, "job_timeout.window")
+	for _, bad := range []string{"[max_running]\nwindow = 1\n", "[max_running]\nporep = -1\n"} {
+		require.NoError(t, os.WriteFile(path, []byte(bad), 0o644))
+		_, err = LoadConfig(path)
+		assert.ErrorContains(t, err, "max_running.", bad)
+	}
+	mr, err := ParseMaxRunning("porep=0, snap=2")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"porep": 0, "snap": 2}, mr)
+	for _, bad := range []string{"porep", "post=1", "porep=two", "porep=-1"} {
+		_, err := ParseMaxRunning(bad)
+		assert.Error(t, err, bad)
+	}
 	jt, err := ParseJobTimeouts("winning=25s, snap=2h")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]Duration{"winning": Duration(25 * time.Second), "snap": Duration(2 * time.Hour)}, jt)

@@ -30,6 +30,7 @@ func runServe(fs *flag.FlagSet, args []string) error {
 	maxPending := fs.Int("max-pending", 0, "jobs allowed to wait; more are refused with RESOURCE_EXHAUSTED (default 256)")
 	maxConcurrent := fs.Int("max-concurrent", 0, "jobs proving at once (default 2)")
 	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,wpost-32g" (porep-, snap-, wpost-, winning- with 2k, 8m, 512m, 32g, 64g)`)
+	maxRunning := fs.String("max-running", "", `per proof kind, jobs of that kind proving at once within --max-concurrent, e.g. "porep=2" (kinds porep, snap, wpost, winning; 0: no bound; default porep=1)`)
 	jobTimeout := fs.String("job-timeout", "", `per proof kind, how long a job may take from submission, e.g. "winning=25s,wpost=20m" (kinds porep, snap, wpost, winning; default none)`)
 	shutdown := fs.Duration("shutdown-timeout", 0, "on SIGINT/SIGTERM, how long queued and running jobs may finish before they are cancelled (default 10m)")
 	if err := fs.Parse(args); err != nil {
@@ -77,6 +78,18 @@ func runServe(fs *flag.FlagSet, args []string) error {
 	}
 	if set["preload"] {
 		cfg.Preload = splitList(*preload)
+	}
+	if set["max-running"] {
+		m, err := serve.ParseMaxRunning(*maxRunning)
+		if err != nil {
+			return err
+		}
+		if cfg.MaxRunning == nil {
+			cfg.MaxRunning = map[string]int{}
+		}
+		for k, n := range m {
+			cfg.MaxRunning[k] = n
+		}
 	}
 	if set["job-timeout"] {
 		m, err := serve.ParseJobTimeouts(*jobTimeout)
