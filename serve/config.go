@@ -26,6 +26,7 @@ import (
 //	devices          = [0, 1]                     # CUDA ordinals; empty: all
 //	cpu_fallback     = false
 //	host_memory      = "128GiB"                   # or a byte count
+//	memory_limit     = "14GiB"                    # the Go runtime's soft limit; 0: GOMEMLIMIT or none
 //	max_pending      = 256
 //	max_concurrent   = 2
 //	retain           = "30m"
@@ -40,15 +41,21 @@ import (
 //	snap    = "2h"                                # SNAP_DEALS_UPDATE
 //	porep   = "4h"                                # POREP_SEAL_COMMIT
 type Config struct {
-	Listen          string   `toml:"listen"`
-	MetricsListen   string   `toml:"metrics_listen"`
-	ParamCache      string   `toml:"param_cache"`
-	TrustParams     bool     `toml:"trust_params"`
-	Preload         []string `toml:"preload"`
-	Backend         string   `toml:"backend"`
-	Devices         []int    `toml:"devices"`
-	CPUFallback     bool     `toml:"cpu_fallback"`
-	HostMemory      Bytes    `toml:"host_memory"`
+	Listen        string   `toml:"listen"`
+	MetricsListen string   `toml:"metrics_listen"`
+	ParamCache    string   `toml:"param_cache"`
+	TrustParams   bool     `toml:"trust_params"`
+	Preload       []string `toml:"preload"`
+	Backend       string   `toml:"backend"`
+	Devices       []int    `toml:"devices"`
+	CPUFallback   bool     `toml:"cpu_fallback"`
+	HostMemory    Bytes    `toml:"host_memory"`
+	// MemoryLimit is the Go runtime's soft memory limit the daemon sets at
+	// start (runtime/debug.SetMemoryLimit); 0 leaves the runtime's own
+	// (GOMEMLIMIT, else none). Without one the collector lets garbage grow
+	// the heap toward twice its live size; a 32 GiB C2 keeps within 15 GB
+	// of RSS with 14GiB and host_memory = "6GiB" (BENCHMARKS.md).
+	MemoryLimit     Bytes    `toml:"memory_limit"`
 	MaxPending      int      `toml:"max_pending"`
 	MaxConcurrent   int      `toml:"max_concurrent"`
 	Retain          Duration `toml:"retain"`
@@ -123,8 +130,8 @@ func (c Config) Check() error {
 	if c.Listen == "" {
 		return fmt.Errorf("listen is empty")
 	}
-	if c.MaxPending < 0 || c.MaxConcurrent < 0 || c.HostMemory < 0 {
-		return fmt.Errorf("max_pending, max_concurrent and host_memory must not be negative")
+	if c.MaxPending < 0 || c.MaxConcurrent < 0 || c.HostMemory < 0 || c.MemoryLimit < 0 {
+		return fmt.Errorf("max_pending, max_concurrent, host_memory and memory_limit must not be negative")
 	}
 	for k, n := range c.MaxRunning {
 		if _, ok := kindByKey(k); !ok {

@@ -695,6 +695,7 @@ preload = ["porep-32g"]
 backend = "cuda"
 devices = [0, 2]
 host_memory = "96GiB"
+memory_limit = "14GiB"
 max_pending = 16
 max_concurrent = 3
 retain = "1h"
@@ -713,6 +714,8 @@ wpost = "20m"
 	assert.Equal(t, "", c.MetricsListen)
 	assert.True(t, c.TrustParams, "default kept")
 	assert.Equal(t, Bytes(96<<30), c.HostMemory)
+	assert.Equal(t, Bytes(14<<30), c.MemoryLimit)
+	assert.Zero(t, DefaultConfig().MemoryLimit, "the runtime's own limit by default")
 	assert.Equal(t, Duration(90*time.Second), c.ShutdownTimeout)
 	pc := c.ProverConfig()
 	assert.Equal(t, c2.BackendCUDA, pc.Backend)
@@ -738,6 +741,9 @@ wpost = "20m"
 	require.NoError(t, os.WriteFile(path, []byte("[job_timeout]\nwindow = \"1m\"\n"), 0o644))
 	_, err = LoadConfig(path)
 	assert.ErrorContains(t, err, "job_timeout.window")
+	require.NoError(t, os.WriteFile(path, []byte("memory_limit = -1\n"), 0o644))
+	_, err = LoadConfig(path)
+	assert.ErrorContains(t, err, "memory_limit")
 	for _, bad := range []string{"[max_running]\nwindow = 1\n", "[max_running]\nporep = -1\n"} {
 		require.NoError(t, os.WriteFile(path, []byte(bad), 0o644))
 		_, err = LoadConfig(path)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,8 @@ func runServe(fs *flag.FlagSet, args []string) error {
 	devices := fs.String("devices", "", `devices: "cpu", or CUDA ordinals such as "0,1" (default: all, else the CPU)`)
 	var hostMemory serve.Bytes
 	fs.Var(&hostMemory, "host-memory", `host memory budget of partition buffers, e.g. "128GiB" (default: half of RAM)`)
+	var memoryLimit serve.Bytes
+	fs.Var(&memoryLimit, "memory-limit", `the Go runtime's soft memory limit, e.g. "14GiB" (default: GOMEMLIMIT, else none)`)
 	maxPending := fs.Int("max-pending", 0, "jobs allowed to wait; more are refused with RESOURCE_EXHAUSTED (default 256)")
 	maxConcurrent := fs.Int("max-concurrent", 0, "jobs proving at once (default 2)")
 	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,wpost-32g" (porep-, snap-, wpost-, winning- with 2k, 8m, 512m, 32g, 64g)`)
@@ -69,6 +72,9 @@ func runServe(fs *flag.FlagSet, args []string) error {
 	}
 	if set["host-memory"] {
 		cfg.HostMemory = hostMemory
+	}
+	if set["memory-limit"] {
+		cfg.MemoryLimit = memoryLimit
 	}
 	if set["max-pending"] {
 		cfg.MaxPending = *maxPending
@@ -147,6 +153,10 @@ func splitList(s string) []string {
 // within cfg.ShutdownTimeout.
 func serveDaemon(cfg serve.Config) error {
 	logger := log.New(os.Stderr, "c2 serve: ", log.LstdFlags)
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
+		logger.Printf("Go memory limit %.1f GiB", float64(cfg.MemoryLimit)/(1<<30))
+	}
 	p, err := c2.New(cfg.ProverConfig())
 	if err != nil {
 		return err
