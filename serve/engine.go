@@ -302,7 +302,8 @@ func NewEngine(p Prover, opts Options) *Engine {
 
 // Submit queues a job for req, or returns the job its request_id already
 // names (see the package documentation). It returns the job id and the
-// number of jobs that run before it.
+// number of jobs queued ahead of it (a job whose kind is at its
+// Options.KindLimits bound may be overtaken by those behind it).
 func (e *Engine) Submit(req *pb.SubmitProofRequest) (id string, position int, err error) {
 	prio := req.GetPriority()
 	if prio == pb.Priority_PRIORITY_UNSPECIFIED {
@@ -388,8 +389,8 @@ func (j *job) retryable() bool {
 	return s == pb.AwaitProofResponse_FAILED || s == pb.AwaitProofResponse_CANCELLED
 }
 
-// position counts the jobs that start before j: those of the heap ahead of
-// it. Running and ended jobs are at position 0. e.mu is held.
+// position counts the jobs queued ahead of j in priority and submission
+// order. Running and ended jobs are at position 0. e.mu is held.
 func (e *Engine) position(j *job) int {
 	if j.state != statePending {
 		return 0
