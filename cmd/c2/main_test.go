@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -97,6 +98,23 @@ func TestProveRefusesBadInput(t *testing.T) {
 	err = run(t, "verify", "--c1", trunc, "--vk", dir, "--proof", out)
 	require.ErrorAs(t, err, &ce)
 	require.True(t, strings.HasPrefix(err.Error(), trunc+": "), err.Error())
+
+	// A proof c2 does not prove (Synthetic PoRep derives its challenges
+	// otherwise) is refused as such, not for want of parameters.
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	m["registered_proof"] = "StackedDrg2KiBV1_1_Feat_SyntheticPoRep"
+	syn, err := json.Marshal(m)
+	require.NoError(t, err)
+	synPath := filepath.Join(dir, "synthetic.json")
+	require.NoError(t, os.WriteFile(synPath, syn, 0o644))
+	err = run(t, "prove", "--c1", synPath, "--params", dir, "--out", out)
+	var ie *porep.InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "registered_proof", ie.Field)
+	require.ErrorContains(t, err, "not supported")
+	require.NotErrorIs(t, err, c2.ErrNoParams)
+	require.True(t, strings.HasPrefix(err.Error(), synPath+": "), err.Error())
 }
 
 func TestSetupRefusesBadSize(t *testing.T) {

@@ -56,8 +56,11 @@ func runProve(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// c1Partitions decodes the C1 output b as C2 does (porep.DecodeC1) and
-// splits it into its shape's partitions (porep.Partitions).
+// c1Partitions decodes the C1 output b as C2 does (porep.DecodeC1), splits
+// it into its shape's partitions (porep.Partitions) and checks its
+// consistency natively (porep.CheckC1: a registered proof c2 proves, the
+// challenges its seed derives), so that a bad C1 is refused before
+// parameters are looked for, as Prove refuses it.
 func c1Partitions(b []byte) (*porep.C1Output, porep.Shape, []*porep.Partition, error) {
 	c1, err := porep.DecodeC1(b)
 	if err != nil {
@@ -65,6 +68,9 @@ func c1Partitions(b []byte) (*porep.C1Output, porep.Shape, []*porep.Partition, e
 	}
 	shape, parts, err := porep.Partitions(c1)
 	if err != nil {
+		return nil, porep.Shape{}, nil, err
+	}
+	if err := porep.CheckC1(c1, shape, parts); err != nil {
 		return nil, porep.Shape{}, nil, err
 	}
 	return c1, shape, parts, nil
