@@ -62,7 +62,7 @@ type Config struct {
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
 	// MaxRunning bounds the jobs of a proof kind running at once, keyed
 	// "porep", "snap", "wpost", "winning"; a key given replaces that kind's
-	// entry of DefaultKindLimits, 0 lifts it (Options.KindLimits).
+	// entry of DefaultKindLimits(), 0 lifts it (Options.KindLimits).
 	MaxRunning map[string]int `toml:"max_running"`
 	// JobTimeout bounds the jobs of a proof kind, keyed "porep", "snap",
 	// "wpost", "winning" (Options.Timeouts).
@@ -217,13 +217,10 @@ func (c Config) Options() Options {
 	}
 }
 
-// kindLimits is DefaultKindLimits with MaxRunning's entries over it,
+// kindLimits is DefaultKindLimits() with MaxRunning's entries over it,
 // dropping unknown keys (Check refuses them).
 func (c Config) kindLimits() map[pb.ProofKind]int {
-	m := make(map[pb.ProofKind]int, len(DefaultKindLimits)+len(c.MaxRunning))
-	for k, n := range DefaultKindLimits {
-		m[k] = n
-	}
+	m := DefaultKindLimits()
 	for k, n := range c.MaxRunning {
 		if kind, ok := kindByKey(k); ok {
 			m[kind] = n

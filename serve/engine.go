@@ -136,7 +136,7 @@ type Options struct {
 	// KindLimits bounds, per proof kind, the jobs of that kind running at
 	// once, within MaxConcurrent; a kind absent or at 0 has no bound of its
 	// own. A job whose kind is at its bound waits, and jobs of other kinds
-	// behind it in the queue start first. nil means DefaultKindLimits.
+	// behind it in the queue start first. nil means DefaultKindLimits().
 	KindLimits map[pb.ProofKind]int
 	// MaxPending bounds the jobs waiting to start; 0 means 256.
 	MaxPending int
@@ -162,20 +162,23 @@ type Options struct {
 	Timeouts map[pb.ProofKind]time.Duration
 }
 
-// DefaultKindLimits runs one PoRep C2 at a time: a C2 keeps an H200 busy
-// 96 % of its wall alone, and a second one in flight adds its C1, witnesses
-// and synthesis to the host for nothing (32 GiB on one H200: 12.92 s a
-// proof against 12.75 s, 17.7 GB peak RSS against 14.9 GB), while a PoSt
-// or SnapDeals job still starts beside a running C2. With more GPUs than
-// a C2 has partitions, two C2s in flight can pay: raise it there.
-var DefaultKindLimits = map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 1}
+// DefaultKindLimits returns a new map that runs one PoRep C2 at a time. A
+// C2 keeps an H200 busy 96 % of its wall alone, and a second one in flight
+// adds its C1, witnesses and synthesis to the host for nothing (32 GiB on
+// one H200: 12.92 s a proof against 12.75 s, 17.7 GB peak RSS against
+// 14.9 GB), while a PoSt or SnapDeals job still starts beside a running
+// C2. With more GPUs than a C2 has partitions, two C2s in flight can pay:
+// raise it there.
+func DefaultKindLimits() map[pb.ProofKind]int {
+	return map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 1}
+}
 
 func (o Options) withDefaults() Options {
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = 2
 	}
 	if o.KindLimits == nil {
-		o.KindLimits = DefaultKindLimits
+		o.KindLimits = DefaultKindLimits()
 	}
 	if o.MaxPending <= 0 {
 		o.MaxPending = 256
