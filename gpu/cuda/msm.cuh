@@ -11,7 +11,9 @@
 //      most MSM_PIECE points (tasks.cuh), so that the threads of a warp walk
 //      lists of about equal length whatever the scalars; tasks add affine
 //      points into XYZZ accumulators kept across chunks (piece 0 into the
-//      bucket, other pieces into extras summed in afterwards).
+//      bucket, other pieces into extras summed in afterwards), each point
+//      copied into shared memory while the previous one is added
+//      (point_stage).
 // Then each window's weighted bucket sum (sum (b+1) B_b) is computed by many
 // threads, each owning a segment of buckets (running sums, plus a scalar
 // multiple for the segment offset; the segment count fits the resident
@@ -98,6 +100,63 @@ static __global__ void k_owner(const uint32_t* __restrict__ first, uint32_t nbuc
     if (t < nbuckets) fill_owner(t, first, owner);
 }
 
+// Whether the batch addition of group F stages its points (point_stage);
+// the bucket kernels of both groups do. G2's batch addition, which reads
+// its bases in increasing order, is 4 % slower staged (BENCHMARKS.md,
+// session 17).
+template <class F>
+struct staged_batch {
+    static constexpr bool value = true;
+};
+template <>
+struct staged_batch<fp2_t> {
+    static constexpr bool value = false;
+};
+
+// A thread's points, one ahead: while the thread adds a point, the next one
+// is copied from global into shared memory (cp.async), so that the
+// addition's chain never starts by waiting for global memory. Each thread
+// owns two slots of one affine point, stored word-major (16-byte word q of
+// thread i at q * blockDim.x + i) so that a warp's reads of a word hit
+// distinct banks. bytes(T): the dynamic shared memory of a block of T threads.
+template <class F>
+struct point_stage {
+    static constexpr int Q = sizeof(affine_t<F>) / 16;
+    static_assert(sizeof(affine_t<F>) == Q * 16, "affine point is whole 16-byte words");
+    static constexpr size_t bytes(unsigned threads) { return 2 * Q * 16 * (size_t)threads; }
+    uint4* slot0;
+    __device__ explicit point_stage(uint4* smem) : slot0(smem + threadIdx.x) {}
+    // Starts the copy of *p into slot (0 or 1).
+    __device__ __forceinline__ void fetch(int slot, const affine_t<F>* p) const {
+        const uint4* src = reinterpret_cast<const uint4*>(p);
+        uint4* dst = slot0 + (size_t)slot * Q * blockDim.x;
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            const uint32_t a = (uint32_t)__cvta_generic_to_shared(dst + (size_t)q * blockDim.x);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(src + q) : "memory");
+        }
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    // Waits for every copy this thread started and returns slot's point.
+    __device__ __forceinline__ affine_t<F> take(int slot) const {
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+        const uint4* src = slot0 + (size_t)slot * Q * blockDim.x;
+        affine_t<F> p;
+        uint32_t* w = reinterpret_cast<uint32_t*>(&p);
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            const uint4 u = src[(size_t)q * blockDim.x];
+            w[4 * q] = u.x;
+            w[4 * q + 1] = u.y;
+            w[4 * q + 2] = u.z;
+            w[4 * q + 3] = u.w;
+        }
+        return p;
+    }
+};
+
+// Task k of the bucket accumulation (tasks.cuh: run_task), its points
+// staged.
 template <class F>
 __global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
                                                    const uint32_t* __restrict__ owner,
@@ -107,9 +166,30 @@ __global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ 
                                                    const uint32_t* __restrict__ vals,
                                                    const affine_t<F>* __restrict__ bases, xyzz_t<F>* buckets,
                                                    xyzz_t<F>* extra, uint32_t max_tasks) {
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    using G = ec_group<F>;
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= max_tasks || k >= first[nbuckets]) return;
-    run_task<ec_group<F>>(k, owner, first, order, start, end, vals, bases, buckets, extra);
+    extern __shared__ uint4 stage_mem[];
+    const point_stage<F> st(stage_mem);
+    task_span sp;
+    if (!sp.of(k, owner, first, order, start, end)) return;
+    xyzz_t<F> acc = sp.initial<G>(buckets);
+    // v: the value of point j; vn: of point j + 1, loaded an addition ahead
+    // of the copy that needs it
+    uint32_t v = vals[sp.s];
+    uint32_t vn = sp.s + 1 < sp.e ? vals[sp.s + 1] : 0;
+    st.fetch(0, bases + (v & 0x7fffffffu));
+    int slot = 0;
+    for (uint32_t j = sp.s; j < sp.e; j++) {
+        const affine_t<F> p = st.take(slot);
+        const bool neg = (v >> 31) != 0;
+        if (j + 1 < sp.e) st.fetch(slot ^ 1, bases + (vn & 0x7fffffffu));
+        v = vn;
+        if (j + 2 < sp.e) vn = vals[j + 2];
+        acc = G::add_point(acc, p, neg);
+        slot ^= 1;
+    }
+    sp.store<G>(k, acc, buckets, extra);
 }
 
 template <class F>
@@ -325,8 +405,8 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         C2_CHECK(cub::DeviceScan::ExclusiveSum(m_cub.p, cub_bytes, pieces, first, (int)TB + 1, s));
         k_owner<<<blocks_for(TB, 256), 256, 0, s>>>(first, TB, owner);
         C2_CHECK_LAUNCH(k_owner);
-        k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, order, bstart, bend,
-                                                                  dv.Current(), cbs, buckets, extra, max_tasks);
+        k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, point_stage<F>::bytes(128), s>>>(
+            first, TB, owner, order, bstart, bend, dv.Current(), cbs, buckets, extra, max_tasks);
         C2_CHECK_LAUNCH(k_run_tasks);
         k_fold_extras<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, extra, max_tasks);
         C2_CHECK_LAUNCH(k_fold_extras);
@@ -396,11 +476,26 @@ __global__ void __launch_bounds__(128) k_batch_add(const affine_t<F>* __restrict
         }
         uint64_t i = lo, w = word_at(bitmap, n, i);
         for (uint64_t skip = k0 - first[i]; skip; skip--) w &= w - 1;
-        for (uint64_t k = k0; k < k1; k++) {
+        // the index of the next selected base
+        auto next = [&]() -> uint64_t {
             while (w == 0) w = word_at(bitmap, n, ++i);
             const int b = __ffsll((long long)w) - 1;
             w &= w - 1;
-            acc = acc.add_affine(bases[i * 64 + b]);
+            return i * 64 + b;
+        };
+        if constexpr (staged_batch<F>::value) {
+            extern __shared__ uint4 stage_mem[];
+            const point_stage<F> st(stage_mem);
+            st.fetch(0, bases + next());
+            int slot = 0;
+            for (uint64_t k = k0; k < k1; k++) {
+                const affine_t<F> p = st.take(slot);
+                if (k + 1 < k1) st.fetch(slot ^ 1, bases + next());
+                acc = acc.add_affine(p);
+                slot ^= 1;
+            }
+        } else {
+            for (uint64_t k = k0; k < k1; k++) acc = acc.add_affine(bases[next()]);
         }
     }
     out[t] = acc;
@@ -443,7 +538,7 @@ int batch_add_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool
     const uint64_t target = (uint64_t)sc->sm_count * 256;
     while (nthreads < target && (uint64_t)nthreads * 64 <= n) nthreads *= 2;
     C2_CHECK(m_part.alloc((size_t)nthreads * sizeof(X), s));
-    k_batch_add<F><<<blocks_for(nthreads, 128), 128, 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, words, first, count,
+    k_batch_add<F><<<blocks_for(nthreads, 128), 128, staged_batch<F>::value ? point_stage<F>::bytes(128) : 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, words, first, count,
                                                              nthreads, m_part.as<X>());
     C2_CHECK_LAUNCH(k_batch_add);
     int rc = tree_sum<F>(st, s, m_part.as<X>(), 1, nthreads);

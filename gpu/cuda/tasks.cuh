@@ -13,7 +13,9 @@
 // one piece 0), and a two-level fix-up adds the extras of each split bucket
 // into it.
 // The functions below are the per-thread bodies, generic over the group so
-// that hosttest/tasks_test.cc can run them on integers.
+// that hosttest/tasks_test.cc can run them on integers; the bucket kernel
+// runs run_task's loop with its points staged (msm.cuh: k_run_tasks),
+// over the same task_span.
 #pragma once
 #include <stdint.h>
 #include "field.cuh"
@@ -22,31 +24,53 @@ namespace c2 {
 
 C2_HD uint32_t task_pieces(uint32_t size, uint32_t L) { return size <= L ? 1 : (size + L - 1) / L; }
 
+// The sorted points [s, e) task k adds, and where its sum goes: piece i of
+// the bucket b at sorted position t.
+struct task_span {
+    uint32_t t, b, i, s, e;
+    // Fills the span of task k; false for the one piece of an empty bucket.
+    C2_HD bool of(uint32_t k, const uint32_t* owner, const uint32_t* first, const uint32_t* order,
+                  const uint32_t* start, const uint32_t* end) {
+        t = owner[k];
+        b = order[t];
+        i = k - first[t];
+        const uint32_t p = first[t + 1] - first[t];
+        const uint32_t size = end[b] - start[b];
+        const uint32_t q = (size + p - 1) / p;  // points per piece, <= L
+        s = start[b] + i * q;
+        const uint32_t e0 = end[b];
+        if (s >= e0) return false;
+        e = e0 - s > q ? s + q : e0;
+        return true;
+    }
+    template <class G>
+    C2_HD typename G::acc_t initial(const typename G::acc_t* buckets) const {
+        return i == 0 ? buckets[b] : G::zero();
+    }
+    template <class G>
+    C2_HD void store(uint32_t k, const typename G::acc_t& acc, typename G::acc_t* buckets,
+                     typename G::acc_t* extra) const {
+        if (i == 0)
+            buckets[b] = acc;
+        else
+            extra[k - t - 1] = acc;
+    }
+};
+
 // One task. G provides acc_t, point_t, zero(), add_point(acc, point, neg)
 // and add(acc, acc).
 template <class G>
 C2_HD void run_task(uint32_t k, const uint32_t* owner, const uint32_t* first, const uint32_t* order,
                     const uint32_t* start, const uint32_t* end, const uint32_t* vals,
                     const typename G::point_t* bases, typename G::acc_t* buckets, typename G::acc_t* extra) {
-    const uint32_t t = owner[k];
-    const uint32_t b = order[t];
-    const uint32_t i = k - first[t];
-    const uint32_t p = first[t + 1] - first[t];
-    const uint32_t size = end[b] - start[b];
-    const uint32_t q = (size + p - 1) / p;  // points per piece, <= L
-    const uint32_t s = start[b] + i * q;
-    const uint32_t e0 = end[b];
-    if (s >= e0) return;  // empty bucket (one piece)
-    const uint32_t e = e0 - s > q ? s + q : e0;
-    typename G::acc_t acc = i == 0 ? buckets[b] : G::zero();
-    for (uint32_t j = s; j < e; j++) {
+    task_span sp;
+    if (!sp.of(k, owner, first, order, start, end)) return;
+    typename G::acc_t acc = sp.initial<G>(buckets);
+    for (uint32_t j = sp.s; j < sp.e; j++) {
         const uint32_t v = vals[j];
         acc = G::add_point(acc, bases[v & 0x7fffffffu], (v >> 31) != 0);
     }
-    if (i == 0)
-        buckets[b] = acc;
-    else
-        extra[k - t - 1] = acc;
+    sp.store<G>(k, acc, buckets, extra);
 }
 
 // Owner of each task of sorted position t.
