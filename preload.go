@@ -17,7 +17,8 @@ import (
 var ErrShapeInUse = errors.New("c2: sector shape in use")
 
 // proofShape returns the circuit shape of the registered PoRep proof named
-// proof; V1 and V1_1 of one sector size share it.
+// proof; all proofs of one sector size (V1, V1_1, Synthetic, NI-PoRep)
+// share it.
 func proofShape(proof string) (porep.Shape, error) {
 	rp, err := inputs.ParseProof(proof)
 	if err != nil {
@@ -28,14 +29,14 @@ func proofShape(proof string) (porep.Shape, error) {
 		return porep.Shape{}, err
 	}
 	s, ok := porep.ShapeBySize(is.SectorSize)
-	if !ok || s.Layers != is.Layers || s.Partitions != is.Partitions || s.Challenges != is.ChallengesPerPartition {
+	if !ok || s.Layers != is.Layers || s.Challenges != is.ChallengesPerPartition {
 		return porep.Shape{}, fmt.Errorf("c2: %s: no circuit shape for %d-byte sectors", proof, is.SectorSize)
 	}
 	return s, nil
 }
 
 // Preload readies the shape of the registered PoRep proof named proof
-// (e.g. "StackedDrg32GiBV1_1"; V1 and V1_1 of one sector size share a
+// (e.g. "StackedDrg32GiBV1_1"; all proofs of one sector size share a
 // shape) exactly as the shape's first Prove would: it reads the proving key
 // from Config.Params and records the shape's R1CS, side by side, into the
 // cache Prove uses, so that the next Prove of the shape goes straight to
@@ -47,8 +48,8 @@ func proofShape(proof string) (porep.Shape, error) {
 // ctx stops the call; the loads it started go on while other calls wait
 // for them and stop once none is left, leaving nothing cached.
 //
-// Errors: inputs.ErrUnknownProof or inputs.ErrUnsupported (wrapped) for a
-// name without an interactive PoRep shape, ErrNoParams (wrapped) or
+// Errors: inputs.ErrUnknownProof (wrapped) for a name that is not a
+// registered seal proof, ErrNoParams (wrapped) or
 // *groth16.FormatError for parameters, ErrClosed after Close, ctx's error.
 func (p *Prover) Preload(ctx context.Context, proof string) error {
 	s, err := proofShape(proof)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2"
@@ -17,6 +19,7 @@ import (
 	"github.com/sealc2/c2/internal/paramdigest"
 	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/porep/c1gen"
 	"github.com/sealc2/c2/porep/inputs"
 )
 
@@ -76,6 +79,60 @@ func TestProveC1(t *testing.T) {
 	var ie *porep.InputError
 	require.True(t, errors.As(err, &ie), "got %v", err)
 	require.Equal(t, "challenge", ie.Field)
+}
+
+// TestProveC1Derivations proves rust-fil-proofs' 2 KiB Synthetic PoRep C1
+// output (same circuit and parameters as interactive PoRep, challenges
+// derived from comm_r and the seed): its proof verifies with the inputs
+// refgen recorded from rust-fil-proofs. The NI-PoRep C1 (13 partitions,
+// challenges from comm_r alone) has each partition's circuit checked
+// satisfied with those inputs; with C2_NI_E2E set (≈ 4 minutes on 2 cores)
+// it is also proved, and its 13 partition proofs, what filecoin-proofs'
+// seal_commit_phase2_circuit_proofs returns, verified.
+func TestProveC1Derivations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("proves a 2^22-constraint circuit")
+	}
+	dir, err := devparams.Dir()
+	require.NoError(t, err)
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	require.NoError(t, err)
+	defer p.Close()
+	pk, err := groth16.ReadParams(filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName()+".params"), groth16.TrustedFile())
+	require.NoError(t, err)
+	inputsOf := func(name string, k int) []fr.Element {
+		return refgen.ReadScalars(t, filepath.Join(refgen.Dir, name, fmt.Sprintf("inputs-p%d.bin", k)))
+	}
+	prove := func(name string, partitions int) {
+		raw, err := os.ReadFile(filepath.Join(refgen.Dir, name, "c1.json"))
+		require.NoError(t, err)
+		proof, err := p.Prove(context.Background(), raw)
+		require.NoError(t, err, name)
+		ps, err := groth16.ReadProofs(proof)
+		require.NoError(t, err)
+		require.Len(t, ps, partitions, name)
+		for k := range ps {
+			require.NoError(t, groth16.Verify(&pk.VK, &ps[k], inputsOf(name, k)), "%s partition %d", name, k)
+		}
+	}
+	prove("porep-2k-synth", 1)
+
+	raw, err := os.ReadFile(filepath.Join(refgen.Dir, "porep-2k-ni", "c1.json"))
+	require.NoError(t, err)
+	c1, err := porep.DecodeC1(raw)
+	require.NoError(t, err)
+	shape, parts, err := porep.Partitions(c1)
+	require.NoError(t, err)
+	require.Len(t, parts, 13)
+	require.NoError(t, porep.CheckC1(c1, shape, parts))
+	for k, part := range parts {
+		pub, err := c1gen.CheckCircuit(shape, part)
+		require.NoError(t, err, "partition %d", k)
+		require.Equal(t, inputsOf("porep-2k-ni", k), pub[1:], "partition %d", k)
+	}
+	if os.Getenv("C2_NI_E2E") != "" {
+		prove("porep-2k-ni", 13)
+	}
 }
 
 // TestBellpersonC2ProofVerifies checks bellperson's own C2 proof of the

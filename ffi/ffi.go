@@ -11,6 +11,7 @@ package ffi
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -81,9 +82,24 @@ func (e *ReplicaMismatchError) Error() string {
 	return fmt.Sprintf("ffi: the C1 output's replica id is not that of miner %d, sector %d", e.Miner, e.Sector)
 }
 
+// ErrAggregated reports an NI-PoRep seal proof: filecoin-ffi's seal proof
+// for it is a SnarkPack aggregate of the partition proofs, which c2 does
+// not make or check. c2.Prover.Prove makes the partition proofs
+// (filecoin-proofs' seal_commit_phase2_circuit_proofs).
+var ErrAggregated = errors.New("ffi: NI-PoRep seal proofs are SnarkPack aggregates, which c2 does not make or verify")
+
+// interactiveSeal returns ErrAggregated (wrapped) for an NI-PoRep proof.
+func interactiveSeal(rp inputs.Proof) error {
+	if is, err := rp.Shape(); err == nil && is.Derivation == inputs.NonInteractive {
+		return fmt.Errorf("%w: %v", ErrAggregated, rp)
+	}
+	return nil
+}
+
 // SealCommitPhase2 proves a commit-phase-1 output (the JSON SealCommitPhase1
 // returns) and returns the proof bytes (192 per partition), as filecoin-ffi's
-// function of the same name does. The C1's replica id must be the one of
+// function of the same name does, for interactive and Synthetic PoRep
+// (ErrAggregated for NI-PoRep). The C1's replica id must be the one of
 // sectorNum and minerID (else *ReplicaMismatchError), and the proof is
 // verified against inputs derived from the C1 before it is returned. Errors
 // are those of c2.Prover.Prove otherwise.
@@ -94,6 +110,9 @@ func SealCommitPhase2(phase1Output []byte, sectorNum abi.SectorNumber, minerID a
 	}
 	rp, err := inputs.ParseProof(out.RegisteredProof)
 	if err != nil {
+		return nil, err
+	}
+	if err := interactiveSeal(rp); err != nil {
 		return nil, err
 	}
 	if inputs.ReplicaID(ProverID(minerID), uint64(sectorNum), out.Ticket, out.CommD, rp.PoRepID()) != [32]byte(out.ReplicaID) {
@@ -161,6 +180,9 @@ func VerifySeal(info proof.SealVerifyInfo) (bool, error) {
 	rp := inputs.Proof(info.SealProof)
 	is, err := rp.Shape()
 	if err != nil {
+		return false, err
+	}
+	if err := interactiveSeal(rp); err != nil {
 		return false, err
 	}
 	commR, err := commitment(info.SealedCID, codecSealedV1, mhPoseidonFC1, "sealed")

@@ -119,8 +119,8 @@ func TestVerifySealRejectsMalformed(t *testing.T) {
 		"undefined unsealed CID":             func(i *proof.SealVerifyInfo) { i.UnsealedCID = cid.Undef },
 		"short ticket":                       func(i *proof.SealVerifyInfo) { i.Randomness = i.Randomness[:31] },
 		"proof of two partitions":            func(i *proof.SealVerifyInfo) { i.Proof = make([]byte, 384) },
-		"synthetic PoRep": func(i *proof.SealVerifyInfo) {
-			i.SealProof = abi.RegisteredSealProof_StackedDrg2KiBV1_1_Feat_SyntheticPoRep
+		"NI-PoRep (an aggregate)": func(i *proof.SealVerifyInfo) {
+			i.SealProof = abi.RegisteredSealProof_StackedDrg2KiBV1_2_Feat_NiPoRep
 		},
 	} {
 		info := base

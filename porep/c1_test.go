@@ -21,7 +21,7 @@ import (
 )
 
 // c1Vectors are the C1 outputs testdata/refgen made with filecoin-proofs-api.
-var c1Vectors = []string{"porep-2k", "porep-8m"}
+var c1Vectors = []string{"porep-2k", "porep-8m", "porep-2k-synth", "porep-2k-ni"}
 
 func c1VectorPath(name, file string) string {
 	return filepath.Join("..", "testdata", "refgen", "out", name, file)

@@ -12,7 +12,8 @@ import (
 func TestCheckC1(t *testing.T) {
 	v := loadRefgen(t, "porep-2k")
 	require.NoError(t, CheckC1(v.c1, v.shape, v.parts))
-	for _, name := range []string{"porep-8m"} {
+	// Synthetic PoRep and NI-PoRep derive their challenges from comm_r.
+	for _, name := range []string{"porep-8m", "porep-2k-synth", "porep-2k-ni"} {
 		w := loadRefgen(t, name)
 		require.NoError(t, CheckC1(w.c1, w.shape, w.parts), name)
 	}
@@ -25,11 +26,13 @@ func TestCheckC1(t *testing.T) {
 			func(c *C1Output, _ []*Partition) { c.RegisteredProof = "StackedDrg8MiBV1_1" }},
 		{"unknown registered proof", "registered_proof", "unknown",
 			func(c *C1Output, _ []*Partition) { c.RegisteredProof = "StackedDrg2KiBV9" }},
-		{"synthetic porep", "registered_proof", "not supported",
+		{"an interactive C1 named synthetic", "challenge", "the synthetic derivation gives",
 			func(c *C1Output, _ []*Partition) { c.RegisteredProof = "StackedDrg2KiBV1_1_Feat_SyntheticPoRep" }},
-		{"another seed", "challenge", "the seed derives",
+		{"an interactive C1 named non-interactive", "vanilla_proofs", "1 partitions, StackedDrg2KiBV1_2_Feat_NonInteractivePoRep has 13",
+			func(c *C1Output, _ []*Partition) { c.RegisteredProof = "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep" }},
+		{"another seed", "challenge", "the interactive derivation gives",
 			func(c *C1Output, _ []*Partition) { c.Seed[0] ^= 1 }},
-		{"another challenged node", "challenge", "the seed derives",
+		{"another challenged node", "challenge", "the interactive derivation gives",
 			func(_ *C1Output, parts []*Partition) { parts[0].Challenges[1].Node ^= 1 }},
 		{"a parent of another node", "exp_parents[3]", "the graph's parent",
 			func(_ *C1Output, parts []*Partition) { parts[0].Challenges[0].Parents[9].Path[0].Index ^= 1 }},

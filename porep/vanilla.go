@@ -245,8 +245,8 @@ func Partitions(c1 *C1Output) (Shape, []*Partition, error) {
 	if !ok {
 		return Shape{}, nil, &ShapeError{c1.VanillaProofs.Shape, "not a supported PoRep shape"}
 	}
-	if len(c1.VanillaProofs.Partitions) != s.Partitions {
-		return s, nil, &InputError{-1, -1, "vanilla_proofs", fmt.Sprintf("%d partitions, want %d", len(c1.VanillaProofs.Partitions), s.Partitions)}
+	if want := partitionsOf(c1, s); len(c1.VanillaProofs.Partitions) != want {
+		return s, nil, &InputError{-1, -1, "vanilla_proofs", fmt.Sprintf("%d partitions, want %d", len(c1.VanillaProofs.Partitions), want)}
 	}
 	var common [3]fr.Element
 	for i, f := range []struct {
@@ -276,12 +276,25 @@ func Partitions(c1 *C1Output) (Shape, []*Partition, error) {
 	return s, parts, nil
 }
 
+// partitionsOf returns the partition count of c1's registered proof when it
+// names a proof of s's sector size (NI-PoRep has more partitions than the
+// interactive proofs of its shape), and s.Partitions otherwise, where
+// CheckC1 reports the registered proof.
+func partitionsOf(c1 *C1Output, s Shape) int {
+	if rp, err := inputs.ParseProof(c1.RegisteredProof); err == nil {
+		if is, err := rp.Shape(); err == nil && is.SectorSize == s.SectorSize {
+			return is.Partitions
+		}
+	}
+	return s.Partitions
+}
+
 // CheckC1 checks natively, in milliseconds, that c1 agrees with itself
-// where Partitions and Verify do not look: its registered_proof is an
-// interactive proof of the shape s its vanilla proofs are tagged with, and
-// every challenge, and every parent column's position, is the one its
-// seed, replica id and PoRep id derive (the public inputs a verifier
-// computes). parts are Partitions' result for c1. A C1 that fails here
+// where Partitions and Verify do not look: its registered_proof is a
+// proof of the shape s its vanilla proofs are tagged with, and every
+// challenge, and every parent column's position, is the one its seed (or,
+// for Synthetic and NI-PoRep, comm_r), replica id and PoRep id derive (the
+// public inputs a verifier computes). parts are Partitions' result for c1. A C1 that fails here
 // would fail only after parameters load and witnesses are synthesized, as
 // a public input that differs. Errors are *InputError naming the field and
 // both values.
@@ -294,7 +307,7 @@ func CheckC1(c1 *C1Output, s Shape, parts []*Partition) error {
 	if err != nil {
 		return &InputError{-1, -1, "registered_proof", err.Error()}
 	}
-	if is.SectorSize != s.SectorSize || is.Layers != s.Layers || is.Partitions != s.Partitions || is.ChallengesPerPartition != s.Challenges {
+	if is.SectorSize != s.SectorSize || is.Layers != s.Layers || is.ChallengesPerPartition != s.Challenges {
 		return &InputError{-1, -1, "registered_proof", fmt.Sprintf("%s is a %d-byte proof; the vanilla proofs are %s (%d bytes)",
 			c1.RegisteredProof, is.SectorSize, s.Name, s.SectorSize)}
 	}
@@ -307,14 +320,14 @@ func CheckC1(c1 *C1Output, s Shape, parts []*Partition) error {
 	}
 	var want [graph.Degree]uint32
 	for k, p := range parts {
-		nodes, err := inputs.Challenges(is, c1.ReplicaID, c1.Seed, k)
+		nodes, err := inputs.Challenges(is, c1.ReplicaID, c1.CommR, c1.Seed, k)
 		if err != nil {
 			return err
 		}
 		for i := range p.Challenges {
 			c := &p.Challenges[i]
 			if c.Node != nodes[i] {
-				return &InputError{k, i, "challenge", fmt.Sprintf("node %d, the seed derives node %d", c.Node, nodes[i])}
+				return &InputError{k, i, "challenge", fmt.Sprintf("node %d, the %v derivation gives node %d", c.Node, is.Derivation, nodes[i])}
 			}
 			if err := g.Parents(c.Node, want[:]); err != nil {
 				return err

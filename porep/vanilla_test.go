@@ -73,7 +73,7 @@ func TestPartitionsRejects(t *testing.T) {
 // TestVerify checks the native verification of partitions: refgen's real
 // ones pass; a synthetic one does not; each tampered part is named.
 func TestVerify(t *testing.T) {
-	for _, name := range []string{"porep-2k", "porep-8m"} {
+	for _, name := range []string{"porep-2k", "porep-8m", "porep-2k-synth", "porep-2k-ni"} {
 		v := loadRefgen(t, name)
 		for k, p := range v.parts {
 			require.NoError(t, v.shape.Verify(p, k), name)

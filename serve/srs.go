@@ -23,7 +23,7 @@ var ErrUnknownCircuit = errors.New("serve: unknown circuit")
 
 // circuits are the PoRep circuits c2 serves, named by cuzk's circuit ids
 // ("porep-32g", extended to the small test sizes), with a registered proof
-// of each sector size (V1 and V1_1 share the circuit).
+// of each sector size (all seal proofs of a size share the circuit).
 var circuits = []struct {
 	size  uint64
 	id    string

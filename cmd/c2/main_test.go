@@ -99,8 +99,9 @@ func TestProveRefusesBadInput(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	require.True(t, strings.HasPrefix(err.Error(), trunc+": "), err.Error())
 
-	// A proof c2 does not prove (Synthetic PoRep derives its challenges
-	// otherwise) is refused as such, not for want of parameters.
+	// An interactive C1 relabeled as Synthetic PoRep, whose challenges
+	// derive otherwise, is refused for its challenges, not for want of
+	// parameters.
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))
 	m["registered_proof"] = "StackedDrg2KiBV1_1_Feat_SyntheticPoRep"
@@ -111,8 +112,8 @@ func TestProveRefusesBadInput(t *testing.T) {
 	err = run(t, "prove", "--c1", synPath, "--params", dir, "--out", out)
 	var ie *porep.InputError
 	require.ErrorAs(t, err, &ie)
-	require.Equal(t, "registered_proof", ie.Field)
-	require.ErrorContains(t, err, "not supported")
+	require.Equal(t, "challenge", ie.Field)
+	require.ErrorContains(t, err, "the synthetic derivation gives")
 	require.NotErrorIs(t, err, c2.ErrNoParams)
 	require.True(t, strings.HasPrefix(err.Error(), synPath+": "), err.Error())
 }

@@ -35,7 +35,8 @@ func runProve(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return inC1(*c1Path, err)
 	}
-	fmt.Printf("%s: %d partition(s), %s\n", c1.RegisteredProof, len(parts), shape)
+	fmt.Printf("%s: %d partition(s) of %d challenges, %d-byte sector, %d layers\n",
+		c1.RegisteredProof, len(parts), shape.Challenges, shape.SectorSize, shape.Layers)
 	_, dev, err := findParams(*f.params, shape, ".params")
 	if err != nil {
 		return err

@@ -35,6 +35,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -100,14 +101,23 @@ func (e *GraphError) Error() string {
 	return fmt.Sprintf("c1gen: node %d at layer %d depends on challenged node %d of the same layer, which follows it", e.Node, e.Layer, e.Parent)
 }
 
+// ErrDerivation reports a registered proof whose challenges follow from
+// comm_r (Synthetic PoRep, NI-PoRep). Generate labels only the challenged
+// nodes and their parents, so comm_r is known only once the challenges are:
+// such a C1 needs a sealed sector.
+var ErrDerivation = errors.New("c1gen: challenges derived from comm_r need a sealed sector")
+
 // Generate returns the C1 output of a synthetic CC sector for proof (an
-// interactive V1 or V1_1 proof; others give an error wrapping
-// inputs.ErrUnsupported or inputs.ErrUnknownProof), deterministic in seed
-// and opts (nil means the zero Options).
+// interactive V1 or V1_1 proof; others give an error wrapping ErrDerivation
+// or inputs.ErrUnknownProof), deterministic in seed and opts (nil means the
+// zero Options).
 func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error) {
 	is, err := proof.Shape()
 	if err != nil {
 		return nil, err
+	}
+	if is.Derivation != inputs.Interactive {
+		return nil, fmt.Errorf("%w: %s derives its challenges from comm_r (%v)", ErrDerivation, proof, is.Derivation)
 	}
 	shape, ok := porep.ShapeBySize(is.SectorSize)
 	if !ok || shape.Layers != is.Layers || shape.Partitions != is.Partitions || shape.Challenges != is.ChallengesPerPartition {
@@ -158,7 +168,7 @@ func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error)
 	challenges := make([][]uint64, is.Partitions)
 	parents := map[uint64]*[graph.Degree]uint32{}
 	for k := range challenges {
-		if challenges[k], err = inputs.Challenges(is, replicaID, iseed, k); err != nil {
+		if challenges[k], err = inputs.Challenges(is, replicaID, [32]byte{}, iseed, k); err != nil {
 			return nil, err
 		}
 		for _, c := range challenges[k] {

@@ -138,7 +138,7 @@ func checkRustFields(t testing.TB, c1 *porep.C1Output, shape porep.Shape) {
 	}
 	var ps [graph.Degree]uint32
 	for k, part := range c1.VanillaProofs.Partitions {
-		challenges, err := inputs.Challenges(is, c1.ReplicaID, c1.Seed, k)
+		challenges, err := inputs.Challenges(is, c1.ReplicaID, c1.CommR, c1.Seed, k)
 		require.NoError(t, err)
 		for i, vp := range part {
 			c := challenges[i]
@@ -464,9 +464,9 @@ func TestDefaultTreeMatchesDense(t *testing.T) {
 
 func TestGenerateRefusesOtherProofs(t *testing.T) {
 	_, err := Generate(inputs.StackedDrg32GiBV1_1_Feat_SyntheticPoRep, testSeed, nil)
-	require.ErrorIs(t, err, inputs.ErrUnsupported)
+	require.ErrorIs(t, err, ErrDerivation)
 	_, err = Generate(inputs.StackedDrg2KiBV1_2_Feat_NonInteractivePoRep, testSeed, nil)
-	require.ErrorIs(t, err, inputs.ErrUnsupported)
+	require.ErrorIs(t, err, ErrDerivation)
 	_, err = Generate(inputs.Proof(999), testSeed, nil)
 	require.ErrorIs(t, err, inputs.ErrUnknownProof)
 }

@@ -60,41 +60,71 @@ func (s Shape) check() error {
 	return nil
 }
 
-// Challenges returns the interactive PoRep challenges of partition k
-// (storage-proofs-porep InteractiveChallenges::derive): for i in
-// [0, ChallengesPerPartition), with j = ChallengesPerPartition*k + i, the
-// SHA-256 of replicaID || seed || j (4 bytes little-endian) read as a
-// little-endian integer, reduced mod Nodes-1, plus 1. Node 0 is never
-// challenged.
-func Challenges(s Shape, replicaID, seed [32]byte, k int) ([]uint64, error) {
+// Challenges returns the challenged nodes of partition k, derived as
+// s.Derivation says (storage-proofs-porep challenges.rs). Every challenge is
+// a 32-byte string read as a little-endian integer x and mapped to node
+// 1 + x mod (Nodes-1): node 0 is never challenged. With j =
+// ChallengesPerPartition*k + i (4 bytes little-endian) for the i-th
+// challenge of the partition, the string is
+//   - Interactive: SHA-256(replicaID || seed || j);
+//   - NonInteractive: SHA-256("filecoin.io|PoRep|1|NonInteractive|1" ||
+//     replicaID || commR || j); seed is not used;
+//   - Synthetic: synthetic challenge number u of the replica (see
+//     synthChallenges), where u is the little-endian uint32 at byte 4j of
+//     the selection stream (ChaCha20 keyed by BLAKE2b-256 with key
+//     "filecoin.io|PoRep|1|Synthetic|1|Selection" over replicaID || seed),
+//     reduced mod the number of synthetic challenges.
+func Challenges(s Shape, replicaID, commR, seed [32]byte, k int) ([]uint64, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if k < 0 || k >= s.Partitions {
 		return nil, fmt.Errorf("%w: %d of %d", ErrPartition, k, s.Partitions)
 	}
-	out := make([]uint64, s.ChallengesPerPartition)
-	mod := new(big.Int).SetUint64(s.Nodes - 1)
-	var v, r big.Int
-	var le [32]byte
-	for i := range out {
-		j := uint32(s.ChallengesPerPartition*k + i)
+	n := s.ChallengesPerPartition
+	j0 := uint32(n * k)
+	out := make([]uint64, n)
+	switch s.Derivation {
+	case Interactive, NonInteractive:
 		h := sha256.New()
-		h.Write(replicaID[:])
-		h.Write(seed[:])
-		var jb [4]byte
-		binary.LittleEndian.PutUint32(jb[:], j)
-		h.Write(jb[:])
-		var sum [32]byte
-		h.Sum(sum[:0])
-		for b := range sum {
-			le[31-b] = sum[b]
+		var prefix []byte
+		if s.Derivation == Interactive {
+			prefix = append(replicaID[:], seed[:]...)
+		} else {
+			prefix = append([]byte(niTag), replicaID[:]...)
+			prefix = append(prefix, commR[:]...)
 		}
-		v.SetBytes(le[:])
-		r.Mod(&v, mod)
-		out[i] = r.Uint64() + 1
+		var sum [32]byte
+		for i := range out {
+			h.Reset()
+			h.Write(prefix)
+			var jb [4]byte
+			binary.LittleEndian.PutUint32(jb[:], j0+uint32(i))
+			h.Write(jb[:])
+			h.Sum(sum[:0])
+			out[i] = toNode(sum, s.Nodes)
+		}
+	case Synthetic:
+		return synthChallenges(s.Nodes, replicaID, commR, seed, j0, out)
+	default:
+		return nil, fmt.Errorf("%w: derivation %v", ErrShape, s.Derivation)
 	}
 	return out, nil
+}
+
+// niTag is the domain separator of NI-PoRep challenges.
+const niTag = "filecoin.io|PoRep|1|NonInteractive|1"
+
+// toNode maps a 32-byte little-endian integer x to node 1 + x mod (nodes-1).
+func toNode(x [32]byte, nodes uint64) uint64 {
+	var be [32]byte
+	for b := range x {
+		be[31-b] = x[b]
+	}
+	var v, r big.Int
+	v.SetBytes(be[:])
+	r.Mod(&v, new(big.Int).SetUint64(nodes-1))
+	return r.Uint64() + 1
 }
 
 func element(b [32]byte, field string) (fr.Element, error) {
@@ -115,7 +145,7 @@ func element(b [32]byte, field string) (fr.Element, error) {
 // replicaID, commD and commR are little-endian field elements (as in the C1
 // JSON); seed is the interactive randomness; porepID selects the graph.
 func Partition(s Shape, replicaID, commD, commR, seed, porepID [32]byte, k int) ([]fr.Element, error) {
-	challenges, err := Challenges(s, replicaID, seed, k)
+	challenges, err := Challenges(s, replicaID, commR, seed, k)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -28,9 +29,19 @@ func TestProofNames(t *testing.T) {
 	assert.Equal(t, graph.V1_0_0, StackedDrg64GiBV1.apiVersion())
 	assert.Equal(t, graph.V1_1_0, StackedDrg2KiBV1_1.apiVersion())
 	assert.Equal(t, graph.V1_2_0, StackedDrg2KiBV1_1_Feat_SyntheticPoRep.apiVersion())
-	for _, p := range []Proof{StackedDrg2KiBV1_1_Feat_SyntheticPoRep, StackedDrg32GiBV1_2_Feat_NonInteractivePoRep} {
-		_, err := p.Shape()
-		require.ErrorIs(t, err, ErrUnsupported)
+	for p, want := range map[Proof]struct {
+		d          Derivation
+		partitions int
+	}{
+		StackedDrg2KiBV1: {Interactive, 1}, StackedDrg32GiBV1_1: {Interactive, 10},
+		StackedDrg2KiBV1_1_Feat_SyntheticPoRep: {Synthetic, 1}, StackedDrg64GiBV1_1_Feat_SyntheticPoRep: {Synthetic, 10},
+		StackedDrg8MiBV1_2_Feat_NonInteractivePoRep: {NonInteractive, 13}, StackedDrg32GiBV1_2_Feat_NonInteractivePoRep: {NonInteractive, 126},
+	} {
+		s, err := p.Shape()
+		require.NoError(t, err)
+		assert.Equal(t, want.d, s.Derivation, p)
+		assert.Equal(t, want.partitions, s.Partitions, p)
+		assert.Equal(t, shapes[p%5].ChallengesPerPartition, s.ChallengesPerPartition, "%v proves with the interactive parameters", p)
 	}
 	_, err = numProofs.Shape()
 	require.ErrorIs(t, err, ErrUnknownProof)
@@ -57,33 +68,65 @@ func TestShapes(t *testing.T) {
 }
 
 func TestChallengesRange(t *testing.T) {
-	s, err := StackedDrg2KiBV1_1.Shape()
-	require.NoError(t, err)
-	s.ChallengesPerPartition = 2000
-	var rid, seed [32]byte
-	seed[0] = 1
-	c, err := Challenges(s, rid, seed, 0)
-	require.NoError(t, err)
-	seen := map[uint64]bool{}
-	for _, x := range c {
-		require.GreaterOrEqual(t, x, uint64(1))
-		require.Less(t, x, s.Nodes)
-		seen[x] = true
-	}
-	require.Len(t, seen, int(s.Nodes-1), "2000 draws cover all 63 non-zero nodes")
-
-	// Partition k's challenges are the k-th slice of one long partition.
-	s32, err := StackedDrg32GiBV1_1.Shape()
-	require.NoError(t, err)
-	all := s32
-	all.ChallengesPerPartition *= all.Partitions
-	all.Partitions = 1
-	long, err := Challenges(all, rid, seed, 0)
-	require.NoError(t, err)
-	for k := range s32.Partitions {
-		c, err := Challenges(s32, rid, seed, k)
+	for _, d := range []Derivation{Interactive, Synthetic, NonInteractive} {
+		s, err := StackedDrg2KiBV1_1.Shape()
 		require.NoError(t, err)
-		require.Equal(t, long[k*s32.ChallengesPerPartition:(k+1)*s32.ChallengesPerPartition], c)
+		s.Derivation = d
+		s.ChallengesPerPartition = 2000
+		var rid, commR, seed [32]byte
+		seed[0], commR[0] = 1, 2
+		c, err := Challenges(s, rid, commR, seed, 0)
+		require.NoError(t, err)
+		seen := map[uint64]bool{}
+		for _, x := range c {
+			require.GreaterOrEqual(t, x, uint64(1), d)
+			require.Less(t, x, s.Nodes, d)
+			seen[x] = true
+		}
+		if d == Synthetic {
+			// The 2000 draw from the sector's 64 synthetic challenges
+			// (min(nodes, 2^18)) and cover them all.
+			gen, err := synthStream(synthGenKey, rid, commR, 0)
+			require.NoError(t, err)
+			want := map[uint64]bool{}
+			for range s.Nodes {
+				var x [32]byte
+				gen.XORKeyStream(x[:], x[:])
+				want[toNode(x, s.Nodes)] = true
+			}
+			require.Equal(t, want, seen)
+		} else {
+			require.Len(t, seen, int(s.Nodes-1), "%v: 2000 draws cover all 63 non-zero nodes", d)
+		}
+
+		// Partition k's challenges are the k-th slice of one long partition.
+		s32, err := StackedDrg32GiBV1_1.Shape()
+		require.NoError(t, err)
+		s32.Derivation = d
+		all := s32
+		all.ChallengesPerPartition *= all.Partitions
+		all.Partitions = 1
+		long, err := Challenges(all, rid, commR, seed, 0)
+		require.NoError(t, err)
+		for k := range s32.Partitions {
+			c, err := Challenges(s32, rid, commR, seed, k)
+			require.NoError(t, err)
+			require.Equal(t, long[k*s32.ChallengesPerPartition:(k+1)*s32.ChallengesPerPartition], c, d)
+		}
+
+		// What each derivation depends on.
+		other := func(f func(rid, commR, seed *[32]byte)) bool {
+			r, cr, sd := rid, commR, seed
+			f(&r, &cr, &sd)
+			c2, err := Challenges(s32, r, cr, sd, 3)
+			require.NoError(t, err)
+			c, err := Challenges(s32, rid, commR, seed, 3)
+			require.NoError(t, err)
+			return !slices.Equal(c, c2)
+		}
+		assert.True(t, other(func(r, _, _ *[32]byte) { r[5] ^= 1 }), "%v depends on the replica id", d)
+		assert.Equal(t, d != Interactive, other(func(_, cr, _ *[32]byte) { cr[5] ^= 1 }), "%v and comm_r", d)
+		assert.Equal(t, d != NonInteractive, other(func(_, _, sd *[32]byte) { sd[5] ^= 1 }), "%v and the seed", d)
 	}
 }
 
@@ -182,7 +225,7 @@ type refgenC1 struct {
 // alone, and compares them with what rust-fil-proofs'
 // StackedCompound::generate_public_inputs wrote for the same sector.
 func TestPartitionMatchesRefgen(t *testing.T) {
-	for _, dir := range []string{"porep-2k", "porep-8m"} {
+	for _, dir := range []string{"porep-2k", "porep-8m", "porep-2k-synth", "porep-2k-ni"} {
 		t.Run(dir, func(t *testing.T) {
 			base := filepath.Join(refgen.Dir, dir)
 			var m refgenMeta
@@ -218,7 +261,7 @@ func TestPartitionMatchesRefgen(t *testing.T) {
 			require.Len(t, m.InputFiles, s.Partitions)
 
 			for k := range s.Partitions {
-				ch, err := Challenges(s, sec.rid, sec.seed, k)
+				ch, err := Challenges(s, sec.rid, sec.commR, sec.seed, k)
 				require.NoError(t, err)
 				require.Equal(t, vanilla[k], ch, "partition %d challenges", k)
 
@@ -236,12 +279,12 @@ func TestPartitionMatchesRefgen(t *testing.T) {
 					require.Equal(t, m.PublicInputs[k][i], hex.EncodeToString(b[:]), "partition %d input %d", k, i)
 				}
 
-				// The inputs depend on the seed and on the PoRep id.
+				// The inputs depend on the seed, except NI-PoRep's.
 				seed2 := sec.seed
 				seed2[0] ^= 1
 				other, err := Partition(s, sec.rid, sec.commD, sec.commR, seed2, sec.porepID, k)
 				require.NoError(t, err)
-				require.NotEqual(t, fmt.Sprint(got), fmt.Sprint(other))
+				require.Equal(t, s.Derivation == NonInteractive, fmt.Sprint(got) == fmt.Sprint(other))
 			}
 		})
 	}

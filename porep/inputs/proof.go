@@ -1,6 +1,7 @@
-// Package inputs derives the public inputs of a Filecoin interactive PoRep
-// (StackedDrg) partition from public data only: replica id, comm_d, comm_r,
-// the interactive seed and the PoRep id. Challenges and parent indices are
+// Package inputs derives the public inputs of a Filecoin PoRep (StackedDrg)
+// partition, of any registered seal proof (interactive, Synthetic PoRep,
+// NI-PoRep), from public data only: replica id, comm_d, comm_r, the
+// interactive seed and the PoRep id. Challenges and parent indices are
 // recomputed here, never read from a prover's vanilla proofs, so a proof
 // verified against these inputs proves what the chain asked for.
 //
@@ -19,8 +20,9 @@ import (
 // REGISTERED_PROOF_IDS (the number is the first 8 bytes of the PoRep id).
 type Proof uint64
 
-// Registered seal proofs. Only the interactive ones (V1 and V1_1) have shapes
-// here; Synthetic and NI-PoRep derive challenges differently.
+// Registered seal proofs. All have the per-partition circuit of their sector
+// size; they differ in how challenges are derived (Derivation) and, for
+// NI-PoRep, in the number of partitions.
 const (
 	StackedDrg2KiBV1 Proof = iota
 	StackedDrg8MiBV1
@@ -60,10 +62,6 @@ func (p Proof) String() string {
 // ErrUnknownProof reports a registered proof name or number not listed above.
 var ErrUnknownProof = errors.New("inputs: unknown registered seal proof")
 
-// ErrUnsupported reports a registered proof whose challenges this package
-// does not derive (Synthetic PoRep, NI-PoRep).
-var ErrUnsupported = errors.New("inputs: registered seal proof not supported")
-
 // ParseProof returns the registered proof with the given name, as it appears
 // in the C1 JSON's "registered_proof".
 func ParseProof(name string) (Proof, error) {
@@ -94,7 +92,34 @@ func (p Proof) apiVersion() graph.APIVersion {
 	return graph.V1_2_0
 }
 
-// Shape is what the public inputs of one sector size depend on
+// Derivation is how a registered proof's challenges follow from public data
+// (storage-proofs-porep challenges.rs).
+type Derivation int
+
+const (
+	// Interactive: from the replica id and the interactive seed (V1, V1_1).
+	Interactive Derivation = iota
+	// Synthetic: the seed selects among 2^18 synthetic challenges that the
+	// replica id and comm_r fix (V1_1_Feat_SyntheticPoRep).
+	Synthetic
+	// NonInteractive: from the replica id and comm_r; the seed is not used
+	// (V1_2_Feat_NonInteractivePoRep).
+	NonInteractive
+)
+
+func (d Derivation) String() string {
+	switch d {
+	case Interactive:
+		return "interactive"
+	case Synthetic:
+		return "synthetic"
+	case NonInteractive:
+		return "non-interactive"
+	}
+	return fmt.Sprintf("Derivation(%d)", int(d))
+}
+
+// Shape is what the public inputs of one registered proof depend on
 // (filecoin-proofs constants.rs and parameters.rs setup_params).
 type Shape struct {
 	SectorSize             uint64 // bytes
@@ -102,6 +127,7 @@ type Shape struct {
 	Layers                 int
 	Partitions             int
 	ChallengesPerPartition int // ceil(minimum challenges / Partitions)
+	Derivation             Derivation
 	// Tree C and R_last arities of the base, sub and top levels (0: absent).
 	// Tree D is binary.
 	BaseArity, SubArity, TopArity int
@@ -116,17 +142,27 @@ var shapes = [5]Shape{
 	{SectorSize: 64 << 30, Nodes: 1 << 31, Layers: 11, Partitions: 10, ChallengesPerPartition: 18, BaseArity: 8, SubArity: 8, TopArity: 2},
 }
 
-// Shape returns the shape of an interactive registered proof; Synthetic and
-// NI-PoRep proofs give ErrUnsupported.
+// niPartitions is the partition count of NI-PoRep (filecoin-proofs
+// get_porep_non_interactive_partitions) by size index: 26 challenges in 13
+// partitions for the test sizes, 2253 in 126 for 32 and 64 GiB; the
+// challenges per partition (2 and 18) are the interactive ones, so that
+// NI-PoRep proves with the same parameters.
+var niPartitions = [5]int{13, 13, 13, 126, 126}
+
+// Shape returns the shape of a registered proof.
 func (p Proof) Shape() (Shape, error) {
 	if p >= numProofs {
 		return Shape{}, fmt.Errorf("%w: %d", ErrUnknownProof, uint64(p))
 	}
-	if p >= StackedDrg2KiBV1_1_Feat_SyntheticPoRep {
-		return Shape{}, fmt.Errorf("%w: %s", ErrUnsupported, p)
-	}
 	s := shapes[p%5]
 	s.APIVersion = p.apiVersion()
+	switch {
+	case p >= StackedDrg2KiBV1_2_Feat_NonInteractivePoRep:
+		s.Derivation = NonInteractive
+		s.Partitions = niPartitions[p%5]
+	case p >= StackedDrg2KiBV1_1_Feat_SyntheticPoRep:
+		s.Derivation = Synthetic
+	}
 	return s, nil
 }
 

@@ -14,10 +14,10 @@ use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher, Default
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::types::VanillaSealProof as RawVanillaSealProof;
 use filecoin_proofs_api::seal::{
-    add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
+    add_piece, generate_synth_proofs, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
     SealCommitPhase1Output,
 };
-use filecoin_proofs_api::{PaddedBytesAmount, RegisteredSealProof, SectorId, UnpaddedBytesAmount};
+use filecoin_proofs_api::{ApiFeature, PaddedBytesAmount, RegisteredSealProof, SectorId, UnpaddedBytesAmount};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use serde_json::json;
@@ -43,6 +43,17 @@ pub fn specs() -> Vec<Spec> {
     vec![
         Spec { dir: "porep-2k", proof: RegisteredSealProof::StackedDrg2KiBV1_1, piece_seed: 0x6332_7069_6563_6532 },
         Spec { dir: "porep-8m", proof: RegisteredSealProof::StackedDrg8MiBV1_1, piece_seed: 0x6332_7069_6563_6538 },
+        // The same piece sealed with the other challenge derivations.
+        Spec {
+            dir: "porep-2k-synth",
+            proof: RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+            piece_seed: 0x6332_7069_6563_6532,
+        },
+        Spec {
+            dir: "porep-2k-ni",
+            proof: RegisteredSealProof::StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
+            piece_seed: 0x6332_7069_6563_6532,
+        },
     ]
 }
 
@@ -161,6 +172,12 @@ pub fn generate(spec: &Spec, out: &Path, tmp: &Path, r1cs_dir: Option<&Path>) ->
     )
     .context("seal_pre_commit_phase1")?;
     let pc2 = seal_pre_commit_phase2(pc1, &cache, &sealed).context("seal_pre_commit_phase2")?;
+    if spec.proof.feature_enabled(ApiFeature::SyntheticPoRep) {
+        // Synthetic PoRep: the vanilla proofs of all synthetic challenges
+        // are made now; C1 then selects those the seed picks.
+        generate_synth_proofs(&cache, &sealed, prover_id(), sector_id, ticket(), pc2.clone(), &[piece.clone()])
+            .context("generate_synth_proofs")?;
+    }
     let c1 = seal_commit_phase1(
         &cache, &sealed, prover_id(), sector_id, ticket(), seed(), pc2.clone(), &[piece.clone()],
     )
