@@ -955,10 +955,12 @@ func (p *parser) null() error {
 }
 
 // MaxC1Size is the largest C1 output, in bytes, that [DecodeC1] and
-// [ReadC1] accept: 128 MiB. The largest a production shape can produce,
-// every hash byte written with three digits, is 43.8 MB (64 GiB sectors),
-// 58.4 MB wrapped in a Commit2In (TestMaxC1Size measures them).
-const MaxC1Size = 128 << 20
+// [ReadC1] accept: 1 GiB. The largest a registered seal proof can produce,
+// every hash byte written with three digits, is 552 MB (64 GiB NI-PoRep, 126
+// partitions), 736 MB wrapped in a Commit2In; the interactive and Synthetic
+// 64 GiB proofs' (10 partitions) are 43.8 and 58.4 MB (TestMaxC1Size
+// measures them).
+const MaxC1Size = 1 << 30
 
 // ErrTooLarge is wrapped by the *C1Error of an input over MaxC1Size.
 var ErrTooLarge = fmt.Errorf("larger than %d bytes (MaxC1Size)", MaxC1Size)
