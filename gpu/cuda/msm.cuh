@@ -227,11 +227,10 @@ __global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __rest
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (uint32_t)W * nseg) return;
     uint32_t w = t / nseg, seg = t % nseg;
-    uint32_t len = nb / nseg;
-    uint32_t lo = seg * len;
+    const uint32_t lo = (uint32_t)((uint64_t)seg * nb / nseg), hi = (uint32_t)((uint64_t)(seg + 1) * nb / nseg);
     const xyzz_t<F>* B = buckets + (size_t)w * nb;
     xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
-    for (uint32_t b = lo + len; b-- > lo;) {
+    for (uint32_t b = hi; b-- > lo;) {
         run = run.add(B[b]);
         acc = acc.add(run);
     }
@@ -239,23 +238,27 @@ __global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __rest
     out[t] = acc;
 }
 
-// p[g*stride + j] += p[g*stride + j + half], j < half, for each group g.
+// p[g*stride + j] += p[g*stride + j + half], j < pairs, for each group g.
 template <class F>
-__global__ void k_tree_step(xyzz_t<F>* p, uint32_t groups, uint32_t stride, uint32_t half) {
+__global__ void k_tree_step(xyzz_t<F>* p, uint32_t groups, uint32_t stride, uint32_t half, uint32_t pairs) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= groups * half) return;
-    uint32_t g = t / half, j = t % half;
+    if (t >= groups * pairs) return;
+    uint32_t g = t / pairs, j = t % pairs;
     xyzz_t<F>* q = p + (size_t)g * stride;
     q[j] = q[j].add(q[j + half]);
 }
 
-// Sums the groups (each of `count` entries, count a power of two) into entry 0.
+// Sums the groups (each of `count` entries, stride count) into entry 0: each
+// step folds the upper half of the entries left (the larger half of an odd
+// count stays below) onto the lower.
 template <class F>
 int tree_sum(c2_status* st, cudaStream_t s, xyzz_t<F>* p, uint32_t groups, uint32_t count) {
-    for (uint32_t half = count / 2; half >= 1; half /= 2) {
-        uint32_t nt = groups * half;
-        k_tree_step<F><<<blocks_for(nt, 128), 128, 0, s>>>(p, groups, count, half);
+    for (uint32_t left = count; left > 1;) {
+        const uint32_t half = (left + 1) / 2, pairs = left - half;
+        const uint32_t nt = groups * pairs;
+        k_tree_step<F><<<blocks_for(nt, 128), 128, 0, s>>>(p, groups, count, half, pairs);
         C2_CHECK_LAUNCH(k_tree_step);
+        left = half;
     }
     return C2_OK;
 }

@@ -108,24 +108,44 @@ C2_HD void fix_up(uint32_t t, const uint32_t* first, const uint32_t* order, type
     buckets[b] = acc;
 }
 
-// Segments per window of the weighted bucket sums (k_window_segments): a
-// power of two, at most nb (a power of two). Thread (w, seg) adds its nb/nseg
-// buckets in one dependent chain (two additions a bucket), then the offset
-// multiple of its running sum (about 1.5 log2(nb) additions). The step is
-// latency-bound, so the time is about waves * chain, waves = ceil(W nseg /
-// resident) with resident the threads the device holds at once; nseg
-// minimises that (the fewer segments of equal cost win: fewer partial sums).
+// Segments per window of the weighted bucket sums (k_window_segments): any
+// count in [1, nb]; segment i of nseg owns buckets [i*nb/nseg, (i+1)*nb/nseg).
+// Thread (w, seg) adds its buckets in one dependent chain (two additions a
+// bucket), then the offset multiple of its running sum (about 1.5 log2(nb)
+// additions). Time is modelled as the larger of the latency of the chains,
+// waves * chain with waves = ceil(W nseg / resident) (resident: the threads
+// the device holds at once), and their throughput, W nseg chain / (0.6
+// resident): the device runs out of issue slots before every resident
+// thread is busy, and each segment's offset multiple is work added, not
+// latency hidden. The 0.6 fits the H200's measurements (BENCHMARKS.md,
+// session 17): G1 at 2^24 and 2^27 (13 windows of 2^19 buckets) gains from
+// filling the device, G1 at 2^20 (16 of 2^15) and 2^22 (15 of 2^17) loses,
+// which 0.75 did not foresee. For a given number of waves k
+// the chains are shortest at the most segments k waves hold, floor(k
+// resident / W), so those counts, the powers of two and nb are the
+// candidates; of equal costs the fewest segments win (fewer partial sums).
 inline uint32_t window_segments(int W, uint32_t nb, uint64_t resident) {
     if (resident == 0) resident = 1;
+    if (W < 1) W = 1;
     int lb = 0;
     while ((1u << lb) < nb) lb++;
-    uint32_t best = 1;
-    double best_cost = 0;
-    for (uint64_t s = 1; s <= nb; s *= 2) {
+    auto cost = [&](uint64_t s) {
         const uint64_t waves = ((uint64_t)W * s + resident - 1) / resident;
-        const double cost = (double)waves * (2.0 * (double)(nb / s) + 1.5 * lb);
-        if (s == 1 || cost < best_cost) best = (uint32_t)s, best_cost = cost;
-    }
+        const double chain = 2.0 * (double)((nb + s - 1) / s) + 1.5 * lb;
+        const double latency = (double)waves * chain;
+        const double throughput = (double)W * (double)s * chain / (0.6 * (double)resident);
+        return latency > throughput ? latency : throughput;
+    };
+    uint32_t best = 1;
+    double best_cost = cost(1);
+    auto consider = [&](uint64_t s) {
+        if (s < 1 || s > nb) return;
+        const double c = cost(s);
+        if (c < best_cost || (c == best_cost && s < best)) best = (uint32_t)s, best_cost = c;
+    };
+    for (uint64_t s = 1; s <= nb; s *= 2) consider(s);
+    for (uint64_t k = 1; k * resident / (uint64_t)W < nb; k++) consider(k * resident / (uint64_t)W);
+    consider(nb);
     return best;
 }
 
