@@ -98,7 +98,7 @@ func TestC1genRefusesBadFlags(t *testing.T) {
 		{"--out", out},                          // no size
 		{"--sector-size", "3KiB", "--out", out}, // no such shape
 		{"--sector-size", "2KiB", "--proof", "StackedDrg2KiBV1", "--out", out},
-		{"--proof", "StackedDrg2KiBV1_1_Feat_SyntheticPoRep", "--out", out},
+		{"--proof", "StackedDrg512MiBV1_1_Feat_SyntheticPoRep", "--out", out}, // too large to label whole
 		{"--proof", "StackedDrg3KiBV1", "--out", out},
 		{"--sector-size", "2KiB", "--seed", "xyz", "--out", out},
 		{"--sector-size", "2KiB", "--seed", "abc", "--out", out}, // odd digit count

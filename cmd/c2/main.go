@@ -83,7 +83,9 @@ var commands = []*command{
 		Long: "Writes the C1 output of a synthetic committed-capacity sector: the vanilla proofs\n" +
 			"answer the real challenges of its replica id and seed, so C2 accepts it and its\n" +
 			"circuits are satisfied, but only the challenged nodes and their parents carry\n" +
-			"labels, so it proves nothing on chain. The same flags give the same bytes.",
+			"labels, so it proves nothing on chain. Synthetic and NI-PoRep proofs, whose\n" +
+			"challenges follow from comm_r, are labeled whole (2 KiB and 8 MiB only).\n" +
+			"The same flags give the same bytes.",
 		Run: runC1gen,
 	},
 	{

@@ -102,25 +102,36 @@ func (e *GraphError) Error() string {
 }
 
 // ErrDerivation reports a registered proof whose challenges follow from
-// comm_r (Synthetic PoRep, NI-PoRep). Generate labels only the challenged
-// nodes and their parents, so comm_r is known only once the challenges are:
-// such a C1 needs a sealed sector.
-var ErrDerivation = errors.New("c1gen: challenges derived from comm_r need a sealed sector")
+// comm_r (Synthetic PoRep, NI-PoRep) for a sector larger than
+// MaxWholeNodes. For interactive proofs Generate labels only the challenged
+// nodes and their parents; where the challenges follow from comm_r it must
+// label every node first, as sealing does.
+var ErrDerivation = errors.New("c1gen: challenges derived from comm_r need the whole sector labeled")
 
-// Generate returns the C1 output of a synthetic CC sector for proof (an
-// interactive V1 or V1_1 proof; others give an error wrapping ErrDerivation
-// or inputs.ErrUnknownProof), deterministic in seed and opts (nil means the
+// MaxWholeNodes is the largest sector, in nodes, that Generate labels whole:
+// 8 MiB (2^18 nodes, two layers, a few seconds).
+const MaxWholeNodes = 1 << 18
+
+// Generate returns the C1 output of a synthetic CC sector for proof: any
+// interactive proof, and Synthetic and NI-PoRep proofs up to MaxWholeNodes
+// (larger ones give an error wrapping ErrDerivation; an unknown proof
+// inputs.ErrUnknownProof), deterministic in seed and opts (nil means the
 // zero Options).
 func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error) {
 	is, err := proof.Shape()
 	if err != nil {
 		return nil, err
 	}
-	if is.Derivation != inputs.Interactive {
-		return nil, fmt.Errorf("%w: %s derives its challenges from comm_r (%v)", ErrDerivation, proof, is.Derivation)
+	// Challenges that follow from comm_r are known only once every node
+	// comm_r commits to is: such sectors are labeled whole (a CC sector
+	// sealed natively), which only small sizes afford.
+	whole := is.Derivation != inputs.Interactive
+	if whole && is.Nodes > MaxWholeNodes {
+		return nil, fmt.Errorf("%w: %s derives its challenges from comm_r (%v); %d nodes, more than the %d labeled whole",
+			ErrDerivation, proof, is.Derivation, is.Nodes, MaxWholeNodes)
 	}
 	shape, ok := porep.ShapeBySize(is.SectorSize)
-	if !ok || shape.Layers != is.Layers || shape.Partitions != is.Partitions || shape.Challenges != is.ChallengesPerPartition {
+	if !ok || shape.Layers != is.Layers || shape.Challenges != is.ChallengesPerPartition {
 		return nil, fmt.Errorf("c1gen: no circuit shape matches %s", proof)
 	}
 	if opts == nil {
@@ -167,14 +178,28 @@ func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error)
 	}
 	challenges := make([][]uint64, is.Partitions)
 	parents := map[uint64]*[graph.Degree]uint32{}
-	for k := range challenges {
-		if challenges[k], err = inputs.Challenges(is, replicaID, [32]byte{}, iseed, k); err != nil {
-			return nil, err
+	withParents := func(c uint64) error {
+		if parents[c] == nil {
+			parents[c] = new([graph.Degree]uint32)
+			return g.Parents(c, parents[c][:])
 		}
-		for _, c := range challenges[k] {
-			if parents[c] == nil {
-				parents[c] = new([graph.Degree]uint32)
-				if err := g.Parents(c, parents[c][:]); err != nil {
+		return nil
+	}
+	if whole {
+		// Every node but node 0, which no challenge names and whose label
+		// no labeling proof checks.
+		for c := uint64(1); c < is.Nodes; c++ {
+			if err := withParents(c); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		for k := range challenges {
+			if challenges[k], err = inputs.Challenges(is, replicaID, [32]byte{}, iseed, k); err != nil {
+				return nil, err
+			}
+			for _, c := range challenges[k] {
+				if err := withParents(c); err != nil {
 					return nil, err
 				}
 			}
@@ -221,6 +246,13 @@ func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error)
 	commR, err := poseidon.MustGet(2).Hash([]fr.Element{commC, commRLast})
 	if err != nil {
 		return nil, err
+	}
+	if whole {
+		for k := range challenges {
+			if challenges[k], err = inputs.Challenges(is, replicaID, domain(commR), iseed, k); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	b := &builder{shape: shape, treeC: treeC, treeR: treeR, treeD: treeD, cols: cols, parents: parents, colProofs: map[uint64]porep.ColumnProof{}}

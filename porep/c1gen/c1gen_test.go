@@ -210,6 +210,37 @@ func TestGenerateVerifies(t *testing.T) {
 	}
 }
 
+// TestGenerateWhole generates Synthetic PoRep and NI-PoRep C1 outputs, whose
+// challenges follow from comm_r, from wholly labeled sectors: every
+// partition verifies natively, its challenges are those comm_r derives
+// (porep.CheckC1), its path inputs are the derived inputs, and at 2 KiB the
+// circuits hold constraint by constraint.
+func TestGenerateWhole(t *testing.T) {
+	for _, p := range []inputs.Proof{inputs.StackedDrg2KiBV1_1_Feat_SyntheticPoRep, inputs.StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
+		inputs.StackedDrg8MiBV1_2_Feat_NonInteractivePoRep} {
+		t.Run(p.String(), func(t *testing.T) {
+			if testing.Short() && p%5 != 0 {
+				t.Skip("8 MiB: 2^19 labels, 2^18 columns")
+			}
+			t0 := time.Now()
+			g := generate(t, p, testSeed)
+			t.Logf("generated in %v", time.Since(t0).Round(time.Millisecond))
+			is, err := p.Shape()
+			require.NoError(t, err)
+			require.Len(t, g.parts, is.Partitions)
+			require.NoError(t, porep.CheckC1(g.c1, g.shape, g.parts))
+			for k, part := range g.parts {
+				require.NoError(t, g.shape.Verify(part, k), "partition %d", k)
+				require.Equal(t, derived(t, g.c1, k), pathInputs(t, g.shape, part), "partition %d: public inputs", k)
+			}
+			if g.shape.SectorSize == 2<<10 {
+				checkCircuit(t, g, 0)
+				checkCircuit(t, g, len(g.parts)-1)
+			}
+		})
+	}
+}
+
 // checkCircuit checks partition k's circuit constraint by constraint and
 // that the inputs it allocates are the derived ones.
 func checkCircuit(t *testing.T, g generated, k int) {
@@ -465,7 +496,7 @@ func TestDefaultTreeMatchesDense(t *testing.T) {
 func TestGenerateRefusesOtherProofs(t *testing.T) {
 	_, err := Generate(inputs.StackedDrg32GiBV1_1_Feat_SyntheticPoRep, testSeed, nil)
 	require.ErrorIs(t, err, ErrDerivation)
-	_, err = Generate(inputs.StackedDrg2KiBV1_2_Feat_NonInteractivePoRep, testSeed, nil)
+	_, err = Generate(inputs.StackedDrg512MiBV1_2_Feat_NonInteractivePoRep, testSeed, nil)
 	require.ErrorIs(t, err, ErrDerivation)
 	_, err = Generate(inputs.Proof(999), testSeed, nil)
 	require.ErrorIs(t, err, inputs.ErrUnknownProof)
