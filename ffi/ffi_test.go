@@ -107,6 +107,19 @@ func requireVerifies(t *testing.T, prf []byte, verify func(proof []byte) (bool, 
 	}
 }
 
+// An NI-PoRep C1 is refused before anything is proved or any parameter is
+// looked for: filecoin-ffi's seal proof for it is an aggregate.
+func TestSealCommitPhase2RefusesNIPoRep(t *testing.T) {
+	const miner, sector = abi.ActorID(1000), abi.SectorNumber(7)
+	pid, sid := ProverID(miner), uint64(sector)
+	sec, err := c1gen.Generate(inputs.StackedDrg2KiBV1_2_Feat_NonInteractivePoRep, [32]byte{7}, &c1gen.Options{ProverID: &pid, SectorID: &sid})
+	require.NoError(t, err)
+	c1, err := sec.JSON()
+	require.NoError(t, err)
+	_, err = SealCommitPhase2(c1, sector, miner)
+	require.ErrorIs(t, err, ErrAggregated)
+}
+
 func TestVerifySealRejectsMalformed(t *testing.T) {
 	good := commCID(t, codecSealedV1, mhPoseidonFC1, [32]byte{1})
 	d := commCID(t, codecUnsealedV1, mhSHA256Trunc, [32]byte{2})
