@@ -1,9 +1,11 @@
 // Package c1gen makes C1 outputs (seal commit phase 1, the JSON
 // filecoin-ffi hands to C2) for any interactive registered PoRep proof,
-// 2 KiB to 64 GiB, V1 and V1_1, without sealing a sector.
+// 2 KiB to 64 GiB, V1 and V1_1, and for Synthetic PoRep and NI-PoRep proofs
+// up to MaxWholeNodes, without sealing a sector.
 //
 // A generated C1 output is valid: its vanilla proofs answer the challenges
-// rust-fil-proofs derives from its replica id and interactive seed, with
+// rust-fil-proofs derives from its replica id and interactive seed (or
+// comm_r, per the proof's inputs.Derivation), with
 // the DRG and expander parents of the proof's graph, so [porep.Shape.Verify]
 // accepts every partition, every partition's circuit is satisfied, and the
 // public inputs a verifier derives (package inputs) are the ones the
@@ -24,7 +26,10 @@
 // number of challenges, not with the sector: a 32 GiB C1 output (180
 // challenges, 2,700 opened nodes) takes about 3 CPU-seconds, mostly
 // Poseidon hashing of trees C and R_last, and 1.5 s more to encode its
-// 39 MB of JSON.
+// 39 MB of JSON. Where the challenges follow from comm_r (Synthetic PoRep,
+// NI-PoRep) they are known only after the trees are: every node but node 0
+// is then labeled with the SDR labeling function, layer by layer, and the
+// trees are full (8 MiB: about 24 s).
 //
 // The labels of unopened nodes do not follow the SDR graph, which no
 // vanilla proof or circuit can observe; such a C1 output proves nothing on
@@ -57,8 +62,8 @@ type Options struct {
 	SectorID *uint64
 	// Ticket is the sealing randomness hashed into the replica id.
 	Ticket *[32]byte
-	// InteractiveSeed is the randomness the challenges derive from (the C1
-	// output's "seed").
+	// InteractiveSeed is the C1 output's "seed": the randomness interactive
+	// and Synthetic PoRep challenges derive from (NI-PoRep ignores it).
 	InteractiveSeed *[32]byte
 	// Workers bounds the goroutines that hash; ≤ 0 means GOMAXPROCS.
 	Workers int
