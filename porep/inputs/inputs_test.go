@@ -86,7 +86,9 @@ func TestChallengesRange(t *testing.T) {
 		if d == Synthetic {
 			// The 2000 draw from the sector's 64 synthetic challenges
 			// (min(nodes, 2^18)) and cover them all.
-			gen, err := synthStream(synthGenKey, rid, commR, 0)
+			key, err := synthKey(synthGenKey, rid, commR)
+			require.NoError(t, err)
+			gen, err := synthStream(key, 0)
 			require.NoError(t, err)
 			want := map[uint64]bool{}
 			for range s.Nodes {

@@ -20,17 +20,22 @@ const (
 	synthSelectKey = "filecoin.io|PoRep|1|Synthetic|1|Selection"
 )
 
-// synthStream returns the ChaCha20 (IETF: 96-bit nonce, counter from 0)
-// stream keyed by BLAKE2b-256, keyed with domain, over a || b, positioned
-// at byte offset.
-func synthStream(domain string, a, b [32]byte, offset uint64) (*chacha20.Cipher, error) {
+// synthKey is the ChaCha20 key of a synthetic stream: BLAKE2b-256, keyed
+// with domain, over a || b.
+func synthKey(domain string, a, b [32]byte) ([]byte, error) {
 	h, err := blake2b.New(32, []byte(domain))
 	if err != nil {
 		return nil, err
 	}
 	h.Write(a[:])
 	h.Write(b[:])
-	c, err := chacha20.NewUnauthenticatedCipher(h.Sum(nil), []byte(synthNonce))
+	return h.Sum(nil), nil
+}
+
+// synthStream returns the ChaCha20 stream (IETF: 96-bit nonce, counter from
+// 0) under key, positioned at byte offset.
+func synthStream(key []byte, offset uint64) (*chacha20.Cipher, error) {
+	c, err := chacha20.NewUnauthenticatedCipher(key, []byte(synthNonce))
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +52,15 @@ func synthStream(domain string, a, b [32]byte, offset uint64) (*chacha20.Cipher,
 // for challenge numbers j0, j0+1, ... of a sector of nodes nodes.
 func synthChallenges(nodes uint64, replicaID, commR, seed [32]byte, j0 uint32, out []uint64) ([]uint64, error) {
 	count := min(nodes, synthMaxCount)
-	sel, err := synthStream(synthSelectKey, replicaID, seed, 4*uint64(j0))
+	selKey, err := synthKey(synthSelectKey, replicaID, seed)
+	if err != nil {
+		return nil, err
+	}
+	genKey, err := synthKey(synthGenKey, replicaID, commR)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := synthStream(selKey, 4*uint64(j0))
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +68,7 @@ func synthChallenges(nodes uint64, replicaID, commR, seed [32]byte, j0 uint32, o
 	sel.XORKeyStream(idx, idx)
 	for i := range out {
 		u := uint64(binary.LittleEndian.Uint32(idx[4*i:])) % count
-		gen, err := synthStream(synthGenKey, replicaID, commR, 32*u)
+		gen, err := synthStream(genKey, 32*u)
 		if err != nil {
 			return nil, err
 		}
