@@ -68,7 +68,10 @@ struct xyzz_t {
         return {p.x, p.y, F::one(), F::one()};
     }
 
-    C2_NOINLINE xyzz_t dbl() const {
+    C2_NOINLINE xyzz_t dbl() const { return dbl_in(); }
+
+    // dbl, inlined where it is called (add_in's equal-points case).
+    C2_HD xyzz_t dbl_in() const {
         if (is_inf()) return *this;
         F u = y.dbl();
         F v = u.sqr();
@@ -171,8 +174,13 @@ struct xyzz_t {
         return o;
     }
 
-    // this + q for an XYZZ q.
-    C2_NOINLINE xyzz_t add(const xyzz_t& q) const {
+    // this + q for an XYZZ q: one call site of the formula per kernel.
+    C2_NOINLINE xyzz_t add(const xyzz_t& q) const { return add_in(q); }
+
+    // add, inlined where it is called: for loops whose additions are the
+    // kernel's work (k_window_segments), where a call passes both points
+    // through the stack (local memory).
+    C2_HD xyzz_t add_in(const xyzz_t& q) const {
         if (q.is_inf()) return *this;
         if (is_inf()) return q;
         F u1 = x * q.zz;
@@ -182,7 +190,7 @@ struct xyzz_t {
         F p = u2 - u1;
         F r = s2 - s1;
         if (p.is_zero()) {
-            if (r.is_zero()) return dbl();
+            if (r.is_zero()) return dbl_in();
             return inf();
         }
         F pp = p.sqr();

@@ -20,6 +20,7 @@
 // threads, tasks.cuh: window_segments), and the segments are summed by a tree.
 // The host combines the W window sums (Horner, window_width doublings each).
 #pragma once
+#include <type_traits>
 #include <cub/cub.cuh>
 #include "common.cuh"
 #include "digits.cuh"
@@ -220,6 +221,19 @@ __device__ __noinline__ xyzz_t<F> times(const xyzz_t<F>& p, uint32_t k) {
     return acc;
 }
 
+// The window sums' addition: inlined for G1 (xyzz_t::add_in, the sums 2 %
+// faster at 2^24 than through calls, which pass both points through local
+// memory), called for G2, whose inlined sums spill 4 KiB and run no faster
+// (BENCHMARKS.md, session 18).
+template <class F>
+__device__ __forceinline__ xyzz_t<F> window_add(const xyzz_t<F>& a, const xyzz_t<F>& b) {
+    if constexpr (std::is_same<F, fp2_t>::value) {
+        return a.add(b);
+    } else {
+        return a.add_in(b);
+    }
+}
+
 // Thread (w, seg) computes sum over b in its segment of (b+1) * B[w][b].
 template <class F>
 __global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __restrict__ buckets, uint32_t nb,
@@ -231,10 +245,15 @@ __global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __rest
     const xyzz_t<F>* B = buckets + (size_t)w * nb;
     xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
     for (uint32_t b = hi; b-- > lo;) {
-        run = run.add(B[b]);
-        acc = acc.add(run);
+        run = window_add(run, B[b]);
+        acc = window_add(acc, run);
     }
-    if (lo) acc = acc.add(times(run, lo));
+    // (run and acc are passed to no call by address, so that inlined
+    // additions keep them in registers through the loop)
+    if (lo) {
+        const xyzz_t<F> r = run;
+        acc = window_add(acc, times(r, lo));
+    }
     out[t] = acc;
 }
 
