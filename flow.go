@@ -214,10 +214,11 @@ func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness fun
 // nil, keeps those buffers between partitions and calls). Partitions are
 // built one after the other, and each goes to the devices as soon as it is
 // built, so that the synthesis of partition k+1 overlaps the proving of
-// partition k. At most p.inflight witnesses exist at once: each is lent to
-// its partition's stages (see stage.Lease) until the device holds the values in
-// its own form (the witness pass) or, on the host path, until the proof is
-// verified.
+// partition k. At most p.inflight witnesses exist at once, over all the
+// calls sharing bufs (one call's alone when bufs is nil), the older calls
+// served first (see witnessSlots): each is lent to its partition's stages
+// (see stage.Lease) until the device holds the values in its own form (the
+// witness pass) or, on the host path, until the proof is verified.
 // tm receives the summed synthesis and verification times and the wall
 // time of the whole. Errors: build's, a *PartitionError, ctx's error.
 func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *groth16.ProvingKey, rec *r1cs.System, want [][]fr.Element,
@@ -234,18 +235,15 @@ func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *grot
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	inflight := p.inflight(pk, rec)
-	held := make(chan struct{}, inflight)
+	slots := bufs.witnessSlots()
+	rank := slots.rank()
 	proofs := make([]groth16.Proof, len(want))
 	errs := make([]error, len(want))
 	var verify atomic.Int64
 	var wg sync.WaitGroup
 	t0 := time.Now()
 	for k := range want {
-		select {
-		case held <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if slots.acquire(ctx, rank, inflight) != nil {
 			break
 		}
 		ts := time.Now()
@@ -253,13 +251,13 @@ func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *grot
 		tm.Synthesis += time.Since(ts)
 		if err != nil {
 			errs[k] = err
-			<-held
+			slots.release(inflight)
 			cancel()
 			break
 		}
 		ls := stage.NewLease(func() {
 			bufs.put(sys.Aux(), inflight)
-			<-held
+			slots.release(inflight)
 		}, func(ctx context.Context) (*r1cs.System, error) { return build(ctx, k, nil) })
 		wg.Add(1)
 		go func() {
@@ -347,12 +345,107 @@ func (p *Prover) proveVerified(ctx context.Context, pk *groth16.ProvingKey, sys 
 }
 
 // witnessBuffers keeps a shape's idle witness buffers for reuse by later
-// partitions: a 32 GiB partition's witness is 4.2 GB, and a new one per
-// partition would leave the garbage collector gigabytes behind. The cache
-// holding it drops it on Evict and Close.
+// partitions (a 32 GiB partition's witness is 4.2 GB, and a new one per
+// partition would leave the garbage collector gigabytes behind) and the
+// slots that bound the witnesses its calls hold at once. The cache holding
+// it drops it on Evict and Close.
 type witnessBuffers struct {
-	mu   sync.Mutex
-	idle [][]fr.Element
+	mu    sync.Mutex
+	idle  [][]fr.Element
+	slots witnessSlots
+}
+
+// witnessSlots returns the slots of w's witnesses, or new ones for one call
+// when w is nil.
+func (w *witnessBuffers) witnessSlots() *witnessSlots {
+	if w == nil {
+		return &witnessSlots{}
+	}
+	return &w.slots
+}
+
+// witnessSlots grants the right to hold a witness, to at most n holders at
+// once (n given by each call; the calls of one shape give the same), in the
+// order of the callers' ranks, then of their requests: a call ranked
+// before another is served first whenever both wait. A call takes its rank
+// when it starts proving, so that a proof started while another is proving
+// synthesizes its partitions only with the slots the older one leaves free:
+// its first partitions are built while the older proof's last ones are on
+// the devices, and the older proof is not slowed by the younger one's
+// witnesses. The zero value has no holder.
+type witnessSlots struct {
+	mu      sync.Mutex
+	held    int
+	next    uint64
+	waiting []*slotWaiter // by rank, then arrival
+}
+
+type slotWaiter struct {
+	rank    uint64
+	granted chan struct{}
+}
+
+// rank returns the next caller rank, later than every rank returned before.
+func (s *witnessSlots) rank() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.next
+	s.next++
+	return r
+}
+
+// acquire waits for a slot for a caller of rank r, with at most n held. It
+// returns ctx's error, holding nothing, when ctx is done first.
+func (s *witnessSlots) acquire(ctx context.Context, r uint64, n int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.held < n && (len(s.waiting) == 0 || s.waiting[0].rank > r) {
+		s.held++
+		s.mu.Unlock()
+		return nil
+	}
+	w := &slotWaiter{rank: r, granted: make(chan struct{})}
+	i := len(s.waiting)
+	for i > 0 && s.waiting[i-1].rank > r {
+		i--
+	}
+	s.waiting = append(s.waiting, nil)
+	copy(s.waiting[i+1:], s.waiting[i:])
+	s.waiting[i] = w
+	s.mu.Unlock()
+	select {
+	case <-w.granted:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	for j, x := range s.waiting {
+		if x == w {
+			s.waiting = append(s.waiting[:j], s.waiting[j+1:]...)
+			s.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	s.mu.Unlock()
+	// granted meanwhile: pass the slot on
+	s.release(n)
+	return ctx.Err()
+}
+
+// release gives back a slot acquired with at most n held, granting it to
+// the first waiter.
+func (s *witnessSlots) release(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held--
+	for s.held < n && len(s.waiting) > 0 {
+		w := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		s.held++
+		close(w.granted)
+	}
 }
 
 // get returns an idle buffer of at least n elements, or nil (also for a

@@ -3,6 +3,7 @@ package c2
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
@@ -267,4 +269,102 @@ func TestProveStreamRebuildsAfterRelease(t *testing.T) {
 	st := p.Stats()
 	require.Error(t, st.Devices[0].Failed)
 	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrKernel)
+}
+
+// waitingCount returns how many callers wait for a slot of s.
+func (s *witnessSlots) waitingCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiting)
+}
+
+// An older call's request is served before a younger call's that came
+// first; at most n slots are held.
+func TestWitnessSlotsServeOlderCallsFirst(t *testing.T) {
+	var s witnessSlots
+	ctx := context.Background()
+	old, young := s.rank(), s.rank()
+	require.Less(t, old, young)
+	require.NoError(t, s.acquire(ctx, old, 1))
+	served := make(chan string, 2)
+	var wg sync.WaitGroup
+	take := func(name string, r uint64) {
+		defer wg.Done()
+		if assert.NoError(t, s.acquire(ctx, r, 1)) {
+			served <- name
+			s.release(1)
+		}
+	}
+	wg.Add(1)
+	go take("young", young)
+	require.Eventually(t, func() bool { return s.waitingCount() == 1 }, 5*time.Second, time.Millisecond)
+	wg.Add(1)
+	go take("old", old)
+	require.Eventually(t, func() bool { return s.waitingCount() == 2 }, 5*time.Second, time.Millisecond)
+	s.release(1)
+	wg.Wait()
+	assert.Equal(t, "old", <-served)
+	assert.Equal(t, "young", <-served)
+	assert.Zero(t, s.held)
+
+	// n bounds the holders; a free slot goes to a newcomer when nobody waits.
+	require.NoError(t, s.acquire(ctx, young, 2))
+	require.NoError(t, s.acquire(ctx, young, 2))
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, s.acquire(tctx, old, 2), context.DeadlineExceeded)
+	s.release(2)
+	s.release(2)
+	assert.Zero(t, s.held)
+}
+
+// A caller whose context ends while it waits holds nothing and leaves the
+// queue; one whose context has ended does not take a free slot.
+func TestWitnessSlotsCancel(t *testing.T) {
+	var s witnessSlots
+	r := s.rank()
+	require.NoError(t, s.acquire(context.Background(), r, 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.acquire(ctx, r, 1) }()
+	require.Eventually(t, func() bool { return s.waitingCount() == 1 }, 5*time.Second, time.Millisecond)
+	cancel()
+	assert.ErrorIs(t, <-errc, context.Canceled)
+	assert.Zero(t, s.waitingCount())
+	s.release(1)
+	assert.Zero(t, s.held)
+	assert.ErrorIs(t, s.acquire(ctx, r, 1), context.Canceled)
+	assert.Zero(t, s.held)
+}
+
+// Calls proving one shape at once share its witnesses: two calls of four
+// partitions each, with two witnesses in flight, build into two buffers.
+func TestProveStreamSharesWitnessesAcrossCalls(t *testing.T) {
+	f := newFixture(t, 60, 4, false)
+	d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
+	require.NoError(t, err)
+	defer p.Close()
+	require.Equal(t, 2, p.inflight(f.pk, f.parts[0]))
+	var builds, allocs atomic.Int32
+	build := streamBuild(t, f, &builds, &allocs, nil)
+	rec := shared(t, f)[0]
+	var bufs witnessBuffers
+	var g errgroup.Group
+	proofs := make([][]groth16.Proof, 2)
+	for i := range proofs {
+		g.Go(func() error {
+			var tm ProveTimes
+			var err error
+			proofs[i], err = p.proveStream(context.Background(), &bufs, f.pk, rec, streamInputs(f), &tm, build)
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+	for _, pr := range proofs {
+		verifyAll(t, f, pr)
+	}
+	assert.EqualValues(t, 8, builds.Load())
+	assert.LessOrEqual(t, allocs.Load(), int32(2), "at most two witnesses existed at once")
+	assert.Zero(t, bufs.slots.held)
 }
