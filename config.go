@@ -49,7 +49,8 @@ type Config struct {
 	Logger *slog.Logger
 	// HostMemory bounds the host buffers of partitions in flight: their
 	// witnesses (32 bytes per aux variable: 4.2 GB for a 32 GiB partition;
-	// a Prove call keeps at most two, one when HostMemory holds only one),
+	// the Prove calls of one sector shape keep at most two together, one
+	// when HostMemory holds only one, the older call served first),
 	// a, b, c when the host evaluates them, and the classified witness; 0
 	// means half of physical memory.
 	HostMemory int64

@@ -162,13 +162,14 @@ type Options struct {
 	Timeouts map[pb.ProofKind]time.Duration
 }
 
-// DefaultKindLimits returns a new map that runs one PoRep C2 at a time. A
-// C2 keeps an H200 busy 96 % of its wall alone, and a second one in flight
-// adds its C1, witnesses and synthesis to the host for nothing (32 GiB on
-// one H200: 12.92 s a proof against 12.75 s, 17.7 GB peak RSS against
-// 14.9 GB), while a PoSt or SnapDeals job still starts beside a running
-// C2. With more GPUs than a C2 has partitions, two C2s in flight can pay:
-// raise it there.
+// DefaultKindLimits returns a new map that runs one PoRep C2 at a time, so
+// that with the default MaxConcurrent of 2 a PoSt or SnapDeals job always
+// starts beside a running C2. Two C2s in flight keep the devices busier
+// (one's first partitions are synthesized while the other's last are
+// proved; both share the shape's witnesses, older first): 32 GiB on one
+// H200, 11.82 s a proof against 12.16 s, with the same 14.9 GB peak RSS.
+// To have that and still start a PoSt beside them, raise porep to 2 and
+// MaxConcurrent to 3.
 func DefaultKindLimits() map[pb.ProofKind]int {
 	return map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 1}
 }
