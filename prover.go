@@ -13,7 +13,11 @@
 // share the devices: each partition waits for a live device with room and
 // goes to the least loaded, which admits as many partitions at once as its
 // memory budget holds, while the CPU prepares the next ones and finishes the
-// previous ones. Every proof is verified before it is returned.
+// previous ones. Concurrent calls proving one sector shape share its
+// witnesses (Config.HostMemory), the call that started proving first
+// served first: a second C2 synthesizes its partitions while the first's
+// last ones are on the devices, which keeps them busy between proofs.
+// Every proof is verified before it is returned.
 package c2
 
 import (
