@@ -48,6 +48,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/sparsetree"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/graph"
@@ -167,8 +168,8 @@ func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error)
 	for i := range dataArities {
 		dataArities[i] = 2
 	}
-	treeD := newDefaultTree(gadget.TreeSHA254, dataArities, nil, fr.Element{}, 1)
-	commD := domain(treeD.root())
+	treeD := sparsetree.New(gadget.TreeSHA254, dataArities, nil, fr.Element{}, 1)
+	commD := sparsetree.Domain(treeD.Root())
 	porepID := proof.PoRepID()
 	replicaID := inputs.ReplicaID(sec.ProverID, sec.SectorID, ticket, commD, porepID)
 	rid, err := fr.LittleEndian.Element(&replicaID)
@@ -245,16 +246,16 @@ func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error)
 	}
 	defaultColHash, _ := colHash.Hash(defaultCol)
 	arities := shape.TreeArities()
-	treeC := newDefaultTree(gadget.TreePoseidon, arities, cLeaves, defaultColHash, workers)
-	treeR := newDefaultTree(gadget.TreePoseidon, arities, rLeaves, defaultCol[shape.Layers-1], workers)
-	commC, commRLast := treeC.root(), treeR.root()
+	treeC := sparsetree.New(gadget.TreePoseidon, arities, cLeaves, defaultColHash, workers)
+	treeR := sparsetree.New(gadget.TreePoseidon, arities, rLeaves, defaultCol[shape.Layers-1], workers)
+	commC, commRLast := treeC.Root(), treeR.Root()
 	commR, err := poseidon.MustGet(2).Hash([]fr.Element{commC, commRLast})
 	if err != nil {
 		return nil, err
 	}
 	if whole {
 		for k := range challenges {
-			if challenges[k], err = inputs.Challenges(is, replicaID, domain(commR), iseed, k); err != nil {
+			if challenges[k], err = inputs.Challenges(is, replicaID, sparsetree.Domain(commR), iseed, k); err != nil {
 				return nil, err
 			}
 		}
@@ -271,7 +272,7 @@ func Generate(proof inputs.Proof, seed [32]byte, opts *Options) (*Sector, error)
 	sec.C1 = &porep.C1Output{
 		RegisteredProof: proof.String(),
 		VanillaProofs:   porep.VanillaProofs{Shape: shape.Name, Partitions: parts},
-		CommR:           domain(commR),
+		CommR:           sparsetree.Domain(commR),
 		CommD:           commD,
 		ReplicaID:       replicaID,
 		Seed:            iseed,
@@ -333,7 +334,7 @@ func label(layers int, rid fr.Element, seed [32]byte, challenged []uint64, paren
 // builder assembles vanilla proofs from the trees and columns.
 type builder struct {
 	shape               porep.Shape
-	treeC, treeR, treeD *defaultTree
+	treeC, treeR, treeD *sparsetree.Tree
 	cols                map[uint64][]fr.Element
 	parents             map[uint64]*[graph.Degree]uint32
 	colProofs           map[uint64]porep.ColumnProof // memo: one per opened node
@@ -344,8 +345,8 @@ type builder struct {
 func (b *builder) vanilla(c uint64) porep.VanillaProof {
 	ps := b.parents[c]
 	vp := porep.VanillaProof{
-		CommDProofs:    merkleProof(b.treeD, c, 0, 0),
-		CommRLastProof: merkleProof(b.treeR, c, b.shape.SubArity, b.shape.TopArity),
+		CommDProofs:    b.treeD.MerkleProof(c, 0, 0),
+		CommRLastProof: b.treeR.MerkleProof(c, b.shape.SubArity, b.shape.TopArity),
 		ReplicaColumnProofs: porep.ReplicaColumnProofs{
 			CX:         b.columnProof(c),
 			DRGParents: make([]porep.ColumnProof, graph.BaseDegree),
@@ -375,7 +376,7 @@ func (b *builder) vanilla(c uint64) porep.VanillaProof {
 			if j >= graph.BaseDegree {
 				l = layer - 1
 			}
-			labels[i] = domain(b.cols[uint64(ps[j])][l-1])
+			labels[i] = sparsetree.Domain(b.cols[uint64(ps[j])][l-1])
 		}
 		vp.LabelingProofs[layer-1] = porep.LabelingProof{Parents: labels, LayerIndex: uint32(layer), Node: c}
 	}
@@ -391,47 +392,14 @@ func (b *builder) columnProof(n uint64) porep.ColumnProof {
 	col := b.cols[n]
 	rows := make([]porep.Domain, len(col))
 	for i := range col {
-		rows[i] = domain(col[i])
+		rows[i] = sparsetree.Domain(col[i])
 	}
 	cp := porep.ColumnProof{
 		Column:         porep.C1Column{Index: uint32(n), Rows: rows},
-		InclusionProof: merkleProof(b.treeC, n, b.shape.SubArity, b.shape.TopArity),
+		InclusionProof: b.treeC.MerkleProof(n, b.shape.SubArity, b.shape.TopArity),
 	}
 	b.colProofs[n] = cp
 	return cp
-}
-
-// merkleProof returns the inclusion proof of the leaf at pos in the
-// serialized form of storage-proofs-core: the base levels, then one sub
-// and one top level when the tree has them.
-func merkleProof(t *defaultTree, pos uint64, sub, top int) porep.MerkleProof {
-	path := t.path(pos)
-	els := make([]porep.PathElement, len(path))
-	for i, l := range path {
-		hs := make([]porep.Domain, len(l.Siblings))
-		for j := range l.Siblings {
-			hs[j] = domain(l.Siblings[j])
-		}
-		els[i] = porep.PathElement{Hashes: hs, Index: uint64(l.Index)}
-	}
-	m := porep.MerkleProof{Kind: porep.MerkleSingle, Root: domain(t.root()), Leaf: domain(t.leaf(pos))}
-	n := len(els)
-	switch {
-	case top > 0:
-		m.Kind, m.Base, m.Sub, m.Top = porep.MerkleTop, els[:n-2], els[n-2:n-1], els[n-1:]
-	case sub > 0:
-		m.Kind, m.Base, m.Sub = porep.MerkleSub, els[:n-1], els[n-1:]
-	default:
-		m.Base = els
-	}
-	return m
-}
-
-// domain returns e as a 32-byte little-endian C1 value.
-func domain(e fr.Element) porep.Domain {
-	var b [32]byte
-	fr.LittleEndian.PutElement(&b, e)
-	return b
 }
 
 // derive returns SHA-256 of a tag, the generator seed and xs (8 bytes

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sealc2/c2/internal/sparsetree"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/graph"
@@ -174,7 +175,7 @@ func checkRustFields(t testing.TB, c1 *porep.C1Output, shape porep.Shape) {
 			require.NoError(t, err)
 			var enc fr.Element
 			enc.Add(&key, &data)
-			require.Equal(t, vp.CommRLastProof.Leaf, domain(enc), "partition %d challenge %d: encoding proof", k, i)
+			require.Equal(t, vp.CommRLastProof.Leaf, sparsetree.Domain(enc), "partition %d challenge %d: encoding proof", k, i)
 		}
 	}
 }
@@ -442,55 +443,11 @@ func TestZeroCommD(t *testing.T) {
 		for n := is.Nodes; n > 1; n /= 2 {
 			levels = append(levels, 2)
 		}
-		root := domain(newDefaultTree(gadget.TreeSHA254, levels, nil, fr.Element{}, 1).root())
+		root := sparsetree.Domain(sparsetree.New(gadget.TreeSHA254, levels, nil, fr.Element{}, 1).Root())
 		require.Equal(t, w, hex.EncodeToString(root[:]), "%s", p)
 	}
 	g := generate(t, inputs.StackedDrg2KiBV1_1, testSeed)
 	require.Equal(t, want[inputs.StackedDrg2KiBV1], hex.EncodeToString(g.c1.CommD[:]))
-}
-
-// TestDefaultTreeMatchesDense compares a sparse tree with the dense tree of
-// the same leaves (explicit ones, the default elsewhere): roots, leaves
-// and every path.
-func TestDefaultTreeMatchesDense(t *testing.T) {
-	for _, tc := range []struct {
-		h       gadget.TreeHash
-		arities []int
-	}{{gadget.TreeSHA254, []int{2, 2, 2, 2, 2}}, {gadget.TreePoseidon, []int{8, 8, 2}}, {gadget.TreePoseidon, []int{8, 8}}} {
-		n := uint64(1)
-		for _, a := range tc.arities {
-			n *= uint64(a)
-		}
-		def := deriveElement(testSeed, "test default")
-		leaves := map[uint64]fr.Element{}
-		for _, pos := range []uint64{0, 3, 4, n / 2, n - 1} {
-			leaves[pos] = deriveElement(testSeed, "test leaf", pos)
-		}
-		tree := newDefaultTree(tc.h, tc.arities, leaves, def, 3)
-
-		level := make([]fr.Element, n)
-		for i := range level {
-			level[i] = tree.leaf(uint64(i))
-			if v, ok := leaves[uint64(i)]; ok {
-				require.Equal(t, v, level[i])
-			} else {
-				require.Equal(t, def, level[i])
-			}
-		}
-		for _, a := range tc.arities {
-			next := make([]fr.Element, len(level)/a)
-			for i := range next {
-				next[i] = gadget.NodeHash(tc.h, level[i*a:(i+1)*a])
-			}
-			level = next
-		}
-		require.Equal(t, level[0], tree.root())
-		for pos := range n {
-			root, err := gadget.PathRoot(tc.h, tree.leaf(pos), tree.path(pos))
-			require.NoError(t, err)
-			require.Equal(t, level[0], root, "position %d", pos)
-		}
-	}
 }
 
 func TestGenerateRefusesOtherProofs(t *testing.T) {
