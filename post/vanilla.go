@@ -229,3 +229,25 @@ func Partitions(s Shape, proofs []SectorProof) ([]*Partition, []PublicSector, er
 	}
 	return parts, pub, nil
 }
+
+// MarshalJSON writes p in the serde JSON of FallbackPoStSectorProof, the
+// form [DecodeSectorProofJSON] reads.
+func (p SectorProof) MarshalJSON() ([]byte, error) {
+	type sector struct {
+		InclusionProofs []porep.MerkleProof `json:"inclusion_proofs"`
+		CommC           porep.Domain        `json:"comm_c"`
+		CommRLast       porep.Domain        `json:"comm_r_last"`
+	}
+	out := struct {
+		SectorID     uint64       `json:"sector_id"`
+		CommR        porep.Domain `json:"comm_r"`
+		VanillaProof struct {
+			Sectors []sector `json:"sectors"`
+		} `json:"vanilla_proof"`
+	}{SectorID: p.SectorID, CommR: p.CommR}
+	out.VanillaProof.Sectors = make([]sector, len(p.Sectors))
+	for i, s := range p.Sectors {
+		out.VanillaProof.Sectors[i] = sector{InclusionProofs: s.InclusionProofs, CommC: s.CommC, CommRLast: s.CommRLast}
+	}
+	return json.Marshal(out)
+}

@@ -192,3 +192,18 @@ func (s Shape) verify(randomness [32]byte, pub []PublicSector, p *Partition, k i
 	}
 	return s.VerifyPartition(randomness, own, p, k)
 }
+
+// MarshalJSON writes what DecodeSectorProofJSON reads back unchanged, for
+// the Rust crates' vanilla proofs.
+func TestMarshalJSONRoundTrip(t *testing.T) {
+	for _, name := range []string{"window-2k-v1_2", "winning-2k-v1"} {
+		_, _, proofs, _ := loadVanilla(t, name)
+		for i := range proofs {
+			b, err := proofs[i].MarshalJSON()
+			require.NoError(t, err)
+			back, err := DecodeSectorProofJSON(b)
+			require.NoError(t, err, "%s [%d]", name, i)
+			require.Equal(t, proofs[i], *back, "%s [%d]", name, i)
+		}
+	}
+}

@@ -80,16 +80,9 @@ func runC1gen(fs *flag.FlagSet, args []string) error {
 		fmt.Fprintf(os.Stderr, "check: %d partitions, %s in %v\n", n, what, time.Since(t1).Round(time.Millisecond))
 	}
 
-	if dst != nil {
-		if err := dst.commit(bytesWriter(b)); err != nil {
-			return err
-		}
-	} else if _, err := os.Stdout.Write(b); err != nil {
+	dest, err := writeResult(dst, b)
+	if err != nil {
 		return err
-	}
-	dest := *out
-	if dest == "" {
-		dest = "standard output"
 	}
 	summarizeC1(os.Stderr, sec, len(b), gen, dest)
 	return nil

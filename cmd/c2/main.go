@@ -89,6 +89,16 @@ var commands = []*command{
 		Run: runC1gen,
 	},
 	{
+		UsageLine: "c2 postgen --proof NAME [--sectors N] [--first-id ID] [--seed HEX] [--randomness HEX] [--out FILE]",
+		Short:     "write synthetic but valid PoSt vanilla proofs (a JSON array for post-prove --vanilla)",
+		Long: "Writes the vanilla proofs of synthetic sectors for a Window or Winning PoSt: each\n" +
+			"sector's tree R_last holds derived values at the leaves the randomness\n" +
+			"challenges, so the proofs pass the native checks and their circuits are\n" +
+			"satisfied, but they prove nothing on chain. The same flags give the same bytes;\n" +
+			"the randomness used is printed for post-prove --randomness.",
+		Run: runPoStgen,
+	},
+	{
 		UsageLine: "c2 bench [-sector-size SIZE -params DIR | -c1 FILE -params PATH] [flags]",
 		Short:     "benchmark the proving pipeline: synthetic partitions, or synthetic C1s of a sector size (-sector-size)",
 		Run:       runBench,

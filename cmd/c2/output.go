@@ -77,3 +77,13 @@ func bytesWriter(b []byte) func(w io.Writer) (int64, error) {
 		return int64(n), err
 	}
 }
+
+// writeResult writes b to dst, or to standard output when dst is nil, and
+// returns where it went, for the summary line.
+func writeResult(dst *output, b []byte) (string, error) {
+	if dst == nil {
+		_, err := os.Stdout.Write(b)
+		return "standard output", err
+	}
+	return dst.path, dst.commit(bytesWriter(b))
+}

@@ -26,6 +26,24 @@ func postSetup(name, dir string) error {
 	return setupCircuit(shape, shape.ParamsName(), dir, func(b r1cs.Builder) error { return post.SynthesizeBlank(b, shape) })
 }
 
+// postShape returns the registered PoSt proof name (--proof).
+func postShape(name string) (post.Shape, error) {
+	s, ok := post.ShapeByName(name)
+	if !ok {
+		return s, &post.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered PoSt proof", name)}
+	}
+	return s, nil
+}
+
+// postRandomness parses a PoSt randomness (--randomness): 64 hex digits.
+func postRandomness(h string) ([32]byte, error) {
+	r, ok := hex32(h)
+	if !ok {
+		return r, &post.InputError{Field: "randomness", Msg: fmt.Sprintf("%q is not 64 hex digits", h)}
+	}
+	return r, nil
+}
+
 // filesFlag collects the values of a repeated flag.
 type filesFlag []string
 
@@ -44,13 +62,13 @@ func runPoStProve(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return errors.New("--proof, --randomness, --vanilla and --params are required")
 	}
-	shape, ok := post.ShapeByName(*name)
-	if !ok {
-		return &post.InputError{Field: "proof", Msg: fmt.Sprintf("%q is no registered PoSt proof", *name)}
+	shape, err := postShape(*name)
+	if err != nil {
+		return err
 	}
-	randomness, ok := hex32(*rnd)
-	if !ok {
-		return &post.InputError{Field: "randomness", Msg: fmt.Sprintf("%q is not 64 hex digits", *rnd)}
+	randomness, err := postRandomness(*rnd)
+	if err != nil {
+		return err
 	}
 	prove := (*c2.Prover).ProveWindowPoStTimed
 	switch {

@@ -105,3 +105,55 @@ func TestPoStProveRefusesBadInput(t *testing.T) {
 	require.NotErrorIs(t, err, c2.ErrNoParams)
 	require.True(t, strings.HasPrefix(err.Error(), bad+": post: vanilla proof: [1]"), err.Error())
 }
+
+// TestPoStgenThenProve: `c2 postgen` writes three synthetic sectors' vanilla
+// proofs and the randomness it used; `c2 post-prove` proves them (two
+// partitions) and each proof verifies with the public inputs a verifier
+// derives from the sectors and the randomness. The same flags give the same
+// bytes.
+func TestPoStgenThenProve(t *testing.T) {
+	dir := t.TempDir()
+	const name = "StackedDrgWindow2KiBV1_2"
+	require.NoError(t, run(t, "setup", "--post", name, "--out", dir))
+	s, _ := post.ShapeByName(name)
+	van, again := filepath.Join(dir, "vanilla.json"), filepath.Join(dir, "again.json")
+	const rnd = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f00"
+	gen := []string{"--proof", name, "--sectors", "3", "--first-id", "40", "--seed", "5eed", "--randomness", rnd}
+	require.NoError(t, run(t, "postgen", append(gen, "--out", van)...))
+	require.NoError(t, run(t, "postgen", append(gen, "--out", again)...))
+	a, err := os.ReadFile(van)
+	require.NoError(t, err)
+	b, err := os.ReadFile(again)
+	require.NoError(t, err)
+	require.Equal(t, a, b)
+
+	out := filepath.Join(dir, "post.proof")
+	require.NoError(t, run(t, "post-prove", "--proof", name, "--randomness", rnd, "--params", dir, "--out", out,
+		"--trust-params", "--vanilla", van))
+	vk, proofs := refgen.KeyAndProofs(t, filepath.Join(dir, devPrefix+s.ParamsName()+".vk"), out)
+	require.Len(t, proofs, 2)
+	var raw []json.RawMessage
+	require.NoError(t, json.Unmarshal(a, &raw))
+	sp := make([]post.SectorProof, len(raw))
+	for i := range raw {
+		p, err := post.DecodeSectorProofJSON(raw[i])
+		require.NoError(t, err)
+		sp[i] = *p
+	}
+	_, pub, err := post.Partitions(s, sp)
+	require.NoError(t, err)
+	randomness, ok := hex32(rnd)
+	require.True(t, ok)
+	for k := range proofs {
+		own, err := s.PartitionSectors(pub, k)
+		require.NoError(t, err)
+		in, err := post.PartitionInputs(s, randomness, own, k)
+		require.NoError(t, err)
+		require.NoError(t, groth16.Verify(vk, &proofs[k], in), "partition %d", k)
+	}
+	require.Equal(t, uint64(40), pub[0].ID)
+
+	var ie *post.InputError
+	require.ErrorAs(t, run(t, "postgen", "--proof", "StackedDrgWindow3KiBV1"), &ie)
+	require.Error(t, run(t, "postgen"), "--proof is required")
+}
