@@ -129,6 +129,31 @@ func (p *Prover) WriteDevParams(ctx context.Context, proof string, params, vk io
 	if !ok || pk.HostBases() {
 		return fmt.Errorf("%w: %s (make it with DevSetupProof)", ErrNoDevKey, proof)
 	}
+	return p.writeDevKey(ctx, pk, proof, params, vk)
+}
+
+// WriteDevKey is WriteDevParams for a key DevSetup returned: the
+// development parameters of any circuit (a PoSt or SnapDeals one, say),
+// written as bellperson's .params and .vk files. Errors as WriteDevParams'
+// (ErrNoDevKey for a key no device of this Prover made).
+func (p *Prover) WriteDevKey(ctx context.Context, pk *groth16.ProvingKey, params, vk io.Writer) error {
+	end, err := p.begin()
+	if err != nil {
+		return err
+	}
+	defer end()
+	if params == nil {
+		return errors.New("c2: WriteDevKey needs a writer for the parameters")
+	}
+	if pk == nil || pk.HostBases() {
+		return fmt.Errorf("%w: the key has its bases in host memory", ErrNoDevKey)
+	}
+	return p.writeDevKey(ctx, pk, "the circuit", params, vk)
+}
+
+// writeDevKey writes pk, made on a device by DevSetup, from the device
+// that holds it; proof names its circuit in errors.
+func (p *Prover) writeDevKey(ctx context.Context, pk *groth16.ProvingKey, proof string, params, vk io.Writer) error {
 	for _, d := range p.rot.Devices() {
 		km, ok := d.Device.(gpu.KeyMaker)
 		if !ok {

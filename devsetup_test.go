@@ -185,3 +185,46 @@ func TestCtxWriter(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, "ab", b.String())
 }
+
+// WriteDevKey writes a DevSetup key of any circuit as .params and .vk
+// files that a CPU Prover reads back and proves with; it refuses keys with
+// host bases and keys no device of the Prover made.
+func TestWriteDevKey(t *testing.T) {
+	f := newFixture(t, 60, 2, false)
+	mk := &maker{gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{mk})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	pk, err := p.DevSetup(ctx, f.parts[0], rand.Reader)
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "k.params")
+	params, err := os.Create(path)
+	require.NoError(t, err)
+	var vkFile bytes.Buffer
+	require.NoError(t, p.WriteDevKey(ctx, pk, params, &vkFile))
+	require.NoError(t, params.Close())
+	vk, err := groth16.DecodeVerifyingKey(vkFile.Bytes())
+	require.NoError(t, err)
+	require.Equal(t, &pk.VK, vk)
+	read, err := groth16.ReadParams(path)
+	require.NoError(t, err)
+	require.Equal(t, pk.VK, read.VK)
+	q, err := New(Config{Backend: BackendCPU, Threads: 2})
+	require.NoError(t, err)
+	defer q.Close()
+	proofs, err := q.ProvePartitions(ctx, read, f.parts)
+	require.NoError(t, err)
+	for i, sys := range f.parts {
+		require.NoError(t, groth16.Verify(vk, &proofs[i], sys.Inputs()[1:]), "partition %d", i)
+	}
+
+	var out bytes.Buffer
+	require.ErrorIs(t, p.WriteDevKey(ctx, f.pk, &out, nil), ErrNoDevKey, "host bases")
+	other := groth16.KeyWithoutBases(f.pk.VK, f.pk.Sizes())
+	require.ErrorIs(t, p.WriteDevKey(ctx, other, &out, nil), ErrNoDevKey, "made by no device here")
+	require.ErrorContains(t, p.WriteDevKey(ctx, pk, nil, nil), "needs a writer")
+	require.Zero(t, out.Len())
+}

@@ -18,14 +18,19 @@ import (
 
 // setupCircuit makes the insecure development parameters of a circuit
 // from vanilla proofs into dir, named paramsName, from the R1CS blank
-// synthesizes (c2 setup --post NAME, --update NAME).
-func setupCircuit(shape fmt.Stringer, paramsName, dir string, blank func(r1cs.Builder) error) error {
+// synthesizes (c2 setup --post NAME, --update NAME), on the CPU or, with
+// onGPU, in the first CUDA device's memory (--gpu).
+func setupCircuit(shape fmt.Stringer, paramsName, dir string, onGPU bool, blank func(r1cs.Builder) error) error {
 	fmt.Println("WARNING: INSECURE development parameters (single-party setup); proofs made with them prove nothing on chain.")
 	fmt.Printf("shape: %v\n", shape)
-	return devSetupSystem(paramsName, dir, func() (*r1cs.System, error) {
+	record := func() (*r1cs.System, error) {
 		sys := r1cs.NewSystem()
 		return sys, blank(sys)
-	})
+	}
+	if onGPU {
+		return devSetupSystemGPU(paramsName, dir, record)
+	}
+	return devSetupSystem(paramsName, dir, record)
 }
 
 // hex32 parses 64 hex digits (with an optional 0x) into 32 bytes.

@@ -18,6 +18,7 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/specialfile"
 	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/post"
 )
 
 const porepRefgen = "../../testdata/refgen/out/porep-2k/"
@@ -123,10 +124,22 @@ func TestSetupRefusesBadSize(t *testing.T) {
 	require.Error(t, run(t, "setup", "--sector-size", "2KiB"), "--out is required")
 }
 
-// setup --gpu makes PoRep keys only; without a CUDA device it fails and
-// leaves nothing in the output directory, with one it writes both files.
+// setup --gpu, for PoRep and for a PoSt circuit: without a CUDA device it
+// fails and leaves nothing in the output directory, with one it writes
+// both files.
 func TestSetupGPU(t *testing.T) {
-	require.ErrorContains(t, run(t, "setup", "--gpu", "--post", "StackedDrgWindow2KiBV1_2", "--out", t.TempDir()), "PoRep keys only")
+	pdir := t.TempDir()
+	if err := run(t, "setup", "--gpu", "--post", "StackedDrgWindow2KiBV1_2", "--out", pdir); err != nil {
+		entries, rerr := os.ReadDir(pdir)
+		require.NoError(t, rerr)
+		require.Empty(t, entries, "a failed setup leaves no file")
+	} else {
+		s, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+		vk, err := groth16.ReadVerifyingKey(filepath.Join(pdir, devPrefix+s.ParamsName()+".vk"))
+		require.NoError(t, err)
+		require.Equal(t, s.NumInputs(), vk.NumInputs())
+	}
+	require.ErrorContains(t, run(t, "setup", "--post", "StackedDrgWindow2KiBV1_2", "--update", "StackedDrg2KiBV1", "--out", pdir), "not both")
 	dir := t.TempDir()
 	err := run(t, "setup", "--gpu", "--sector-size", "2KiB", "--out", dir)
 	base := filepath.Join(dir, devPrefix+porep.Shape2KiB.ParamsName())

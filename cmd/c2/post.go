@@ -17,13 +17,13 @@ import (
 )
 
 // postSetup makes the development parameters of the registered PoSt proof
-// name (c2 setup --post NAME).
-func postSetup(name, dir string) error {
+// name (c2 setup --post NAME [--gpu]).
+func postSetup(name, dir string, onGPU bool) error {
 	shape, ok := post.ShapeByName(name)
 	if !ok {
 		return fmt.Errorf("--post %q: no registered PoSt proof of that name (e.g. StackedDrgWindow2KiBV1_2, StackedDrgWinning32GiBV1)", name)
 	}
-	return setupCircuit(shape, shape.ParamsName(), dir, func(b r1cs.Builder) error { return post.SynthesizeBlank(b, shape) })
+	return setupCircuit(shape, shape.ParamsName(), dir, onGPU, func(b r1cs.Builder) error { return post.SynthesizeBlank(b, shape) })
 }
 
 // postShape returns the registered PoSt proof name (--proof).

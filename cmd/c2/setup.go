@@ -29,7 +29,7 @@ func runSetup(fs *flag.FlagSet, args []string) error {
 	postName := fs.String("post", "", "a registered PoSt proof (e.g. StackedDrgWindow2KiBV1_2): its circuit instead of PoRep's")
 	updateName := fs.String("update", "", "a registered SnapDeals update proof (e.g. StackedDrg2KiBV1): its circuit instead of PoRep's")
 	out := fs.String("out", "", "directory to write the .params and .vk files to (required)")
-	onGPU := fs.Bool("gpu", false, "PoRep: make the key in the first CUDA device's memory (2^27 in about 20 s) and write it from there; needs libc2cuda.so and a GPU")
+	onGPU := fs.Bool("gpu", false, "make the key in the first CUDA device's memory (PoRep 2^27 in about 20 s) and write it from there; needs libc2cuda.so and a GPU")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,14 +37,14 @@ func runSetup(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return errors.New("--out is required")
 	}
-	if *onGPU && (*postName != "" || *updateName != "") {
-		return errors.New("--gpu makes PoRep keys only; drop --post and --update")
+	if *postName != "" && *updateName != "" {
+		return errors.New("give --post or --update, not both")
 	}
 	if *postName != "" {
-		return postSetup(*postName, *out)
+		return postSetup(*postName, *out, *onGPU)
 	}
 	if *updateName != "" {
-		return updateSetup(*updateName, *out)
+		return updateSetup(*updateName, *out, *onGPU)
 	}
 	shape, err := parseSectorSize(*size)
 	if err != nil {
@@ -135,14 +135,45 @@ func devOutputs(dir, name string) (base string, params, vk *output, err error) {
 
 // devSetupGPU makes the development key of shape (sector size size) in the
 // first CUDA device's memory and writes dir/dev-insecure-<official
-// name>.{params,vk} from there, the bases a chunk at a time; dir is
-// created, and both outputs checked, before the setup starts.
+// name>.{params,vk} from there (see onGPU).
 func devSetupGPU(shape porep.Shape, size, dir string) error {
 	proof, err := c1genProof("", size, false)
 	if err != nil {
 		return err
 	}
-	base, params, vkOut, err := devOutputs(dir, shape.ParamsName())
+	return onGPU(shape.ParamsName(), dir, "record + setup (GPU)",
+		func(ctx context.Context, p *c2.Prover) (*groth16.VerifyingKey, func(io.Writer) error, error) {
+			vk, err := p.DevSetupProof(ctx, proof.String(), rand.Reader)
+			return vk, func(w io.Writer) error { return p.WriteDevParams(ctx, proof.String(), w, nil) }, err
+		})
+}
+
+// devSetupSystemGPU is devSetupSystem with the key made in the first CUDA
+// device's memory (Prover.DevSetup) and written from there (see onGPU).
+func devSetupSystemGPU(name, dir string, record func() (*r1cs.System, error)) error {
+	return onGPU(name, dir, "setup (GPU)", func(ctx context.Context, p *c2.Prover) (*groth16.VerifyingKey, func(io.Writer) error, error) {
+		t0 := time.Now()
+		sys, err := record()
+		if err != nil {
+			return nil, nil, err
+		}
+		sys.Finalize()
+		stage("synthesize", time.Since(t0), sys.Counts().String())
+		pk, err := p.DevSetup(ctx, sys, rand.Reader)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &pk.VK, func(w io.Writer) error { return p.WriteDevKey(ctx, pk, w, nil) }, nil
+	})
+}
+
+// onGPU makes development parameters named name on the first CUDA device
+// and writes dir/dev-insecure-name.{params,vk} from there, the bases a
+// chunk at a time: dir is created and both outputs checked, then mk
+// (timed as step) makes the key and returns its verifying key and the
+// writer of its .params.
+func onGPU(name, dir, step string, mk func(ctx context.Context, p *c2.Prover) (*groth16.VerifyingKey, func(io.Writer) error, error)) error {
+	base, params, vkOut, err := devOutputs(dir, name)
 	if err != nil {
 		return err
 	}
@@ -156,17 +187,17 @@ func devSetupGPU(shape porep.Shape, size, dir string) error {
 	ctx := context.Background()
 
 	t0 := time.Now()
-	stop := ticker("record + setup (GPU)")
-	vk, err := p.DevSetupProof(ctx, proof.String(), rand.Reader)
+	stop := ticker(step)
+	vk, write, err := mk(ctx, p)
 	stop()
 	if err != nil {
 		return err
 	}
-	stage("record + setup (GPU)", time.Since(t0), strings.Join(p.Devices(), ","))
+	stage(step, time.Since(t0), strings.Join(p.Devices(), ","))
 
 	t0 = time.Now()
 	stop = ticker("write")
-	err = params.commit(func(w io.Writer) (int64, error) { return 0, p.WriteDevParams(ctx, proof.String(), w, nil) })
+	err = params.commit(func(w io.Writer) (int64, error) { return 0, write(w) })
 	stop()
 	if err != nil {
 		return err

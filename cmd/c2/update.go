@@ -13,12 +13,12 @@ import (
 
 // updateSetup makes the development parameters of the registered update
 // proof name (c2 setup --update NAME).
-func updateSetup(name, dir string) error {
+func updateSetup(name, dir string, onGPU bool) error {
 	shape, ok := update.ShapeByName(name)
 	if !ok {
 		return fmt.Errorf("--update %q: no registered update proof of that name (StackedDrg2KiBV1, 8MiBV1, 512MiBV1, 32GiBV1 or 64GiBV1)", name)
 	}
-	return setupCircuit(shape, shape.ParamsName(), dir, func(b r1cs.Builder) error { return update.SynthesizeBlank(b, shape) })
+	return setupCircuit(shape, shape.ParamsName(), dir, onGPU, func(b r1cs.Builder) error { return update.SynthesizeBlank(b, shape) })
 }
 
 // commitmentFlag parses a 32-byte commitment given as 64 hex digits.
