@@ -66,15 +66,15 @@ var commands = []*command{
 		Run:       runVerify,
 	},
 	{
-		UsageLine: "c2 setup (--sector-size SIZE [--gpu] | --post NAME | --update NAME) --out DIR",
+		UsageLine: "c2 setup (--sector-size SIZE | --post NAME | --update NAME) [--gpu] --out DIR",
 		Short:     "generate INSECURE development parameters for a PoRep sector size, a PoSt or a SnapDeals proof",
 		Long: "Generates Groth16 parameters for the PoRep circuit of one sector size, or the\n" +
 			"PoSt circuit of one registered PoSt proof, or the SnapDeals circuit of one\n" +
 			"registered update proof, from a\n" +
 			"single-party random setup. THEY ARE INSECURE: proofs made with them are\n" +
 			"worthless on chain. Files are named " + devPrefix + "<official name>.{params,vk}.\n" +
-			"With --gpu the PoRep key is made in a CUDA device's memory and written from\n" +
-			"there: the way to development parameters of 32 GiB and 64 GiB sectors.",
+			"With --gpu the key is made in a CUDA device's memory and written from there:\n" +
+			"the way to development parameters of 32 GiB and 64 GiB sectors.",
 		Run: runSetup,
 	},
 	{
