@@ -32,21 +32,21 @@ import (
 // k·s.Sectors onwards; for Winning n is 1 and its proof holds the
 // s.Sectors × s.Challenges inclusion proofs of the one challenged sector.
 // The same arguments give the same proofs. Generate stops early when ctx
-// is done.
+// is done; bad arguments give *post.InputError values naming the field.
 func Generate(ctx context.Context, s post.Shape, seed, randomness [32]byte, firstID uint64, n int) ([]post.SectorProof, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if _, err := fr.LittleEndian.Element(&randomness); err != nil {
-		return nil, fmt.Errorf("postgen: randomness is not a canonical field element")
+		return nil, &post.InputError{Field: "randomness", Msg: "not a canonical field element"}
 	}
 	switch {
 	case n < 1:
-		return nil, fmt.Errorf("postgen: %d sectors", n)
+		return nil, &post.InputError{Field: "sectors", Msg: fmt.Sprintf("%d; at least 1", n)}
 	case s.Kind == post.Winning && n != 1:
-		return nil, fmt.Errorf("postgen: Winning PoSt proves 1 sector, not %d", n)
+		return nil, &post.InputError{Field: "sectors", Msg: fmt.Sprintf("Winning PoSt proves 1 sector, not %d", n)}
 	case firstID+uint64(n) < firstID:
-		return nil, fmt.Errorf("postgen: sector ids from %d overflow", firstID)
+		return nil, &post.InputError{Field: "first_id", Msg: fmt.Sprintf("%d sectors from %d overflow 64 bits", n, firstID)}
 	}
 	out := make([]post.SectorProof, n)
 	g, ctx := errgroup.WithContext(ctx)

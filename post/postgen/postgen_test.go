@@ -90,6 +90,9 @@ func TestGenerateRejects(t *testing.T) {
 	s, ok := post.ShapeByName("StackedDrgWinning2KiBV1")
 	require.True(t, ok)
 	_, err := Generate(context.Background(), s, testSeed, testRand, 1, 2)
+	var ie *post.InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "sectors", ie.Field)
 	require.ErrorContains(t, err, "1 sector")
 	w, ok := post.ShapeByName("StackedDrgWindow2KiBV1_2")
 	require.True(t, ok)
@@ -98,7 +101,11 @@ func TestGenerateRejects(t *testing.T) {
 	bad := testRand
 	bad[31] = 0xff
 	_, err = Generate(context.Background(), w, testSeed, bad, 1, 1)
-	require.ErrorContains(t, err, "canonical")
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "randomness", ie.Field)
+	_, err = Generate(context.Background(), w, testSeed, testRand, ^uint64(0)-1, 3)
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "first_id", ie.Field)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = Generate(ctx, w, testSeed, testRand, 1, 3)
