@@ -68,15 +68,44 @@ func (p *Prover) DevSetupProof(ctx context.Context, proof string, rng io.Reader)
 	if err != nil {
 		return nil, err
 	}
+	c, done := p.useShape(s)
+	defer done()
+	return p.devSetupCache(ctx, c, s.Name, p.recorded(s), rng)
+}
+
+// DevSetupPoSt is DevSetupProof for the circuit of the registered PoSt proof
+// named proof (see PreloadPoSt): ProveWindowPoSt, ProveWindowPoStPartition
+// or ProveWinningPoSt of that circuit then need no parameter file. Errors:
+// *post.InputError for a name that is no registered PoSt proof, and those of
+// DevSetupProof.
+func (p *Prover) DevSetupPoSt(ctx context.Context, proof string, rng io.Reader) (*groth16.VerifyingKey, error) {
+	return postCircuits.devSetup(ctx, p, proof, rng)
+}
+
+// DevSetupUpdate is DevSetupProof for the circuit of the registered
+// SnapDeals update proof named proof (see PreloadUpdate). Errors:
+// *update.InputError for a name that is no registered update proof, and
+// those of DevSetupProof.
+func (p *Prover) DevSetupUpdate(ctx context.Context, proof string, rng io.Reader) (*groth16.VerifyingKey, error) {
+	return updateCircuits.devSetup(ctx, p, proof, rng)
+}
+
+// devSetupCache makes development parameters for the circuit cached in c
+// (label names it) over the R1CS that record gives (cached in c too), on a
+// device (DevSetup), and installs them as c's proving key. A cache that
+// has a key already is refused.
+func (p *Prover) devSetupCache(ctx context.Context, c *shapeCache, label string, record func(context.Context) (*r1cs.System, error),
+	rng io.Reader) (*groth16.VerifyingKey, error) {
 	if !p.hasKeyMaker() {
 		return nil, ErrNoKeyMaker // before the recording, which takes minutes at 32 GiB
 	}
-	c, done := p.useShape(s)
-	defer done()
-	if _, ok := c.pk.Peek(); ok {
-		return nil, fmt.Errorf("c2: %s already has a proving key", s.Name)
+	if p.isClosed() {
+		return nil, ErrClosed
 	}
-	rec, err := c.sys.GetCtx(ctx, p.recorded(s))
+	if _, ok := c.pk.Peek(); ok {
+		return nil, fmt.Errorf("c2: %s already has a proving key", label)
+	}
+	rec, err := c.sys.GetCtx(ctx, record)
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,11 @@ import (
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
+	"github.com/sealc2/c2/update"
 )
 
 // maker is a CPU device that makes development keys "in its own memory":
@@ -227,4 +230,46 @@ func TestWriteDevKey(t *testing.T) {
 	require.ErrorIs(t, p.WriteDevKey(ctx, other, &out, nil), ErrNoDevKey, "made by no device here")
 	require.ErrorContains(t, p.WriteDevKey(ctx, pk, nil, nil), "needs a writer")
 	require.Zero(t, out.Len())
+}
+
+// DevSetupPoSt makes the Winning PoSt circuit's key on the device that can:
+// rust-fil-proofs' vanilla proof is then proved without a parameter file,
+// and the proof verifies under the returned verifying key with the inputs
+// Rust recorded. A second setup of the circuit, an unknown name and a
+// Prover without a key maker are refused.
+func TestDevSetupPoSt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev setup of the 2 KiB Winning circuit and a proof: ~5 CPU-seconds")
+	}
+	mk := &maker{gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{mk})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	v := refgen.ReadVanilla(t, "post-2k", "winning-2k-v1")
+	vk, err := p.DevSetupPoSt(ctx, v.Proof, rand.Reader)
+	require.NoError(t, err)
+	proof, err := p.ProveWinningPoSt(ctx, v.Proof, [32]byte(v.Randomness), v.Bincode)
+	require.NoError(t, err)
+	ps, err := groth16.ReadProofs(proof)
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	require.NoError(t, groth16.Verify(vk, &ps[0], v.Inputs[0]))
+
+	_, err = p.DevSetupPoSt(ctx, v.Proof, rand.Reader)
+	require.ErrorContains(t, err, "already has a proving key")
+	var pe *post.InputError
+	_, err = p.DevSetupPoSt(ctx, "StackedDrgWinning3KiBV1", rand.Reader)
+	require.ErrorAs(t, err, &pe)
+	var ue *update.InputError
+	_, err = p.DevSetupUpdate(ctx, "StackedDrgWinning2KiBV1", rand.Reader)
+	require.ErrorAs(t, err, &ue)
+
+	q, err := newProver(Config{Threads: 2}, []gpu.Device{gpu.NewCPU(gpu.CPUOptions{Threads: 2})})
+	require.NoError(t, err)
+	defer q.Close()
+	_, err = q.DevSetupPoSt(ctx, v.Proof, rand.Reader)
+	require.ErrorIs(t, err, ErrNoKeyMaker)
+	_, err = q.DevSetupUpdate(ctx, "StackedDrg2KiBV1", rand.Reader)
+	require.ErrorIs(t, err, ErrNoKeyMaker)
 }

@@ -164,9 +164,15 @@ func (p *Prover) loadCircuit(ctx context.Context, c *shapeCache, label string, n
 	record func(r1cs.Builder) error) (*groth16.ProvingKey, *r1cs.System, error) {
 	return p.keyAndSystem(ctx, c, find,
 		func(ctx context.Context) (*groth16.ProvingKey, error) { return p.readKey(ctx, label, numInputs, find) },
-		func(ctx context.Context) (*r1cs.System, error) {
-			return p.recordSystem(label, func(sys *r1cs.System) error { return r1cs.BuildContext(ctx, sys, record) })
-		})
+		p.recordCircuit(label, record))
+}
+
+// recordCircuit returns the recording of a circuit proved from vanilla
+// proofs (see loadCircuit), as its cache's R1CS loader takes it.
+func (p *Prover) recordCircuit(label string, record func(r1cs.Builder) error) func(context.Context) (*r1cs.System, error) {
+	return func(ctx context.Context) (*r1cs.System, error) {
+		return p.recordSystem(label, func(sys *r1cs.System) error { return r1cs.BuildContext(ctx, sys, record) })
+	}
 }
 
 // proveCircuit is the flow shared by the circuits proved from vanilla

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
@@ -230,6 +232,20 @@ func (f vanillaFamily[S]) preload(ctx context.Context, p *Prover, proof string) 
 	}
 	_, _, err = p.loadCircuit(ctx, cache, c.label, c.numInputs, c.find, c.record)
 	return err
+}
+
+// devSetup is DevSetupPoSt and DevSetupUpdate: development parameters of
+// the circuit of the registered proof named proof made on a device and
+// installed in the cache its Prove calls use, holding the cache meanwhile.
+func (f vanillaFamily[S]) devSetup(ctx context.Context, p *Prover, proof string, rng io.Reader) (*groth16.VerifyingKey, error) {
+	s, err := f.shape(proof)
+	if err != nil {
+		return nil, err
+	}
+	c := f.circuit(p, s)
+	cache, done := p.useCache(c.cache)
+	defer done()
+	return p.devSetupCache(ctx, cache, c.label, p.recordCircuit(c.label, c.record), rng)
 }
 
 // evict is EvictPoSt and EvictUpdate: the cache of the circuit of the
