@@ -22,6 +22,7 @@ import (
 //	param_cache      = "/var/tmp/filecoin-proof-parameters"
 //	trust_params     = true                       # false: published files checked by digest, others point by point
 //	preload          = ["porep-32g"]
+//	insecure_dev_keys = []                        # circuits whose INSECURE keys are made on the GPU at start (benchmarks only)
 //	backend          = ""                         # "", "cpu" or "cuda"
 //	devices          = [0, 1]                     # CUDA ordinals; empty: all
 //	cpu_fallback     = false
@@ -46,10 +47,17 @@ type Config struct {
 	ParamCache    string   `toml:"param_cache"`
 	TrustParams   bool     `toml:"trust_params"`
 	Preload       []string `toml:"preload"`
-	Backend       string   `toml:"backend"`
-	Devices       []int    `toml:"devices"`
-	CPUFallback   bool     `toml:"cpu_fallback"`
-	HostMemory    Bytes    `toml:"host_memory"`
+	// InsecureDevKeys names circuits ("porep-32g", "winning-32g", …)
+	// whose INSECURE development keys the daemon makes in device memory
+	// at start (Engine.DevSetup) before it accepts jobs, in place of their
+	// parameter files: for measuring a daemon without the published
+	// parameters. Their proofs verify under those keys only, never on
+	// chain.
+	InsecureDevKeys []string `toml:"insecure_dev_keys"`
+	Backend         string   `toml:"backend"`
+	Devices         []int    `toml:"devices"`
+	CPUFallback     bool     `toml:"cpu_fallback"`
+	HostMemory      Bytes    `toml:"host_memory"`
 	// MemoryLimit is the Go runtime's soft memory limit the daemon sets at
 	// start (runtime/debug.SetMemoryLimit); 0 leaves the runtime's own
 	// (GOMEMLIMIT, else none). Without one the collector lets garbage grow
@@ -125,6 +133,11 @@ func (c Config) Check() error {
 	for _, id := range c.Preload {
 		if _, err := lookupCircuit(id); err != nil {
 			return fmt.Errorf("preload: %w", err)
+		}
+	}
+	for _, id := range c.InsecureDevKeys {
+		if _, err := lookupCircuit(id); err != nil {
+			return fmt.Errorf("insecure_dev_keys: %w", err)
 		}
 	}
 	if c.Listen == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -765,4 +766,66 @@ func TestKindLimits(t *testing.T) {
 	close(g.release)
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts2.await(ctx, t, "c2-c").Status)
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts2.await(ctx, t, "c2-d").Status)
+}
+
+// devKeyFake is loaderFake that also makes development keys, as *c2.Prover
+// does; it records the calls, and fails one for the proof named in fail.
+type devKeyFake struct {
+	*loaderFake
+	fail string
+}
+
+func (f *devKeyFake) dev(what, proof string) (*groth16.VerifyingKey, error) {
+	f.note(what + " " + proof)
+	if proof == f.fail {
+		return nil, c2.ErrNoKeyMaker
+	}
+	return &groth16.VerifyingKey{}, nil
+}
+
+func (f *devKeyFake) DevSetupProof(_ context.Context, proof string, _ io.Reader) (*groth16.VerifyingKey, error) {
+	return f.dev("dev-porep", proof)
+}
+func (f *devKeyFake) DevSetupPoSt(_ context.Context, proof string, _ io.Reader) (*groth16.VerifyingKey, error) {
+	return f.dev("dev-post", proof)
+}
+func (f *devKeyFake) DevSetupUpdate(_ context.Context, proof string, _ io.Reader) (*groth16.VerifyingKey, error) {
+	return f.dev("dev-update", proof)
+}
+
+// TestDevSetup: Engine.DevSetup makes each kind's circuit key through the
+// prover's method of that kind, by its registered proof, and marks the
+// circuit HOT; a prover's failure leaves it COLD, and unknown circuits
+// and provers without development keys are refused.
+func TestDevSetup(t *testing.T) {
+	f := &devKeyFake{loaderFake: &loaderFake{shapeKindFake: &shapeKindFake{kindFake: newKindFake()}}, fail: "StackedDrg8MiBV1_1"}
+	e := NewEngine(f, Options{})
+	defer e.Shutdown(context.Background())
+	ctx := context.Background()
+	for _, c := range []string{"porep-32g", "winning-32g", "wpost-2k", "snap-64g"} {
+		vk, _, err := e.DevSetup(ctx, c)
+		require.NoError(t, err, c)
+		require.NotNil(t, vk, c)
+	}
+	_, _, err := e.DevSetup(ctx, "porep-32g")
+	require.ErrorContains(t, err, "loaded already")
+	_, _, err = e.DevSetup(ctx, "porep-8m")
+	require.ErrorIs(t, err, c2.ErrNoKeyMaker)
+	_, _, err = e.DevSetup(ctx, "porep-16g")
+	require.ErrorIs(t, err, ErrUnknownCircuit)
+	f.mu.Lock()
+	assert.Equal(t, []string{"dev-porep StackedDrg32GiBV1_1", "dev-post StackedDrgWinning32GiBV1", "dev-post StackedDrgWindow2KiBV1_2",
+		"dev-update StackedDrg64GiBV1", "dev-porep StackedDrg8MiBV1_1"}, f.names)
+	f.mu.Unlock()
+	tiers := map[string]pb.SRSStatus_Tier{}
+	for _, s := range e.Status().LoadedSrs {
+		tiers[s.CircuitId] = s.Tier
+	}
+	assert.Equal(t, map[string]pb.SRSStatus_Tier{"porep-32g": pb.SRSStatus_HOT, "winning-32g": pb.SRSStatus_HOT,
+		"wpost-2k": pb.SRSStatus_HOT, "snap-64g": pb.SRSStatus_HOT}, tiers)
+
+	plain := NewEngine(newFake(), Options{})
+	defer plain.Shutdown(context.Background())
+	_, _, err = plain.DevSetup(ctx, "porep-2k")
+	require.ErrorIs(t, err, ErrNoDevKeys)
 }

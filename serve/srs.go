@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sealc2/c2"
+	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/regfile"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
@@ -78,6 +80,73 @@ func (c circuitInfo) loader(p Prover) (preload func(context.Context) error, evic
 		}
 	}
 	return nil, nil, false
+}
+
+// devKeyProver is implemented by provers that make a circuit's INSECURE
+// development key on a device in place of its parameter file, as
+// *c2.Prover does; DevSetup uses them.
+type devKeyProver interface {
+	DevSetupProof(ctx context.Context, proof string, rng io.Reader) (*groth16.VerifyingKey, error)
+	DevSetupPoSt(ctx context.Context, proof string, rng io.Reader) (*groth16.VerifyingKey, error)
+	DevSetupUpdate(ctx context.Context, proof string, rng io.Reader) (*groth16.VerifyingKey, error)
+}
+
+// devSetup returns p's development setup of c's circuit, ok false when p
+// makes no development keys.
+func (c circuitInfo) devSetup(p Prover) (setup func(context.Context) (*groth16.VerifyingKey, error), ok bool) {
+	dp, ok := p.(devKeyProver)
+	if !ok {
+		return nil, false
+	}
+	mk := dp.DevSetupProof
+	switch c.kind {
+	case pb.ProofKind_SNAP_DEALS_UPDATE:
+		mk = dp.DevSetupUpdate
+	case pb.ProofKind_WINDOW_POST_PARTITION, pb.ProofKind_WINNING_POST:
+		mk = dp.DevSetupPoSt
+	}
+	return func(ctx context.Context) (*groth16.VerifyingKey, error) { return mk(ctx, c.proof, rand.Reader) }, true
+}
+
+// ErrNoDevKeys: DevSetup was asked of a Prover that makes no development
+// keys.
+var ErrNoDevKeys = errors.New("serve: the prover makes no development keys")
+
+// DevSetup makes INSECURE development parameters for a circuit ("porep-32g",
+// "winning-32g", …) in the prover's device memory, with a trapdoor drawn
+// from crypto/rand and then forgotten, and installs them as the circuit's
+// key (tier HOT): its jobs then need no parameter file, and their proofs
+// verify only under the returned verifying key, never on chain. It is for
+// measuring a daemon where the published parameters are not at hand;
+// EvictSRS of the circuit drops the key, and its next job looks for the
+// parameter file. took is the recording and setup time.
+//
+// Errors: ErrUnknownCircuit (wrapped), ErrNoDevKeys (wrapped) for a
+// Prover without DevSetupProof, DevSetupPoSt and DevSetupUpdate, one for a
+// circuit that is HOT already, and the Prover's (c2.ErrNoKeyMaker without
+// a CUDA device).
+func (e *Engine) DevSetup(ctx context.Context, circuit string) (vk *groth16.VerifyingKey, took time.Duration, err error) {
+	c, err := lookupCircuit(circuit)
+	if err != nil {
+		return nil, 0, err
+	}
+	e.mu.Lock()
+	setup, ok := c.devSetup(e.prover)
+	e.mu.Unlock()
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: %s", ErrNoDevKeys, circuit)
+	}
+	already, took, err := e.preloadShape(ctx, circuit, func(ctx context.Context) (err error) {
+		vk, err = setup(ctx)
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case already:
+		return nil, 0, fmt.Errorf("serve: %s has its key loaded already", circuit)
+	}
+	return vk, took, nil
 }
 
 // lookupCircuit returns the circuit a cuzk circuit id names: "porep-32g",

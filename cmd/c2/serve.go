@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +35,7 @@ func runServe(fs *flag.FlagSet, args []string) error {
 	maxPending := fs.Int("max-pending", 0, "jobs allowed to wait; more are refused with RESOURCE_EXHAUSTED (default 256)")
 	maxConcurrent := fs.Int("max-concurrent", 0, "jobs proving at once (default 2)")
 	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,wpost-32g" (porep-, snap-, wpost-, winning- with 2k, 8m, 512m, 32g, 64g)`)
+	devKeys := fs.String("insecure-dev-keys", "", `circuits whose INSECURE development keys are made on the GPU at start, in place of parameter files, e.g. "porep-32g,winning-32g" (benchmarks only: the proofs verify under these keys, never on chain)`)
 	maxRunning := fs.String("max-running", "", `per proof kind, jobs of that kind proving at once within --max-concurrent, e.g. "porep=2" (kinds porep, snap, wpost, winning; 0: no bound; default porep=1)`)
 	jobTimeout := fs.String("job-timeout", "", `per proof kind, how long a job may take from submission, e.g. "winning=25s,wpost=20m" (kinds porep, snap, wpost, winning; default none)`)
 	shutdown := fs.Duration("shutdown-timeout", 0, "on SIGINT/SIGTERM, how long queued and running jobs may finish before they are cancelled (default 10m)")
@@ -84,6 +87,9 @@ func runServe(fs *flag.FlagSet, args []string) error {
 	}
 	if set["preload"] {
 		cfg.Preload = splitList(*preload)
+	}
+	if set["insecure-dev-keys"] {
+		cfg.InsecureDevKeys = splitList(*devKeys)
 	}
 	if set["max-running"] {
 		m, err := serve.ParseMaxRunning(*maxRunning)
@@ -183,6 +189,14 @@ func serveDaemon(cfg serve.Config) error {
 		}
 	}
 	srv := serve.NewServer(p, opts)
+	if err := makeDevKeys(srv.Engine, cfg.InsecureDevKeys, logger); err != nil {
+		lis.Close()
+		if mlis != nil {
+			mlis.Close()
+		}
+		closeProver()
+		return err
+	}
 	logger.Printf("devices %v; parameters %s; listening on %s", p.Devices(), cfg.ParamCache, cfg.Listen)
 
 	errc := make(chan error, 2)
@@ -238,6 +252,30 @@ func serveDaemon(cfg serve.Config) error {
 	closeProver()
 	if serveErr != nil && !errors.Is(serveErr, net.ErrClosed) {
 		return serveErr
+	}
+	return nil
+}
+
+// makeDevKeys makes the INSECURE development keys of circuits on the
+// engine's prover, one after the other, before the daemon accepts jobs;
+// SIGINT or SIGTERM stops it.
+func makeDevKeys(e *serve.Engine, circuits []string, logger *log.Logger) error {
+	if len(circuits) == 0 {
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	for _, id := range circuits {
+		logger.Printf("%s: making an INSECURE development key on the device (its proofs verify under this key only, never on chain)", id)
+		vk, took, err := e.DevSetup(ctx, id)
+		if err != nil {
+			return fmt.Errorf("insecure dev key of %s: %w", id, err)
+		}
+		var b bytes.Buffer
+		if _, err := vk.WriteTo(&b); err != nil {
+			return err
+		}
+		logger.Printf("%s: INSECURE development key made in %s; verifying key sha256 %x", id, took.Round(time.Millisecond), sha256.Sum256(b.Bytes()))
 	}
 	return nil
 }

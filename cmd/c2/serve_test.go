@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2"
 	"github.com/sealc2/c2/serve"
 )
 
@@ -31,6 +32,11 @@ func TestServeRefusesBadSettings(t *testing.T) {
 	assert.ErrorContains(t, run(t, "serve", "--max-running", "porep=-1"), "porep=-1")
 	assert.ErrorContains(t, run(t, "serve", "--max-running", "c2=1"), "c2=1")
 	assert.Error(t, run(t, "serve", "--memory-limit", "lots"))
+	assert.ErrorContains(t, run(t, "serve", "--insecure-dev-keys", "porep-3g"), "porep-3g")
+	// Development keys need a device that makes them; the CPU does not,
+	// and the daemon stops before it accepts jobs.
+	assert.ErrorIs(t, run(t, "serve", "--devices", "cpu", "--listen", "127.0.0.1:0", "--metrics-listen", "none",
+		"--insecure-dev-keys", "winning-2k"), c2.ErrNoKeyMaker)
 	path := filepath.Join(t.TempDir(), "c2.toml")
 	require.NoError(t, os.WriteFile(path, []byte(`backend = "tpu"`), 0o644))
 	assert.ErrorContains(t, run(t, "serve", "--config", path), "tpu")
