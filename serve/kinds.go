@@ -185,6 +185,30 @@ func updateShapeOf(v uint64) (update.Shape, bool) {
 	return update.ShapeByName("StackedDrg" + sectorSizes[v].name + "V1")
 }
 
+// RegisteredProof returns the registered_proof number that names the
+// registered proof called name in a request of kind: an
+// abi.RegisteredPoStProof for WINDOW_POST_PARTITION and WINNING_POST
+// (Window V1_2 is 10-14), an abi.RegisteredUpdateProof for
+// SNAP_DEALS_UPDATE. PoRep requests carry no number (the C1 names its
+// proof). Errors are *FieldError values on "registered_proof".
+func RegisteredProof(kind pb.ProofKind, name string) (uint64, error) {
+	for v := uint64(0); v < 15; v++ {
+		switch kind {
+		case pb.ProofKind_WINDOW_POST_PARTITION, pb.ProofKind_WINNING_POST:
+			if s, ok := postShapeOf(v); ok && s.Name == name && (s.Kind == post.Winning) == (kind == pb.ProofKind_WINNING_POST) {
+				return v, nil
+			}
+		case pb.ProofKind_SNAP_DEALS_UPDATE:
+			if s, ok := updateShapeOf(v); ok && s.Name == name {
+				return v, nil
+			}
+		default:
+			return 0, fieldErr("registered_proof", "%v requests carry no registered proof number", kind)
+		}
+	}
+	return 0, fieldErr("registered_proof", "%q is no registered proof of a %v request", name, kind)
+}
+
 // FieldError reports a request field that cannot be proved as given; the
 // service answers it with InvalidArgument. Field is the request's field
 // name, e.g. "comm_r_old" or "vanilla_proofs[2]".

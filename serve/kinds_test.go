@@ -829,3 +829,39 @@ func TestDevSetup(t *testing.T) {
 	_, _, err = plain.DevSetup(ctx, "porep-2k")
 	require.ErrorIs(t, err, ErrNoDevKeys)
 }
+
+// RegisteredProof is the inverse of the request's registered_proof
+// mapping, kind by kind.
+func TestRegisteredProof(t *testing.T) {
+	for v := uint64(0); v < 15; v++ {
+		s, ok := postShapeOf(v)
+		require.True(t, ok)
+		kind := pb.ProofKind_WINDOW_POST_PARTITION
+		if s.Kind == post.Winning {
+			kind = pb.ProofKind_WINNING_POST
+		}
+		got, err := RegisteredProof(kind, s.Name)
+		require.NoError(t, err, s.Name)
+		assert.Equal(t, v, got, s.Name)
+	}
+	for v := uint64(0); v < 5; v++ {
+		s, _ := updateShapeOf(v)
+		got, err := RegisteredProof(pb.ProofKind_SNAP_DEALS_UPDATE, s.Name)
+		require.NoError(t, err, s.Name)
+		assert.Equal(t, v, got, s.Name)
+	}
+	var fe *FieldError
+	for _, c := range []struct {
+		kind pb.ProofKind
+		name string
+	}{
+		{pb.ProofKind_WINNING_POST, "StackedDrgWindow32GiBV1_2"},
+		{pb.ProofKind_WINDOW_POST_PARTITION, "StackedDrgWinning32GiBV1"},
+		{pb.ProofKind_SNAP_DEALS_UPDATE, "StackedDrg32GiBV1_1"},
+		{pb.ProofKind_POREP_SEAL_COMMIT, "StackedDrg32GiBV1_1"},
+	} {
+		_, err := RegisteredProof(c.kind, c.name)
+		require.ErrorAs(t, err, &fe, "%v %s", c.kind, c.name)
+		assert.Equal(t, "registered_proof", fe.Field)
+	}
+}

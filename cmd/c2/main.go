@@ -113,6 +113,14 @@ var commands = []*command{
 		Run: runServe,
 	},
 	{
+		UsageLine: "c2 submit --kind KIND (--c1 FILE | --proof NAME --vanilla FILE... [--randomness HEX] [--partition K]) [--addr ADDR] [--out FILE]",
+		Short:     "send one job to a proving daemon (c2 serve, cuzk) and print its answer and timings",
+		Long: "Submits one job over the cuzk.v1 gRPC protocol, waits for it to end and prints\n" +
+			"a JSON line: its status, the daemon's timings and the wall time from submission\n" +
+			"to answer (milliseconds). Exit status 0 when the job completed.",
+		Run: runSubmit,
+	},
+	{
 		UsageLine: "c2 devices",
 		Short:     "list the CUDA devices c2 can use (or say why none)",
 		Run:       runDevices,
