@@ -29,12 +29,12 @@ import (
 //	host_memory      = "128GiB"                   # or a byte count
 //	memory_limit     = "14GiB"                    # the Go runtime's soft limit; 0: GOMEMLIMIT or none
 //	max_pending      = 256
-//	max_concurrent   = 2
+//	max_concurrent   = 3
 //	retain           = "30m"
 //	shutdown_timeout = "10m"
 //
 //	[max_running]                                 # per proof kind, within max_concurrent; 0: no bound of its own
-//	porep   = 1                                   # the default: one C2 at a time (Options.KindLimits)
+//	porep   = 2                                   # the default: two C2s at a time (Options.KindLimits)
 //
 //	[job_timeout]                                 # per proof kind, from submission; none by default
 //	winning = "25s"                               # WINNING_POST

@@ -130,8 +130,9 @@ var (
 
 // Options configure an Engine. Zero values take the defaults noted.
 type Options struct {
-	// MaxConcurrent bounds the Prove calls running at once; 0 means 2
-	// (one job's synthesis overlaps another's device stages).
+	// MaxConcurrent bounds the Prove calls running at once; 0 means 3
+	// (two C2s, whose syntheses and device stages overlap, and a PoSt or
+	// SnapDeals job beside them).
 	MaxConcurrent int
 	// KindLimits bounds, per proof kind, the jobs of that kind running at
 	// once, within MaxConcurrent; a kind absent or at 0 has no bound of its
@@ -162,21 +163,21 @@ type Options struct {
 	Timeouts map[pb.ProofKind]time.Duration
 }
 
-// DefaultKindLimits returns a new map that runs one PoRep C2 at a time, so
-// that with the default MaxConcurrent of 2 a PoSt or SnapDeals job always
-// starts beside a running C2. Two C2s in flight keep the devices busier
+// DefaultKindLimits returns a new map that runs two PoRep C2s at a time, so
+// that with the default MaxConcurrent of 3 a PoSt or SnapDeals job always
+// starts beside them. Two C2s in flight keep the devices busier than one
 // (one's first partitions are synthesized while the other's last are
-// proved; both share the shape's witnesses, older first): 32 GiB on one
-// H200, 11.82 s a proof against 12.16 s, with the same 14.9 GB peak RSS.
-// To have that and still start a PoSt beside them, raise porep to 2 and
-// MaxConcurrent to 3.
+// proved; both share the shape's witnesses, older first), and a PoSt
+// proves between their partitions: 32 GiB sectors through `c2 serve` on
+// one H200, 11.9 s a C2 against 12.2 s one at a time, and a Winning PoSt
+// answered in 2.9–3.9 s beside them (0.12–0.15 s alone; BENCHMARKS.md).
 func DefaultKindLimits() map[pb.ProofKind]int {
-	return map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 1}
+	return map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 2}
 }
 
 func (o Options) withDefaults() Options {
 	if o.MaxConcurrent <= 0 {
-		o.MaxConcurrent = 2
+		o.MaxConcurrent = 3
 	}
 	if o.KindLimits == nil {
 		o.KindLimits = DefaultKindLimits()

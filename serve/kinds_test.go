@@ -719,20 +719,22 @@ func TestPreloadEvictCircuits(t *testing.T) {
 	}
 }
 
-// TestKindLimits: by default one PoRep C2 proves at a time: a second C2
-// waits while a Winning PoSt submitted after it starts beside the first,
-// and the second C2 starts when the first ends. With porep lifted (0), two
-// C2s prove at once.
+// TestKindLimits: by default two PoRep C2s prove at a time: a third C2
+// waits while a Winning PoSt submitted after it starts beside the two, and
+// the third starts when the first ends. With porep lifted (0), C2s fill
+// every slot.
 func TestKindLimits(t *testing.T) {
 	winning := loadVector(t, "post-2k", "winning-2k-v1")
 	one := winning.files("vanilla-5002.bin")
 	f := newKindFake()
-	ts := startServer(t, "unix", f, Options{MaxConcurrent: 3})
+	ts := startServer(t, "unix", f, Options{})
 	ctx := context.Background()
 
 	ts.submit(ctx, t, porepReq("c2-a", "block-a", pb.Priority_NORMAL))
 	f.waitStart(t, "block-a")
-	ts.submit(ctx, t, porepReq("c2-b", "block-b", pb.Priority_HIGH))
+	ts.submit(ctx, t, porepReq("c2-b", "block-b", pb.Priority_NORMAL))
+	f.waitStart(t, "block-b")
+	ts.submit(ctx, t, porepReq("c2-c", "block-c", pb.Priority_HIGH))
 	r, err := ts.client.Prove(ctx, &pb.ProveRequest{Submit: winningReq("winpost", winning, one)})
 	require.NoError(t, err)
 	require.Equal(t, pb.AwaitProofResponse_COMPLETED, r.Result.Status, r.Result.ErrorMessage)
@@ -745,17 +747,18 @@ func TestKindLimits(t *testing.T) {
 		}
 	}
 	require.NotNil(t, porep)
-	assert.EqualValues(t, 1, porep.InProgress, "one C2 at a time")
-	assert.EqualValues(t, 1, porep.Pending, "the second C2 waits, though a slot is free")
-	assert.Equal(t, []string{"block-a"}, f.callList(), "C2s started")
+	assert.EqualValues(t, 2, porep.InProgress, "two C2s at a time")
+	assert.EqualValues(t, 1, porep.Pending, "the third C2 waits, though a slot is free")
+	assert.Equal(t, []string{"block-a", "block-b"}, f.callList(), "C2s started")
 	require.Len(t, f.calls(), 1)
 	assert.Equal(t, "winning", f.calls()[0].method)
 
-	f.release <- struct{}{} // c2-a ends; c2-b starts
-	f.waitStart(t, "block-b")
-	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts.await(ctx, t, "c2-a").Status)
+	f.release <- struct{}{} // c2-a or c2-b ends; c2-c starts
+	f.waitStart(t, "block-c")
 	close(f.release)
-	require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts.await(ctx, t, "c2-b").Status)
+	for _, id := range []string{"c2-a", "c2-b", "c2-c"} {
+		require.Equal(t, pb.AwaitProofResponse_COMPLETED, ts.await(ctx, t, id).Status, id)
+	}
 
 	g := newFake()
 	ts2 := startServer(t, "unix", g, Options{MaxConcurrent: 2, KindLimits: map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 0}})

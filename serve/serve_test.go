@@ -726,7 +726,7 @@ wpost = "20m"
 	assert.Equal(t, 3, o.MaxConcurrent)
 	assert.Equal(t, time.Hour, o.Retain)
 	assert.Equal(t, map[pb.ProofKind]time.Duration{pb.ProofKind_WINNING_POST: 25 * time.Second, pb.ProofKind_WINDOW_POST_PARTITION: 20 * time.Minute}, o.Timeouts)
-	assert.Equal(t, map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 1, pb.ProofKind_SNAP_DEALS_UPDATE: 1}, o.KindLimits, "the default porep = 1 kept beside snap")
+	assert.Equal(t, map[pb.ProofKind]int{pb.ProofKind_POREP_SEAL_COMMIT: 2, pb.ProofKind_SNAP_DEALS_UPDATE: 1}, o.KindLimits, "the default porep = 2 kept beside snap")
 	assert.Equal(t, DefaultKindLimits(), DefaultConfig().Options().KindLimits)
 
 	require.NoError(t, os.WriteFile(path, []byte("host_memory = 1024\nmax_pendng = 3\n"), 0o644))

@@ -33,10 +33,10 @@ func runServe(fs *flag.FlagSet, args []string) error {
 	var memoryLimit serve.Bytes
 	fs.Var(&memoryLimit, "memory-limit", `the Go runtime's soft memory limit, e.g. "14GiB" (default: GOMEMLIMIT, else none)`)
 	maxPending := fs.Int("max-pending", 0, "jobs allowed to wait; more are refused with RESOURCE_EXHAUSTED (default 256)")
-	maxConcurrent := fs.Int("max-concurrent", 0, "jobs proving at once (default 2)")
+	maxConcurrent := fs.Int("max-concurrent", 0, "jobs proving at once (default 3: two C2s and a PoSt)")
 	preload := fs.String("preload", "", `circuits to warm at start, e.g. "porep-32g,wpost-32g" (porep-, snap-, wpost-, winning- with 2k, 8m, 512m, 32g, 64g)`)
 	devKeys := fs.String("insecure-dev-keys", "", `circuits whose INSECURE development keys are made on the GPU at start, in place of parameter files, e.g. "porep-32g,winning-32g" (benchmarks only: the proofs verify under these keys, never on chain)`)
-	maxRunning := fs.String("max-running", "", `per proof kind, jobs of that kind proving at once within --max-concurrent, e.g. "porep=2" (kinds porep, snap, wpost, winning; 0: no bound; default porep=1)`)
+	maxRunning := fs.String("max-running", "", `per proof kind, jobs of that kind proving at once within --max-concurrent, e.g. "porep=2" (kinds porep, snap, wpost, winning; 0: no bound; default porep=2)`)
 	jobTimeout := fs.String("job-timeout", "", `per proof kind, how long a job may take from submission, e.g. "winning=25s,wpost=20m" (kinds porep, snap, wpost, winning; default none)`)
 	shutdown := fs.Duration("shutdown-timeout", 0, "on SIGINT/SIGTERM, how long queued and running jobs may finish before they are cancelled (default 10m)")
 	if err := fs.Parse(args); err != nil {
