@@ -247,15 +247,22 @@ const (
 	slotSlop = 64 << 20 // sort temporaries, events, alignment
 )
 
+// room is the most one key and its first slot can be granted of the
+// budget: what the pinned reservations of the keys already loaded (their
+// bases, slots and R1CS) leave.
+func (c *CUDA) room() int64 { return c.budget.Total() - c.budget.Pinned() }
+
 func keyBytes(pk *groth16.ProvingKey) int64 {
 	z := pk.Sizes()
 	return g1Size*int64(z.H+z.L+z.A+z.BG1) + g2Size*int64(z.BG2)
 }
 
 // LoadKey implements [Device]: the key is uploaded once and kept resident
-// when it fits in the budget beside one slot, and streamed otherwise. A key
+// when it fits beside one slot in what the resident keys already loaded
+// (and their slots) leave of the budget, and streamed otherwise. A key
 // without host bases cannot be loaded (it is made on a device, see
-// [CUDA.SetupKey]).
+// [CUDA.SetupKey]). A resident key's memory, like its slots' and its R1CS's,
+// is pinned in the budget until the key is released ([pool.Reservation.Pin]).
 func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) {
 	if err := c.enter(ctx, StageLoadKey, 0); err != nil {
 		return nil, err
@@ -265,7 +272,7 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	}
 	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots())}
 	kb := keyBytes(pk)
-	if kb+c.slotBytes(pk, true, 0) > c.budget.Total() {
+	if kb+c.slotBytes(pk, true, 0) > c.room() {
 		k.pinKey() // streamed
 		return k, nil
 	}
@@ -273,6 +280,7 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	if err != nil {
 		return nil, err
 	}
+	res.Pin()
 	k.res = res
 	up := []struct {
 		dst **cuda.Buffer
@@ -350,7 +358,7 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 	}{{SectionH, lay.H, z.H, &k.h, nil}, {SectionL, lay.L, z.L, &k.l, nil}, {SectionA, lay.A, z.A, &k.a, nil},
 		{SectionBG1, lay.BG1, z.BG1, &k.bg1, nil}}
 
-	if keyBytes(pk)+c.slotBytes(pk, true, 0) > c.budget.Total() {
+	if keyBytes(pk)+c.slotBytes(pk, true, 0) > c.room() {
 		// Streamed: the bases live in pinned host memory.
 		cp := groth16.KeyWithoutBases(pk.VK, z)
 		for i := range g1s {
@@ -382,6 +390,7 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 		if err != nil {
 			return nil, err
 		}
+		res.Pin()
 		k.res = res
 		stage, st1, err := pinnedSlice[bls.G1Affine](min(fileChunk, max(z.H, z.L, z.A, z.BG1)))
 		if err != nil {
@@ -472,6 +481,7 @@ func (c *CUDA) attachShape(k *cudaKey, sys *r1cs.System) error {
 	if !ok {
 		return nil
 	}
+	res.Pin()
 	r, err := c.uploadR1CS(sys)
 	if err != nil {
 		res.Release()
@@ -661,6 +671,7 @@ func (c *CUDA) newSlot(ctx context.Context, k *cudaKey, res *pool.Reservation) (
 			return nil, err
 		}
 	}
+	res.Pin() // slots live as long as their key
 	m := &slotMem{res: res}
 	if k.r1cs == nil {
 		return m, nil

@@ -69,10 +69,10 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 	nb := sys.BInputDensity().Count() + sys.BAuxDensity().Count()
 	z := groth16.Sizes{H: n - 1, L: sys.NumAux(), A: sys.NumInputs() + sys.ADensity().Count(), BG1: nb, BG2: nb}
 	kb := keyBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z))
-	if kb+c.slotBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z), true, 0) > c.budget.Total() {
+	if room := c.room(); kb+c.slotBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z), true, 0) > room {
 		return nil, tm, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf(
-			"%w: a key of %d bytes and one slot do not fit the budget of %d bytes (a key made on the device must stay resident)",
-			ErrOutOfMemory, kb, c.budget.Total())}
+			"%w: a key of %d bytes and one slot do not fit the %d bytes that the keys already resident leave of the budget of %d bytes (a key made on the device must stay resident)",
+			ErrOutOfMemory, kb, room, c.budget.Total())}
 	}
 
 	t0 := time.Now()
@@ -96,6 +96,7 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 	if err != nil {
 		return nil, tm, err
 	}
+	res.Pin()
 	defer scr.Release()
 	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots()), res: res, resident: true}
 	fail := func(sec Section, err error) (*cudaKey, setupTimes, error) {

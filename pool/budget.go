@@ -13,17 +13,24 @@ import (
 	"sync"
 )
 
-// OverBudgetError reports a reservation that can never be granted because it
-// exceeds the whole budget. It is returned at once, without waiting.
+// OverBudgetError reports a reservation that cannot be granted: it exceeds
+// the whole budget, or the part of it that pinned reservations leave (see
+// [Reservation.Pin]), which it cannot have until they are released. It is
+// returned without waiting for bytes that will not come.
 type OverBudgetError struct {
 	Budget    string // the budget's name, e.g. "host" or "cuda:0"
 	Requested int64  // bytes asked for
 	Total     int64  // bytes the budget holds in all
+	Pinned    int64  // bytes held by pinned reservations when it was refused
 }
 
 func (e *OverBudgetError) Error() string {
-	return fmt.Sprintf("pool: %s budget: reservation of %d bytes exceeds the whole budget of %d bytes",
-		e.Budget, e.Requested, e.Total)
+	if e.Requested > e.Total {
+		return fmt.Sprintf("pool: %s budget: reservation of %d bytes exceeds the whole budget of %d bytes",
+			e.Budget, e.Requested, e.Total)
+	}
+	return fmt.Sprintf("pool: %s budget: reservation of %d bytes exceeds the %d bytes of the %d-byte budget that pinned reservations (%d bytes) leave",
+		e.Budget, e.Requested, e.Total-e.Pinned, e.Total, e.Pinned)
 }
 
 // Budget is a counted pool of bytes. Reservations are all-or-nothing, so a
@@ -36,13 +43,15 @@ type Budget struct {
 
 	mu      sync.Mutex
 	used    int64
+	pinned  int64 // of used, held by pinned reservations
 	peak    int64
-	waiters []*waiter // FIFO; granted or cancelled entries are removed
+	waiters []*waiter // FIFO; granted, refused or cancelled entries are removed
 }
 
 type waiter struct {
 	n     int64
-	ready chan struct{} // closed when granted
+	ready chan struct{} // closed when granted or refused
+	err   error         // set before ready is closed when refused
 }
 
 // NewBudget returns a budget of total bytes; name appears in errors.
@@ -70,6 +79,15 @@ func (b *Budget) Peak() int64 {
 	return b.peak
 }
 
+// Pinned returns the bytes held by pinned reservations (see
+// [Reservation.Pin]): Total minus Pinned is the most a reservation can be
+// granted while they stay.
+func (b *Budget) Pinned() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pinned
+}
+
 // Waiting returns the number of reservations queued.
 func (b *Budget) Waiting() int {
 	b.mu.Lock()
@@ -79,9 +97,11 @@ func (b *Budget) Waiting() int {
 
 // Reservation is a grant of bytes from a Budget. Release returns them.
 type Reservation struct {
-	b    *Budget
-	n    int64
-	once sync.Once
+	b      *Budget
+	n      int64
+	once   sync.Once
+	pinned bool // guarded by b.mu
+	done   bool // released; guarded by b.mu
 }
 
 // Bytes returns the size of the reservation.
@@ -90,7 +110,36 @@ func (r *Reservation) Bytes() int64 { return r.n }
 // Release returns the bytes to the budget. It is idempotent and safe to call
 // from any goroutine.
 func (r *Reservation) Release() {
-	r.once.Do(func() { r.b.put(r.n) })
+	r.once.Do(func() { r.b.put(r) })
+}
+
+// Pin marks the reservation as long-lived: held until it is released, not
+// for the span of one piece of work (a key resident on a device, say, and
+// the buffers that live with it). A reservation larger than what pinned
+// ones leave of the budget is then refused at once instead of waiting for
+// bytes that will not come, and those already waiting are refused. Pin is
+// idempotent; it does nothing after Release.
+func (r *Reservation) Pin() {
+	b := r.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r.pinned || r.done {
+		return
+	}
+	r.pinned = true
+	b.pinned += r.n
+	kept := b.waiters[:0]
+	for _, w := range b.waiters {
+		if w.n > b.total-b.pinned {
+			w.err = b.overBudget(w.n)
+			close(w.ready)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(b.waiters[len(kept):])
+	b.waiters = kept
+	b.grant()
 }
 
 // Reserve waits until n bytes are free and no earlier reservation is waiting,
@@ -107,6 +156,11 @@ func (b *Budget) Reserve(ctx context.Context, n int64) (*Reservation, error) {
 		return nil, err
 	}
 	b.mu.Lock()
+	if n > b.total-b.pinned {
+		err := b.overBudget(n)
+		b.mu.Unlock()
+		return nil, err
+	}
 	if len(b.waiters) == 0 && b.used+n <= b.total {
 		b.take(n)
 		b.mu.Unlock()
@@ -118,14 +172,19 @@ func (b *Budget) Reserve(ctx context.Context, n int64) (*Reservation, error) {
 
 	select {
 	case <-w.ready:
+		if w.err != nil {
+			return nil, w.err
+		}
 		return &Reservation{b: b, n: n}, nil
 	case <-ctx.Done():
 		b.mu.Lock()
 		select {
 		case <-w.ready:
-			// Granted while we were giving up: hand the bytes back.
+			// Granted (or refused) while we were giving up.
 			b.mu.Unlock()
-			b.put(n)
+			if w.err == nil {
+				b.put(&Reservation{b: b, n: n})
+			}
 		default:
 			b.remove(w)
 			// Our departure may unblock the waiters behind us.
@@ -158,14 +217,23 @@ func (b *Budget) take(n int64) {
 	}
 }
 
-func (b *Budget) put(n int64) {
+func (b *Budget) put(r *Reservation) {
 	b.mu.Lock()
-	b.used -= n
-	if b.used < 0 {
+	r.done = true
+	b.used -= r.n
+	if r.pinned {
+		b.pinned -= r.n
+	}
+	if b.used < 0 || b.pinned < 0 {
 		panic("pool: budget released more than it reserved") // internal invariant
 	}
 	b.grant()
 	b.mu.Unlock()
+}
+
+// overBudget is the refusal of a reservation of n bytes. b.mu is held.
+func (b *Budget) overBudget(n int64) *OverBudgetError {
+	return &OverBudgetError{Budget: b.name, Requested: n, Total: b.total, Pinned: b.pinned}
 }
 
 // grant wakes waiters from the head of the queue while they fit. b.mu is held.

@@ -42,6 +42,59 @@ func TestBudgetOverTotalFailsAtOnce(t *testing.T) {
 	require.Error(t, err)
 }
 
+// A pinned reservation (a resident key) bounds what others can be granted:
+// a request larger than what pins leave fails at once, one already
+// waiting is refused when the pin comes, and the bytes are back when the
+// pinned reservation is released. Smaller requests still wait for
+// unpinned holders.
+func TestBudgetPinned(t *testing.T) {
+	ctx := context.Background()
+	b := NewBudget("dev", 100)
+	key, err := b.Reserve(ctx, 50)
+	require.NoError(t, err)
+	work, err := b.Reserve(ctx, 30)
+	require.NoError(t, err)
+
+	refused := make(chan error, 1)
+	go func() {
+		_, err := b.Reserve(ctx, 60) // fits once work ends, unless key stays
+		refused <- err
+	}()
+	waitQueued(t, b, 1)
+	key.Pin()
+	key.Pin() // idempotent
+	var ob *OverBudgetError
+	require.ErrorAs(t, <-refused, &ob, "the waiter is refused when the pin leaves it no room")
+	assert.Equal(t, int64(50), ob.Pinned)
+	assert.Contains(t, ob.Error(), "pinned")
+	assert.Equal(t, int64(50), b.Pinned())
+	assert.Equal(t, 0, b.Waiting())
+
+	_, err = b.Reserve(ctx, 51)
+	require.ErrorAs(t, err, &ob, "refused at once")
+	assert.Equal(t, int64(80), b.Used(), "nothing taken")
+
+	granted := make(chan *Reservation, 1)
+	go func() {
+		r, err := b.Reserve(ctx, 40) // within what the pin leaves: waits for work
+		assert.NoError(t, err)
+		granted <- r
+	}()
+	waitQueued(t, b, 1)
+	work.Release()
+	r := <-granted
+	r.Release()
+
+	key.Release()
+	assert.Zero(t, b.Pinned())
+	assert.Zero(t, b.Used())
+	big, err := b.Reserve(ctx, 100)
+	require.NoError(t, err, "the pinned bytes are back")
+	big.Release()
+	big.Pin() // after Release: nothing
+	assert.Zero(t, b.Pinned())
+}
+
 func TestBudgetReserveRelease(t *testing.T) {
 	b := NewBudget("test", 100)
 	r1, err := b.Reserve(context.Background(), 60)
