@@ -90,19 +90,21 @@ func (p *Prover) readKey(ctx context.Context, label string, numInputs int, find 
 	return pk, nil
 }
 
-// recordSystem records the R1CS synthesize builds into a fresh system and
-// finalizes it; label names the shape in logs.
-func (p *Prover) recordSystem(label string, synthesize func(*r1cs.System) error) (*r1cs.System, error) {
-	sys := r1cs.NewSystem()
+// recordSystem runs record, which returns a finalized system, logs how
+// long it took (label names the circuit), and keeps the system's
+// constraints only: the recording's own values (32 bytes per variable)
+// serve no one, as partitions bring their witnesses.
+func (p *Prover) recordSystem(label string, record func() (*r1cs.System, error)) (*r1cs.System, error) {
 	t0 := time.Now()
-	err := synthesize(sys)
-	p.log.Debug("c2: R1CS recorded", "shape", label, "constraints", sys.NumConstraints(), "duration", time.Since(t0), "err", err)
+	sys, err := record()
+	n := 0
+	if sys != nil {
+		n = sys.NumConstraints()
+	}
+	p.log.Debug("c2: R1CS recorded", "shape", label, "constraints", n, "duration", time.Since(t0), "err", err)
 	if err != nil {
 		return nil, err
 	}
-	sys.Finalize()
-	// The recording's own values (32 bytes per variable) serve no one:
-	// partitions bring their witnesses.
 	return sys.Unassigned()
 }
 
@@ -157,11 +159,12 @@ func assignedSystem(rec *r1cs.System, w *r1cs.Witness, want []fr.Element, k int,
 // vanilla proofs, from its cache c (see keyAndSystem): the key from the
 // file find resolves, checked for numInputs public inputs, the R1CS
 // recorded by record. The read and the recording stop, as PoRep's do, once
-// no caller waits for them (ctx of every waiting call done): the recording
-// within 4096 constraints (r1cs.BuildContext). label names the circuit in
+// no caller waits for them (ctx of every waiting call done): a sequential
+// recording within 4096 constraints (r1cs.BuildContext), a parallel one
+// (PoSt's, by sector) before its next sector. label names the circuit in
 // logs and errors.
 func (p *Prover) loadCircuit(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
-	record func(r1cs.Builder) error) (*groth16.ProvingKey, *r1cs.System, error) {
+	record func(context.Context) (*r1cs.System, error)) (*groth16.ProvingKey, *r1cs.System, error) {
 	return p.keyAndSystem(ctx, c, find,
 		func(ctx context.Context) (*groth16.ProvingKey, error) { return p.readKey(ctx, label, numInputs, find) },
 		p.recordCircuit(label, record))
@@ -169,9 +172,9 @@ func (p *Prover) loadCircuit(ctx context.Context, c *shapeCache, label string, n
 
 // recordCircuit returns the recording of a circuit proved from vanilla
 // proofs (see loadCircuit), as its cache's R1CS loader takes it.
-func (p *Prover) recordCircuit(label string, record func(r1cs.Builder) error) func(context.Context) (*r1cs.System, error) {
+func (p *Prover) recordCircuit(label string, record func(context.Context) (*r1cs.System, error)) func(context.Context) (*r1cs.System, error) {
 	return func(ctx context.Context) (*r1cs.System, error) {
-		return p.recordSystem(label, func(sys *r1cs.System) error { return r1cs.BuildContext(ctx, sys, record) })
+		return p.recordSystem(label, func() (*r1cs.System, error) { return record(ctx) })
 	}
 }
 

@@ -20,6 +20,7 @@ var postCircuits = vanillaFamily[post.Shape]{
 	inputErr: func(field, msg string) error { return &post.InputError{Field: field, Msg: msg} },
 	label:    func(s post.Shape) string { return s.Name },
 	blank:    post.SynthesizeBlank,
+	record:   post.RecordContext,
 }
 
 // FindPoStParams resolves where the parameters of PoSt shape s are, as

@@ -177,6 +177,10 @@ type vanillaFamily[S vanillaShape] struct {
 	label func(s S) string
 	// blank synthesizes the R1CS of shape s from a blank partition.
 	blank func(b r1cs.Builder, s S) error
+	// record, when not nil, records the R1CS blank synthesizes, finalized,
+	// on up to workers goroutines (all when 0); without it the recording
+	// is blank's, on one.
+	record func(ctx context.Context, s S, workers int) (*r1cs.System, error)
 }
 
 // shape returns the shape of the registered proof named name, or the
@@ -198,8 +202,22 @@ func (f vanillaFamily[S]) circuit(p *Prover, s S) vanillaCircuit {
 		label:     f.label(s),
 		numInputs: s.NumInputs(),
 		find:      p.circuitParams(s.ParamsName()),
-		record:    func(b r1cs.Builder) error { return f.blank(b, s) },
+		record:    func(ctx context.Context) (*r1cs.System, error) { return f.recordShape(ctx, s) },
 	}
+}
+
+// recordShape records and finalizes the R1CS of shape s, through the
+// family's parallel recording when it has one.
+func (f vanillaFamily[S]) recordShape(ctx context.Context, s S) (*r1cs.System, error) {
+	if f.record != nil {
+		return f.record(ctx, s, 0)
+	}
+	sys := r1cs.NewSystem()
+	if err := r1cs.BuildContext(ctx, sys, func(b r1cs.Builder) error { return f.blank(b, s) }); err != nil {
+		return nil, err
+	}
+	sys.Finalize()
+	return sys, nil
 }
 
 // prove proves the partitions of shape s with p, unless ctx is done
@@ -270,10 +288,9 @@ type vanillaCircuit struct {
 	numInputs int
 	// find resolves the parameter file under Config.Params.
 	find func() (string, bool, error)
-	// record synthesizes the circuit's R1CS, which depends on the shape
-	// only, from a blank partition, sequentially into the Builder given
-	// (loadCircuit stops it through r1cs.BuildContext).
-	record func(r1cs.Builder) error
+	// record records the circuit's R1CS, which depends on the shape only,
+	// from a blank partition, and finalizes it; ctx's end stops it.
+	record func(context.Context) (*r1cs.System, error)
 }
 
 // circuitParams returns the lookup of the parameter file whose official
