@@ -157,11 +157,13 @@ func SynthesizeBlank(b r1cs.Builder, s Shape) error {
 
 // RecordContext records the R1CS of shape s, the one [SynthesizeBlank]
 // gives, on up to workers goroutines (GOMAXPROCS when workers ≤ 0), and
-// finalizes it: each sector is a segment of an [r1cs.Segmented] recording
-// (sectors share no variable), so the result equals the sequential
-// recording constraint for constraint. A 32 GiB Window partition's 125 M
-// constraints take minutes on one core. No sector starts once ctx is
-// done, and ctx's error is returned when those running end.
+// finalizes it without an assignment ([r1cs.System.Unassigned]): each
+// sector is a segment of a shape-only [r1cs.Segmented] recording (sectors
+// share no variable), so the constraints equal the sequential recording's,
+// and only the sectors being recorded hold values. A 32 GiB Window
+// partition's 125 M constraints take minutes on one core. No sector
+// starts once ctx is done, and ctx's error is returned when those running
+// end.
 func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, error) {
 	blank, err := BlankPartition(s)
 	if err != nil {
@@ -173,14 +175,17 @@ func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, err
 		return nil, err
 	}
 	nIn, nAux := len(one.Inputs), len(one.Aux)
-	rec := r1cs.NewSegmented(1+len(blank.Sectors)*nIn, len(blank.Sectors)*nAux)
+	rec := r1cs.NewSegmentedShape(1+len(blank.Sectors)*nIn, len(blank.Sectors)*nAux)
 	segs := make([]*r1cs.Segment, len(blank.Sectors))
 	for i := range segs {
 		segs[i] = rec.Segment(nIn, nAux)
 	}
 	g := r1cs.NewGroup(ctx, workers)
 	for i := range segs {
-		g.Go(func() error { return synthSector(gadget.New(segs[i]), &blank.Sectors[i]) })
+		g.Go(func() error {
+			defer segs[i].Done()
+			return synthSector(gadget.New(segs[i]), &blank.Sectors[i])
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err

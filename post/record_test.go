@@ -25,6 +25,7 @@ func TestRecordContext(t *testing.T) {
 			got, err := RecordContext(context.Background(), v.shape, workers)
 			require.NoError(t, err, name)
 			require.True(t, got.Finalized())
+			require.False(t, got.Assigned())
 			require.Equal(t, want.Counts(), got.Counts(), name)
 			for k, m := range []*r1cs.Matrix{want.A(), want.B(), want.C()} {
 				g := []*r1cs.Matrix{got.A(), got.B(), got.C()}[k]

@@ -22,10 +22,11 @@ import (
 // one has allocated them (the caller orders them). The assignment is one
 // array per sequence, shared: each segment writes its own values in place.
 type Segmented struct {
-	inputs, aux []fr.Element
-	segs        []*Segment
-	nIn, nAux   int // claimed so far; inputs include ONE
-	joined      bool
+	inputs, aux       []fr.Element // nil in a shape-only recording
+	totalIn, totalAux int          // the recording's variables, ONE included
+	segs              []*Segment
+	nIn, nAux         int // claimed so far; inputs include ONE
+	joined, shapeOnly bool
 }
 
 // NewSegmented returns a segmented recording of nInputs inputs (including
@@ -34,9 +35,22 @@ func NewSegmented(nInputs, nAux int) *Segmented {
 	if nInputs < 1 || nInputs > MaxVariables || nAux < 0 || nAux > MaxVariables {
 		panic(fmt.Sprintf("r1cs: NewSegmented(%d, %d): counts out of range", nInputs, nAux))
 	}
-	r := &Segmented{inputs: make([]fr.Element, nInputs), aux: make([]fr.Element, nAux), nIn: 1}
+	r := &Segmented{inputs: make([]fr.Element, nInputs), aux: make([]fr.Element, nAux), totalIn: nInputs, totalAux: nAux, nIn: 1}
 	r.inputs[0] = oneElement
 	return r
+}
+
+// NewSegmentedShape is NewSegmented for a recording of the constraints
+// only, as a key's setup or a device layout needs them: each segment keeps
+// its own variables' values while it is recorded (its gadgets may read
+// them; a value of another segment's variable, ONE aside, cannot be read),
+// until [Segment.Done], and the joined System has no assignment
+// ([System.Unassigned]). No array of the whole assignment is allocated.
+func NewSegmentedShape(nInputs, nAux int) *Segmented {
+	if nInputs < 1 || nInputs > MaxVariables || nAux < 0 || nAux > MaxVariables {
+		panic(fmt.Sprintf("r1cs: NewSegmentedShape(%d, %d): counts out of range", nInputs, nAux))
+	}
+	return &Segmented{totalIn: nInputs, totalAux: nAux, nIn: 1, shapeOnly: true}
 }
 
 // Segment claims the next segment in recording order: it allocates the
@@ -45,9 +59,9 @@ func (r *Segmented) Segment(nInputs, nAux int) *Segment {
 	if r.joined {
 		panic("r1cs: Segment after System")
 	}
-	if nInputs < 0 || nAux < 0 || nInputs > len(r.inputs)-r.nIn || nAux > len(r.aux)-r.nAux {
+	if nInputs < 0 || nAux < 0 || nInputs > r.totalIn-r.nIn || nAux > r.totalAux-r.nAux {
 		panic(fmt.Sprintf("r1cs: segment of %d inputs and %d aux exceeds the recording's %d and %d",
-			nInputs, nAux, len(r.inputs), len(r.aux)))
+			nInputs, nAux, r.totalIn, r.totalAux))
 	}
 	g := &Segment{
 		r:       r,
@@ -57,7 +71,7 @@ func (r *Segmented) Segment(nInputs, nAux int) *Segment {
 		inLimit: r.nIn + nInputs,
 		auxBase: r.nAux, auxEnd: r.nAux, auxLimit: r.nAux + nAux,
 		coeffTable: newCoeffTable(0),
-		bInputs:    make([]uint64, (len(r.inputs)+63)/64),
+		bInputs:    make([]uint64, (r.totalIn+63)/64),
 	}
 	w0, w1 := g.auxBase>>6, (g.auxLimit+63)>>6
 	g.aAux = make([]uint64, w1-w0)
@@ -88,37 +102,67 @@ type Segment struct {
 	aExt, bExt []uint32
 	bInputs    []uint64 // every input, by global index
 	scratch    LC
+	// ownIn and ownAux: in a shape-only recording, the values of the
+	// segment's own variables, until Done.
+	ownIn, ownAux []fr.Element
+	done          bool
 }
 
 // Alloc implements [Builder].
 func (g *Segment) Alloc(value fr.Element) Variable {
-	return AuxVariable(g.alloc(g.r.aux, &g.auxEnd, g.auxBase, g.auxLimit, "aux variables", value))
+	return AuxVariable(g.alloc(g.r.aux, &g.ownAux, &g.auxEnd, g.auxBase, g.auxLimit, "aux variables", value))
 }
 
 // AllocInput implements [Builder].
 func (g *Segment) AllocInput(value fr.Element) Variable {
-	return InputVariable(g.alloc(g.r.inputs, &g.inEnd, g.inBase, g.inLimit, "inputs", value))
+	return InputVariable(g.alloc(g.r.inputs, &g.ownIn, &g.inEnd, g.inBase, g.inLimit, "inputs", value))
 }
 
-// alloc sets vals[*end] = value and returns the index, advancing *end
-// within the segment's share [base, limit) of vals; past it, it panics (a
-// circuit bug).
-func (g *Segment) alloc(vals []fr.Element, end *int, base, limit int, what string, value fr.Element) int {
-	if *end >= limit {
+// alloc sets vals[*end] = value (or, shape-only, appends value to *own)
+// and returns the index, advancing *end within the segment's share [base,
+// limit) of vals; past it, or after Done, it panics (a circuit bug).
+func (g *Segment) alloc(vals []fr.Element, own *[]fr.Element, end *int, base, limit int, what string, value fr.Element) int {
+	if *end >= limit || g.done {
 		panic(fmt.Sprintf("r1cs: segment %d allocates more than its %d %s", g.index, limit-base, what))
 	}
-	vals[*end] = value
+	if g.r.shapeOnly {
+		*own = append(*own, value)
+	} else {
+		vals[*end] = value
+	}
 	*end++
 	return *end - 1
 }
 
 // Value implements [Builder]. It reads the shared assignment: v must be
-// the segment's own or one of an earlier segment that has allocated it.
+// the segment's own or one of an earlier segment that has allocated it. In
+// a shape-only recording v must be ONE or the segment's own, before Done.
 func (g *Segment) Value(v Variable) fr.Element {
-	if v.IsAux() {
-		return g.r.aux[v.Index()]
+	i := v.Index()
+	switch {
+	case !g.r.shapeOnly && v.IsAux():
+		return g.r.aux[i]
+	case !g.r.shapeOnly:
+		return g.r.inputs[i]
+	case v == One:
+		return oneElement
+	case g.done:
+	case v.IsAux() && i >= g.auxBase && i < g.auxEnd:
+		return g.ownAux[i-g.auxBase]
+	case !v.IsAux() && i >= g.inBase && i < g.inEnd:
+		return g.ownIn[i-g.inBase]
 	}
-	return g.r.inputs[v.Index()]
+	panic(fmt.Sprintf("r1cs: shape-only segment %d reads the value of %v, which it does not hold", g.index, v))
+}
+
+// Done ends the segment's recording: in a shape-only recording its values
+// are dropped (the memory of one segment's assignment, not the whole
+// recording's, is what stays live), and it allocates no more. Recording
+// constraints after Done is allowed; reading values is not. In a recording
+// with an assignment Done only forbids further allocations.
+func (g *Segment) Done() {
+	g.done = true
+	g.ownIn, g.ownAux = nil, nil
 }
 
 // Enforce implements [Builder]: it records a·b = c as [System] does.
@@ -166,8 +210,8 @@ func (r *Segmented) System(workers int) (*System, error) {
 	if r.joined {
 		return nil, fmt.Errorf("r1cs: Segmented.System called twice")
 	}
-	if r.nIn != len(r.inputs) || r.nAux != len(r.aux) {
-		return nil, fmt.Errorf("r1cs: segments claim %d inputs and %d aux of %d and %d", r.nIn, r.nAux, len(r.inputs), len(r.aux))
+	if r.nIn != r.totalIn || r.nAux != r.totalAux {
+		return nil, fmt.Errorf("r1cs: segments claim %d inputs and %d aux of %d and %d", r.nIn, r.nAux, r.totalIn, r.totalAux)
 	}
 	for _, g := range r.segs {
 		if g.inEnd != g.inLimit || g.auxEnd != g.auxLimit {
@@ -176,11 +220,14 @@ func (r *Segmented) System(workers int) (*System, error) {
 		}
 	}
 	r.joined = true
-	nIn, nAux := len(r.inputs), len(r.aux)
+	nIn, nAux := r.totalIn, r.totalAux
 
 	// Row and term offsets of each segment, and its coefficients in the
 	// joined table, where they come in order of first use as in a System.
 	s := &System{inputs: r.inputs, aux: r.aux, coeffTable: newCoeffTable(0)}
+	if r.shapeOnly {
+		s.unassigned, s.nInputs, s.nAux = true, nIn, nAux
+	}
 	rows := make([]int, len(r.segs)+1)
 	terms := make([][3]uint64, len(r.segs)+1)
 	remap := make([][]uint32, len(r.segs))

@@ -84,8 +84,15 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 	wantDigest, err := want.CanonicalDigest()
 	require.NoError(t, err)
 
-	for _, workers := range []int{1, 3} {
+	for _, tc := range []struct {
+		workers   int
+		shapeOnly bool
+	}{{1, false}, {3, false}, {2, true}} {
+		workers := tc.workers
 		rec := NewSegmented(in, aux)
+		if tc.shapeOnly {
+			rec = NewSegmentedShape(in, aux)
+		}
 		segs := make([]*Segment, len(c.ins))
 		for k := range segs {
 			segs[k] = rec.Segment(c.ins[k], c.aux[k])
@@ -97,13 +104,23 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 			wg.Go(func() { c.run(segs[k], k, starts[k][0], starts[k][1]) })
 		}
 		wg.Wait()
+		if tc.shapeOnly {
+			for _, g := range segs {
+				g.Done()
+			}
+		}
 		got, err := rec.System(workers)
 		require.NoError(t, err)
 		require.True(t, got.Finalized())
 		require.Equal(t, want.Counts(), got.Counts())
 		require.Equal(t, want.Coeffs(), got.Coeffs())
-		require.Equal(t, want.Inputs(), got.Inputs())
-		require.Equal(t, want.Aux(), got.Aux())
+		require.Equal(t, !tc.shapeOnly, got.Assigned())
+		require.Equal(t, want.NumInputs(), got.NumInputs())
+		require.Equal(t, want.NumAux(), got.NumAux())
+		if !tc.shapeOnly {
+			require.Equal(t, want.Inputs(), got.Inputs())
+			require.Equal(t, want.Aux(), got.Aux())
+		}
 		for k, m := range []*Matrix{want.A(), want.B(), want.C()} {
 			g := []*Matrix{got.A(), got.B(), got.C()}[k]
 			require.Equal(t, m.RowStart, g.RowStart, "matrix %d", k)
@@ -116,7 +133,9 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 		d, err := got.CanonicalDigest()
 		require.NoError(t, err)
 		require.Equal(t, wantDigest, d)
-		require.Equal(t, want.IsSatisfied() == nil, got.IsSatisfied() == nil)
+		if !tc.shapeOnly {
+			require.Equal(t, want.IsSatisfied() == nil, got.IsSatisfied() == nil)
+		}
 		_, err = rec.System(workers)
 		require.Error(t, err, "joined twice")
 	}
@@ -148,4 +167,31 @@ func TestSegmentedErrors(t *testing.T) {
 	s, err := rec.System(2)
 	require.NoError(t, err)
 	require.Equal(t, Counts{Constraints: 2, Inputs: 1, Aux: 2, AAux: 1, BInputs: 0, BAux: 1}, s.Counts())
+}
+
+// A shape-only segment reads ONE and its own values until Done, and
+// nothing else; the joined system has no assignment.
+func TestSegmentedShapeValues(t *testing.T) {
+	rec := NewSegmentedShape(2, 3)
+	a, b := rec.Segment(1, 2), rec.Segment(0, 1)
+	var seven fr.Element
+	seven.SetUint64(7)
+	x := a.Alloc(seven)
+	in := a.AllocInput(fr.One())
+	require.Equal(t, seven, a.Value(x))
+	require.Equal(t, fr.One(), a.Value(in))
+	require.Equal(t, fr.One(), b.Value(One))
+	require.Panics(t, func() { b.Value(x) }, "another segment's value")
+	y := a.Alloc(seven)
+	a.Enforce(LC{}.AddVar(x), LC{}.AddVar(One), LC{}.AddVar(y))
+	a.Done()
+	require.Panics(t, func() { a.Value(x) }, "after Done")
+	require.Panics(t, func() { a.Alloc(seven) }, "after Done")
+	a.Enforce(LC{}.AddVar(y), LC{}.AddVar(One), LC{}.AddVar(x))
+	b.Alloc(seven)
+	s, err := rec.System(1)
+	require.NoError(t, err)
+	require.False(t, s.Assigned())
+	require.Equal(t, Counts{Constraints: 4, Inputs: 2, Aux: 3, AAux: 2, BInputs: 1, BAux: 0}, s.Counts(), "two constraints and a per-input one each")
+	require.Error(t, s.IsSatisfied(), "no assignment to check")
 }
