@@ -161,7 +161,7 @@ func assignedSystem(rec *r1cs.System, w *r1cs.Witness, want []fr.Element, k int,
 // recorded by record. The read and the recording stop, as PoRep's do, once
 // no caller waits for them (ctx of every waiting call done): a sequential
 // recording within 4096 constraints (r1cs.BuildContext), a parallel one
-// (PoSt's, by sector) before its next sector. label names the circuit in
+// (PoSt's by sector, SnapDeals' by challenge) before its next segment. label names the circuit in
 // logs and errors.
 func (p *Prover) loadCircuit(ctx context.Context, c *shapeCache, label string, numInputs int, find func() (string, bool, error),
 	record func(context.Context) (*r1cs.System, error)) (*groth16.ProvingKey, *r1cs.System, error) {

@@ -179,7 +179,8 @@ type vanillaFamily[S vanillaShape] struct {
 	blank func(b r1cs.Builder, s S) error
 	// record, when not nil, records the R1CS blank synthesizes, finalized,
 	// on up to workers goroutines (all when 0); without it the recording
-	// is blank's, on one.
+	// is blank's, on one. Both families have one (post.RecordContext,
+	// update.RecordContext).
 	record func(ctx context.Context, s S, workers int) (*r1cs.System, error)
 }
 

@@ -19,6 +19,7 @@ var updateCircuits = vanillaFamily[update.Shape]{
 	inputErr: func(field, msg string) error { return &update.InputError{Field: field, Msg: msg} },
 	label:    func(s update.Shape) string { return s.Name },
 	blank:    update.SynthesizeBlank,
+	record:   update.RecordContext,
 }
 
 // FindUpdateParams resolves where the parameters of SnapDeals shape s are,

@@ -372,6 +372,72 @@ func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition
 	return w, nil
 }
 
+// RecordContext records the R1CS of shape s, the one [SynthesizeBlank]
+// gives, on up to workers goroutines (GOMAXPROCS when workers ≤ 0), and
+// finalizes it without an assignment ([r1cs.System.Unassigned]): the part
+// before the challenges is recorded first, then the challenges
+// concurrently, each a segment of a shape-only [r1cs.Segmented] recording
+// (a challenge allocates only variables of its own and takes the prefix's
+// values from the Go side, as [WitnessContext] relies on), so the
+// constraints equal the sequential recording's. No challenge starts once
+// ctx is done, and ctx's error is returned when those running end.
+func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, error) {
+	blank, err := BlankPartition(s)
+	if err != nil {
+		return nil, err
+	}
+	pub := BlankInputs(s)
+	if err := s.Check(pub, blank, 0); err != nil {
+		return nil, err
+	}
+	// The sizes of the prefix and of a challenge (every challenge of a
+	// shape allocates the same), from a witness-only run. The prefix (6 M
+	// variables at 64 GiB) is synthesized on one goroutine, twice: both
+	// runs stop within 4096 constraints of ctx's end (r1cs.BuildContext).
+	w := r1cs.NewWitness(0, 0)
+	var pre *prefix
+	err = r1cs.BuildContext(ctx, w, func(b r1cs.Builder) (err error) {
+		pre, err = synthPrefix(gadget.New(b), s, pub, blank, 0)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var one r1cs.Witness
+	if err := synthChallenge(gadget.New(&one), s, pre, &blank.Challenges[0], 0); err != nil {
+		return nil, err
+	}
+	preIn, preAux := len(w.Inputs)-1, len(w.Aux)
+	chIn, chAux := len(one.Inputs), len(one.Aux)
+	n := len(pre.random)
+
+	rec := r1cs.NewSegmentedShape(1+preIn+n*chIn, preAux+n*chAux)
+	head := rec.Segment(preIn, preAux)
+	segs := make([]*r1cs.Segment, n)
+	for ci := range segs {
+		segs[ci] = rec.Segment(chIn, chAux)
+	}
+	err = r1cs.BuildContext(ctx, head, func(b r1cs.Builder) (err error) {
+		pre, err = synthPrefix(gadget.New(b), s, pub, blank, 0)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	head.Done()
+	g := r1cs.NewGroup(ctx, workers)
+	for ci := range segs {
+		g.Go(func() error {
+			defer segs[ci].Done()
+			return synthChallenge(gadget.New(segs[ci]), s, pre, &blank.Challenges[ci], ci)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return rec.System(workers)
+}
+
 // SynthesizeBlank synthesizes the circuit of shape s from its
 // [BlankPartition] and [BlankInputs] into b: the R1CS of the shape, with
 // values that satisfy nothing.

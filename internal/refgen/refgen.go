@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -139,4 +140,30 @@ func KeyAndProofBytes(t testing.TB, vkPath string, proof []byte, name string) (*
 		t.Fatalf("%s: %v", name, err)
 	}
 	return vk, proofs
+}
+
+// SameConstraints fails t unless got records exactly the constraints of
+// want (a sequential recording, say): the same counts, the three matrices
+// row by row, the coefficient table and the densities. what names the
+// comparison in the failure.
+func SameConstraints(t testing.TB, want, got *r1cs.System, what string) {
+	t.Helper()
+	if w, g := want.Counts(), got.Counts(); w != g {
+		t.Fatalf("%s: counts %+v, want %+v", what, g, w)
+	}
+	for k, w := range []*r1cs.Matrix{want.A(), want.B(), want.C()} {
+		g := []*r1cs.Matrix{got.A(), got.B(), got.C()}[k]
+		if !slices.Equal(w.RowStart, g.RowStart) || !slices.Equal(w.Vars, g.Vars) || !slices.Equal(w.CoeffIdx, g.CoeffIdx) {
+			t.Fatalf("%s: matrix %c differs", what, "ABC"[k])
+		}
+	}
+	if !slices.Equal(want.Coeffs(), got.Coeffs()) {
+		t.Fatalf("%s: coefficient tables differ", what)
+	}
+	for k, d := range [][2]*r1cs.Density{{want.ADensity(), got.ADensity()}, {want.BInputDensity(), got.BInputDensity()},
+		{want.BAuxDensity(), got.BAuxDensity()}} {
+		if !slices.Equal(d[0].Words(), d[1].Words()) {
+			t.Fatalf("%s: density %d (A aux, B inputs, B aux) differs", what, k)
+		}
+	}
 }
