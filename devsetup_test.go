@@ -17,6 +17,7 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/porep"
+	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 	"github.com/sealc2/c2/update"
@@ -272,4 +273,29 @@ func TestDevSetupPoSt(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoKeyMaker)
 	_, err = q.DevSetupUpdate(ctx, "StackedDrg2KiBV1", rand.Reader)
 	require.ErrorIs(t, err, ErrNoKeyMaker)
+}
+
+// A call whose partitions would be evaluated in host memory (no device
+// holds the circuit's R1CS: here a device without a shape loader) is
+// refused before any witness is synthesized when the host budget cannot
+// hold a, b and c over the domain; with room it proves.
+func TestHostEvaluationRefusedEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev setup of the 2 KiB Winning circuit: ~3 CPU-seconds")
+	}
+	v := refgen.ReadVanilla(t, "post-2k", "winning-2k-v1")
+	mk := &maker{gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	// 2^17 domain: a, b and c take 12.6 MB, a witness 2.9 MB.
+	p, err := newProver(Config{Threads: 2, HostMemory: 8 << 20}, []gpu.Device{mk})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	_, err = p.DevSetupPoSt(ctx, v.Proof, rand.Reader)
+	require.NoError(t, err)
+	_, tm, err := p.ProveWinningPoStTimed(ctx, v.Proof, [32]byte(v.Randomness), v.Bincode)
+	var ob *pool.OverBudgetError
+	require.ErrorAs(t, err, &ob)
+	require.Equal(t, int64(3*32<<17), ob.Requested)
+	require.ErrorContains(t, err, "evaluated in host memory")
+	require.Zero(t, tm.Synthesis, "refused before the witness")
 }

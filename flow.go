@@ -19,6 +19,7 @@ import (
 	"github.com/sealc2/c2/internal/paramdigest"
 	"github.com/sealc2/c2/internal/route"
 	"github.com/sealc2/c2/internal/stage"
+	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -240,6 +241,9 @@ func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *grot
 	if err := groth16.CheckShape(pk, rec); err != nil {
 		return nil, err
 	}
+	if err := p.hostEvaluationFits(ctx, pk, rec); err != nil {
+		return nil, err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -292,6 +296,35 @@ func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *grot
 		return nil, err
 	}
 	return proofs, nil
+}
+
+// hostEvaluationFits refuses a call whose partitions would have a, b and c
+// evaluated in host memory — no live device holds the circuit's R1CS (a
+// CPU device, or a CUDA one without room for it beside the keys it holds)
+// — when the host budget cannot hold those three domain-sized vectors, so
+// that the refusal comes before the first witness is synthesized rather
+// than after it. It looks only when the budget is that small, loading the
+// key on the devices as the first partition would; a load that fails is
+// left to the partitions, which report it.
+func (p *Prover) hostEvaluationFits(ctx context.Context, pk *groth16.ProvingKey, rec *r1cs.System) error {
+	need := 3 * 32 * int64(pk.DomainSize())
+	if need <= p.cfg.HostMemory {
+		return nil
+	}
+	for _, d := range p.rot.Devices() {
+		if !d.Live() {
+			continue
+		}
+		key, err := p.keys.Load(ctx, d, pk, rec)
+		if err != nil {
+			return nil
+		}
+		if sk, ok := key.(gpu.ShapeKey); ok && sk.Records(rec) {
+			return nil
+		}
+	}
+	return fmt.Errorf("c2: no device holds the circuit's R1CS, so each partition's a, b and c (%d bytes) would be evaluated in host memory: %w",
+		need, &pool.OverBudgetError{Budget: "host", Requested: need, Total: p.cfg.HostMemory})
 }
 
 // inflight is the number of witnesses a call keeps at once. Each costs 32
