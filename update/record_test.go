@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sealc2/c2/internal/refgen"
+	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -36,4 +37,26 @@ func TestRecordContext(t *testing.T) {
 	cancel()
 	_, err := RecordContext(ctx, s, 2)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// RecordContext claims every challenge's segment with challenge 0's
+// sizes: for every registered shape, each challenge of the blank partition
+// allocates exactly what challenge 0 does.
+func TestChallengesAllocateAlike(t *testing.T) {
+	for _, s := range Shapes {
+		blank, err := BlankPartition(s)
+		require.NoError(t, err)
+		pre, err := synthPrefix(gadget.New(r1cs.NewWitness(0, 0)), s, BlankInputs(s), blank, 0)
+		require.NoError(t, err)
+		var first [2]int
+		for ci := range pre.random {
+			var w r1cs.Witness
+			require.NoError(t, synthChallenge(gadget.New(&w), s, pre, &blank.Challenges[ci], ci))
+			got := [2]int{len(w.Inputs), len(w.Aux)}
+			if ci == 0 {
+				first = got
+			}
+			require.Equal(t, first, got, "%s challenge %d (inputs, aux)", s.Name, ci)
+		}
+	}
 }
