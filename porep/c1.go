@@ -16,6 +16,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sealc2/c2/internal/fielderr"
 	"github.com/sealc2/c2/internal/regfile"
 )
 
@@ -31,20 +32,14 @@ import (
 
 // C1Error reports a C1 output that cannot be decoded. Field is the JSON path
 // of the offending value, e.g.
-// "vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs.data.Single.leaf".
-type C1Error struct {
-	Field string
-	Err   error
-}
+// "vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs.data.Single.leaf";
+// the message reads "porep: C1 output: field: cause".
+type C1Error = fielderr.Error[c1Output]
 
-func (e *C1Error) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("porep: C1 output: %v", e.Err)
-	}
-	return fmt.Sprintf("porep: C1 output: %s: %v", e.Field, e.Err)
-}
+// c1Output is the kind of input a C1Error speaks of.
+type c1Output struct{}
 
-func (e *C1Error) Unwrap() error { return e.Err }
+func (c1Output) Subject() string { return "porep: C1 output" }
 
 // Errors wrapped by C1Error.
 var (

@@ -6,6 +6,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/fielderr"
 	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
 )
@@ -32,20 +33,14 @@ type VanillaSector struct {
 
 // VanillaError reports a vanilla proof that cannot be decoded or does not
 // fit the shape. Field is the path of the offending value, e.g.
-// "[1].vanilla_proof.sectors[0].inclusion_proofs[3].data.Single.leaf".
-type VanillaError struct {
-	Field string
-	Err   error
-}
+// "[1].vanilla_proof.sectors[0].inclusion_proofs[3].data.Single.leaf";
+// the message reads "post: vanilla proof: field: cause".
+type VanillaError = fielderr.Error[vanillaProof]
 
-func (e *VanillaError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("post: vanilla proof: %v", e.Err)
-	}
-	return fmt.Sprintf("post: vanilla proof: %s: %v", e.Field, e.Err)
-}
+// vanillaProof is the kind of input a VanillaError speaks of.
+type vanillaProof struct{}
 
-func (e *VanillaError) Unwrap() error { return e.Err }
+func (vanillaProof) Subject() string { return "post: vanilla proof" }
 
 // jsonSectorProof mirrors the serde JSON of FallbackPoStSectorProof; the
 // Merkle proofs stay raw so that their errors can be placed.
@@ -109,13 +104,11 @@ func (p *SectorProof) decodeJSON(b []byte, at string) error {
 }
 
 // placed turns a *vanilla.FieldError into a *VanillaError.
-func placed(err error) error {
-	return vanilla.Place(err, func(field string, err error) error { return &VanillaError{field, err} })
-}
+func placed(err error) error { return vanilla.Place(err, fielderr.Wrap[vanillaProof]) }
 
 // fieldErr is a shape mismatch at a vanilla-proof path.
 func fieldErr(field, format string, args ...any) *VanillaError {
-	return &VanillaError{field, fmt.Errorf(format, args...)}
+	return fielderr.Errorf[vanillaProof](field, format, args...)
 }
 
 // circuitSector converts one vanilla sector into a circuit sector with the

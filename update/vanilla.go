@@ -7,6 +7,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/fielderr"
 	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
 )
@@ -30,29 +31,22 @@ type ChallengeProof struct {
 
 // VanillaError reports a vanilla proof that cannot be decoded or does not
 // fit the shape. Field is the serde JSON path of the offending value, e.g.
-// "[0].challenge_proofs[3].proof_d_new.data.Single.leaf".
-type VanillaError struct {
-	Field string
-	Err   error
-}
+// "[0].challenge_proofs[3].proof_d_new.data.Single.leaf"; the message
+// reads "update: vanilla proof: field: cause".
+type VanillaError = fielderr.Error[vanillaProof]
 
-func (e *VanillaError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("update: vanilla proof: %v", e.Err)
-	}
-	return fmt.Sprintf("update: vanilla proof: %s: %v", e.Field, e.Err)
-}
+// vanillaProof is the kind of input a VanillaError speaks of.
+type vanillaProof struct{}
 
-func (e *VanillaError) Unwrap() error { return e.Err }
+func (vanillaProof) Subject() string { return "update: vanilla proof" }
 
+// fieldErr is a shape mismatch at a vanilla-proof path.
 func fieldErr(field, format string, args ...any) *VanillaError {
-	return &VanillaError{field, fmt.Errorf(format, args...)}
+	return fielderr.Errorf[vanillaProof](field, format, args...)
 }
 
 // placed turns a *vanilla.FieldError into a *VanillaError.
-func placed(err error) error {
-	return vanilla.Place(err, func(field string, err error) error { return &VanillaError{field, err} })
-}
+func placed(err error) error { return vanilla.Place(err, fielderr.Wrap[vanillaProof]) }
 
 type jsonPartitionProof struct {
 	CommC           *porep.Domain    `json:"comm_c"`

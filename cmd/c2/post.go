@@ -19,11 +19,25 @@ import (
 // postSetup makes the development parameters of the registered PoSt proof
 // name (c2 setup --post NAME [--gpu]).
 func postSetup(name, dir string, onGPU bool) error {
-	shape, ok := post.ShapeByName(name)
+	return setupRegistered(name, dir, onGPU, post.ShapeByName, post.SynthesizeBlank,
+		fmt.Errorf("--post %q: no registered PoSt proof of that name (e.g. StackedDrgWindow2KiBV1_2, StackedDrgWinning32GiBV1)", name))
+}
+
+// registeredShape is a shape of a registered PoSt or update proof.
+type registeredShape interface {
+	fmt.Stringer
+	ParamsName() string
+}
+
+// setupRegistered makes the development parameters of the shape byName
+// finds for name, its blank circuit synthesized by blank, as setupCircuit
+// does; unknown is the error for a name byName does not find.
+func setupRegistered[S registeredShape](name, dir string, onGPU bool, byName func(string) (S, bool), blank func(r1cs.Builder, S) error, unknown error) error {
+	shape, ok := byName(name)
 	if !ok {
-		return fmt.Errorf("--post %q: no registered PoSt proof of that name (e.g. StackedDrgWindow2KiBV1_2, StackedDrgWinning32GiBV1)", name)
+		return unknown
 	}
-	return setupCircuit(shape, shape.ParamsName(), dir, onGPU, func(b r1cs.Builder) error { return post.SynthesizeBlank(b, shape) })
+	return setupCircuit(shape, shape.ParamsName(), dir, onGPU, func(b r1cs.Builder) error { return blank(b, shape) })
 }
 
 // postShape returns the registered PoSt proof name (--proof).

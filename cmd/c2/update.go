@@ -7,18 +7,14 @@ import (
 	"fmt"
 
 	"github.com/sealc2/c2"
-	"github.com/sealc2/c2/r1cs"
 	"github.com/sealc2/c2/update"
 )
 
 // updateSetup makes the development parameters of the registered update
 // proof name (c2 setup --update NAME).
 func updateSetup(name, dir string, onGPU bool) error {
-	shape, ok := update.ShapeByName(name)
-	if !ok {
-		return fmt.Errorf("--update %q: no registered update proof of that name (StackedDrg2KiBV1, 8MiBV1, 512MiBV1, 32GiBV1 or 64GiBV1)", name)
-	}
-	return setupCircuit(shape, shape.ParamsName(), dir, onGPU, func(b r1cs.Builder) error { return update.SynthesizeBlank(b, shape) })
+	return setupRegistered(name, dir, onGPU, update.ShapeByName, update.SynthesizeBlank,
+		fmt.Errorf("--update %q: no registered update proof of that name (StackedDrg2KiBV1, 8MiBV1, 512MiBV1, 32GiBV1 or 64GiBV1)", name))
 }
 
 // commitmentFlag parses a 32-byte commitment given as 64 hex digits.
