@@ -140,14 +140,11 @@ func (p *Prover) hasKeyMaker() bool {
 // has left the rotation, the writers' errors, ErrClosed after Close, ctx's
 // error.
 func (p *Prover) WriteDevParams(ctx context.Context, proof string, params, vk io.Writer) error {
-	end, err := p.begin()
+	end, err := p.beginDevWrite("WriteDevParams", params)
 	if err != nil {
 		return err
 	}
 	defer end()
-	if params == nil {
-		return errors.New("c2: WriteDevParams needs a writer for the parameters")
-	}
 	s, err := proofShape(proof)
 	if err != nil {
 		return err
@@ -166,18 +163,30 @@ func (p *Prover) WriteDevParams(ctx context.Context, proof string, params, vk io
 // written as bellperson's .params and .vk files. Errors as WriteDevParams'
 // (ErrNoDevKey for a key no device of this Prover made).
 func (p *Prover) WriteDevKey(ctx context.Context, pk *groth16.ProvingKey, params, vk io.Writer) error {
-	end, err := p.begin()
+	end, err := p.beginDevWrite("WriteDevKey", params)
 	if err != nil {
 		return err
 	}
 	defer end()
-	if params == nil {
-		return errors.New("c2: WriteDevKey needs a writer for the parameters")
-	}
 	if pk == nil || pk.HostBases() {
 		return fmt.Errorf("%w: the key has its bases in host memory", ErrNoDevKey)
 	}
 	return p.writeDevKey(ctx, pk, "the circuit", params, vk)
+}
+
+// beginDevWrite begins a call of method (WriteDevParams or WriteDevKey),
+// which writes development parameters to params, as begin does, and
+// refuses a nil params after that. The caller calls end when the call
+// returns.
+func (p *Prover) beginDevWrite(method string, params io.Writer) (end func(), err error) {
+	if end, err = p.begin(); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		end()
+		return nil, fmt.Errorf("c2: %s needs a writer for the parameters", method)
+	}
+	return end, nil
 }
 
 // writeDevKey writes pk, made on a device by DevSetup, from the device

@@ -66,33 +66,25 @@ func NewBudget(name string, total int64) *Budget {
 func (b *Budget) Total() int64 { return b.total }
 
 // Used returns the bytes currently reserved.
-func (b *Budget) Used() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
+func (b *Budget) Used() int64 { return locked(b, func() int64 { return b.used }) }
 
 // Peak returns the largest number of bytes reserved at once so far.
-func (b *Budget) Peak() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.peak
-}
+func (b *Budget) Peak() int64 { return locked(b, func() int64 { return b.peak }) }
 
 // Pinned returns the bytes held by pinned reservations (see
 // [Reservation.Pin]): Total minus Pinned is the most a reservation can be
 // granted while they stay.
-func (b *Budget) Pinned() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.pinned
-}
+func (b *Budget) Pinned() int64 { return locked(b, func() int64 { return b.pinned }) }
 
 // Waiting returns the number of reservations queued.
-func (b *Budget) Waiting() int {
+func (b *Budget) Waiting() int { return locked(b, func() int { return len(b.waiters) }) }
+
+// locked returns what read returns when called with b.mu held: a
+// consistent view of b's counters.
+func locked[T any](b *Budget, read func() T) T {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.waiters)
+	return read()
 }
 
 // Reservation is a grant of bytes from a Budget. Release returns them.

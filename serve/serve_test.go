@@ -195,11 +195,8 @@ func forEachTransport(t *testing.T, f func(t *testing.T, transport string)) {
 
 func TestPriorityOrder(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr string) {
-		f := newFake()
-		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
+		f, ts := startBusy(t, tr, "first", pb.Priority_LOW)
 		ctx := context.Background()
-		ts.submit(ctx, t, porepReq("first", "block-first", pb.Priority_LOW))
-		f.waitStart(t, "block-first")
 
 		order := []struct {
 			id   string
@@ -305,11 +302,8 @@ func TestIdempotentRequestID(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr string) {
-		f := newFake()
-		ts := startServer(t, tr, f, Options{MaxConcurrent: 1})
+		f, ts := startBusy(t, tr, "running", pb.Priority_NORMAL)
 		ctx := context.Background()
-		ts.submit(ctx, t, porepReq("running", "block-running", pb.Priority_NORMAL))
-		f.waitStart(t, "block-running")
 		ts.submit(ctx, t, porepReq("queued", "queued", pb.Priority_NORMAL))
 		ts.submit(ctx, t, porepReq("next", "next", pb.Priority_LOW))
 
@@ -414,15 +408,23 @@ func TestShutdownDrains(t *testing.T) {
 	assert.Equal(t, []string{"block-a", "b"}, f.callList())
 }
 
-// startQueued starts a server running one job at a time over transport,
-// with job "a" running (held in f until f.release closes) and job "b"
-// queued behind it.
-func startQueued(t *testing.T, transport string) (*fakeProver, *testServer) {
+// startBusy starts a server running one job at a time over transport,
+// with job id of priority prio running: its input is "block-"+id, held in
+// f until f.release closes.
+func startBusy(t *testing.T, transport, id string, prio pb.Priority) (*fakeProver, *testServer) {
 	t.Helper()
 	f := newFake()
 	ts := startServer(t, transport, f, Options{MaxConcurrent: 1})
-	ts.submit(context.Background(), t, porepReq("a", "block-a", pb.Priority_NORMAL))
-	f.waitStart(t, "block-a")
+	ts.submit(context.Background(), t, porepReq(id, "block-"+id, prio))
+	f.waitStart(t, "block-"+id)
+	return f, ts
+}
+
+// startQueued is startBusy with job "a" running and job "b" queued behind
+// it.
+func startQueued(t *testing.T, transport string) (*fakeProver, *testServer) {
+	t.Helper()
+	f, ts := startBusy(t, transport, "a", pb.Priority_NORMAL)
 	ts.submit(context.Background(), t, porepReq("b", "b", pb.Priority_NORMAL))
 	return f, ts
 }

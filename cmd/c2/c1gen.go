@@ -17,9 +17,8 @@ func runC1gen(fs *flag.FlagSet, args []string) error {
 	size := fs.String("sector-size", "", "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB or a byte count (required unless --proof)")
 	v11 := fs.Bool("v1_1", false, "make a StackedDrg*V1_1 proof (default StackedDrg*V1)")
 	proofName := fs.String("proof", "", "registered proof name, e.g. StackedDrg32GiBV1_1 (instead of --sector-size and --v1_1)")
-	seedHex := fs.String("seed", "", "generator seed: up to 64 hex digits (an even number), zero-padded on the right to 32 bytes (default all zero)")
+	g := addGenFlags(fs)
 	sectorID := fs.Uint64("sector-id", 0, "sector number (default: derived from the seed)")
-	out := fs.String("out", "", "file to write (default standard output); written to a temporary file beside it, then renamed")
 	wrap := fs.Bool("commit2in", false, "wrap the C1 JSON in a Commit2In object (lotus-bench's format)")
 	check := fs.Bool("check", false, "decode the output again and check every partition's vanilla proofs natively")
 	checkCircuit := fs.Bool("check-circuit", false, "as --check, and also synthesize every partition's circuit and check each constraint against the public inputs a verifier derives (one core: about 1 s at 2 KiB, about a minute and 4 GB a partition at 32 GiB; no parameters needed)")
@@ -30,7 +29,7 @@ func runC1gen(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	seed, err := parseSeed(*seedHex)
+	seed, err := parseSeed(*g.seed)
 	if err != nil {
 		return err
 	}
@@ -43,13 +42,11 @@ func runC1gen(fs *flag.FlagSet, args []string) error {
 
 	// The destination is checked (and its temporary file created) before
 	// the work.
-	var dst *output
-	if *out != "" {
-		if dst, err = createOutput(*out); err != nil {
-			return err
-		}
-		defer dst.abort()
+	dst, err := optionalOutput(*g.out)
+	if err != nil {
+		return err
 	}
+	defer dst.abort()
 
 	t0 := time.Now()
 	sec, err := c1gen.Generate(proof, seed, opts)
@@ -110,6 +107,20 @@ func c1genProof(name, size string, v11 bool) (inputs.Proof, error) {
 		}
 	}
 	return 0, fmt.Errorf("no interactive proof for sector size %s", size)
+}
+
+// genFlags are the flags the generators (c1gen, postgen) share: the seed
+// their output derives from and the file it goes to.
+type genFlags struct {
+	seed, out *string
+}
+
+// addGenFlags defines --seed and --out on fs.
+func addGenFlags(fs *flag.FlagSet) genFlags {
+	return genFlags{
+		seed: fs.String("seed", "", "generator seed: up to 64 hex digits (an even number), zero-padded on the right to 32 bytes (default all zero)"),
+		out:  fs.String("out", "", "file to write (default standard output); written to a temporary file beside it, then renamed"),
+	}
 }
 
 // parseSeed reads up to 32 bytes of hex into the start of a zero seed.

@@ -38,6 +38,16 @@ func createOutput(path string) (*output, error) {
 	return &output{path: path, tmp: tmp}, nil
 }
 
+// optionalOutput is createOutput for an optional destination: for an
+// empty path it returns a nil *output, which writeResult takes for
+// standard output and whose abort does nothing.
+func optionalOutput(path string) (*output, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return createOutput(path)
+}
+
 // commit writes the content with write through a buffer and renames the
 // temporary file onto the destination. On error nothing carries the
 // destination's name that was not there before.
@@ -63,8 +73,12 @@ func (o *output) commit(write func(w io.Writer) (int64, error)) error {
 	return nil
 }
 
-// abort removes the temporary file; after commit it does nothing.
+// abort removes the temporary file; after commit, or on a nil *output, it
+// does nothing.
 func (o *output) abort() {
+	if o == nil {
+		return
+	}
 	if o.tmp.Close() == nil { // not yet committed
 		os.Remove(o.tmp.Name())
 	}

@@ -18,10 +18,9 @@ import (
 func runPoStgen(fs *flag.FlagSet, args []string) error {
 	name := fs.String("proof", "", "registered PoSt proof, e.g. StackedDrgWindow32GiBV1_2 or StackedDrgWinning32GiBV1 (required)")
 	rnd := fs.String("randomness", "", "the PoSt randomness: 64 hex digits, a canonical scalar's 32 bytes (default: derived from the seed)")
-	seedHex := fs.String("seed", "", "generator seed: up to 64 hex digits (an even number), zero-padded on the right to 32 bytes (default all zero)")
 	sectors := fs.Int("sectors", 0, "sectors to prove (default: one full Window partition, e.g. 2349 at 32 GiB; Winning: 1)")
 	firstID := fs.Uint64("first-id", 1, "number of the first sector; the others follow")
-	out := fs.String("out", "", "file to write (default standard output); written to a temporary file beside it, then renamed")
+	g := addGenFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -33,7 +32,7 @@ func runPoStgen(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	seed, err := parseSeed(*seedHex)
+	seed, err := parseSeed(*g.seed)
 	if err != nil {
 		return err
 	}
@@ -51,13 +50,11 @@ func runPoStgen(fs *flag.FlagSet, args []string) error {
 		}
 	}
 
-	var dst *output
-	if *out != "" {
-		if dst, err = createOutput(*out); err != nil {
-			return err
-		}
-		defer dst.abort()
+	dst, err := optionalOutput(*g.out)
+	if err != nil {
+		return err
 	}
+	defer dst.abort()
 	t0 := time.Now()
 	proofs, err := postgen.Generate(context.Background(), shape, seed, randomness, *firstID, n)
 	if err != nil {

@@ -85,15 +85,13 @@ func runSubmit(fs *flag.FlagSet, args []string) error {
 	if *partition > 0 && kind != pb.ProofKind_WINDOW_POST_PARTITION {
 		return errors.New("--partition is for --kind wpost")
 	}
-	var dst *output
-	if *out != "" {
-		// Created before the job, so that a path that cannot be written
-		// fails before the proving.
-		if dst, err = createOutput(*out); err != nil {
-			return err
-		}
-		defer dst.abort()
+	// Created before the job, so that a path that cannot be written fails
+	// before the proving.
+	dst, err := optionalOutput(*out)
+	if err != nil {
+		return err
 	}
+	defer dst.abort()
 	res, proof, err := submit(*addr, req, *connect)
 	if err != nil {
 		return err

@@ -186,6 +186,14 @@ func Program(s Shape) ([]Op, []fr.Element, error) {
 		bits = append(bits, nvars-1)
 		checked = append(checked, nvars-1)
 	}
+	// emitProduct emits an op of kind whose value is that of variable x
+	// times that of variable y.
+	emitProduct := func(kind OpKind, x, y int) {
+		var v fr.Element
+		vx, vy := values[x], values[y]
+		v.Mul(&vx, &vy)
+		emit(Op{Kind: kind, X: x, Y: y}, v)
+	}
 	pick := func(pool []int) int {
 		// Prefer recent variables, like gadgets do.
 		w := min(len(pool), 256)
@@ -206,11 +214,7 @@ func Program(s Shape) ([]Op, []fr.Element, error) {
 		case r < 200:
 			newBit()
 		case r < 590:
-			x, y := pick(bits), pick(checked)
-			var v fr.Element
-			vx, vy := values[x], values[y]
-			v.Mul(&vx, &vy)
-			emit(Op{Kind: And, X: x, Y: y}, v)
+			emitProduct(And, pick(bits), pick(checked))
 			bits = append(bits, nvars-1)
 		case r < 980:
 			x, y := pick(bits), pick(checked)
@@ -237,11 +241,7 @@ func Program(s Shape) ([]Op, []fr.Element, error) {
 			emit(op, v)
 			nums = append(nums, nvars-1)
 		default:
-			x, y := pick(nums), pick(nums)
-			var v fr.Element
-			vx, vy := values[x], values[y]
-			v.Mul(&vx, &vy)
-			emit(Op{Kind: Mul, X: x, Y: y}, v)
+			emitProduct(Mul, pick(nums), pick(nums))
 			nums = append(nums, nvars-1)
 		}
 	}

@@ -52,10 +52,15 @@ func (f *feistel) encode(v uint64) uint64 {
 }
 
 // permute maps v in [0, n) to its image in [0, n).
-func (f *feistel) permute(v uint64) uint64 {
-	u := f.encode(v)
+func (f *feistel) permute(v uint64) uint64 { return f.walk(v, f.encode) }
+
+// walk applies pass to v, then again to its result while that is not below
+// n (cycle walking): for pass a permutation of the network's whole range,
+// such as encode or its inverse, it maps v in [0, n) into [0, n).
+func (f *feistel) walk(v uint64, pass func(uint64) uint64) uint64 {
+	u := pass(v)
 	for u >= f.n {
-		u = f.encode(u)
+		u = pass(u)
 	}
 	return u
 }

@@ -329,13 +329,7 @@ func (f *feistel) decode(v uint64) uint64 {
 }
 
 // invert is the inverse of permute.
-func (f *feistel) invert(v uint64) uint64 {
-	u := f.decode(v)
-	for u >= f.n {
-		u = f.decode(u)
-	}
-	return u
-}
+func (f *feistel) invert(v uint64) uint64 { return f.walk(v, f.decode) }
 
 // baseParentsChecked writes the BaseDegree bucket-graph parents of node into
 // dst[:BaseDegree]. Nodes 0 and 1 have all parents 0. Otherwise the immediate
