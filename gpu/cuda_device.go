@@ -61,7 +61,9 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 // resident too and a partition's whole pass — witness expansion, a, b, c,
 // H and every MSM including B_G2's — runs here. Calls on different slots
 // run concurrently: no lock is held around the library, and each slot's
-// device buffers are allocated once, when the slot is first made.
+// device buffers are allocated once, when the slot is first made. Slots of
+// keys whose domain is at most 2^22 (a Winning PoSt's, a small sector's)
+// run on the device's urgent streams ([cuda.Device.Urgent]).
 type CUDA struct {
 	d      *cuda.Device
 	name   string
@@ -140,6 +142,7 @@ func (c *CUDA) enter(ctx context.Context, stage Stage, sec Section) error {
 
 type cudaKey struct {
 	c        *CUDA
+	urgent   bool // its calls run on the device's urgent streams (newKey)
 	pk       *groth16.ProvingKey
 	resident bool
 	h, l, a  *cuda.Buffer
@@ -206,6 +209,27 @@ func (c *CUDA) maxSlots() int {
 	return defaultSlots
 }
 
+// urgentDomain is the largest domain whose keys' calls run on the device's
+// urgent streams ([cuda.Device.Urgent]): a Winning PoSt (2^19) or a small
+// sector's partition is then proved beside 2^27-domain partitions in about
+// the time of its own kernels, while its few blocks delay those partitions
+// by little.
+const urgentDomain = 1 << 22
+
+// newKey returns an empty key of c for pk, on the urgent streams when pk's
+// domain is at most urgentDomain.
+func (c *CUDA) newKey(pk *groth16.ProvingKey) *cudaKey {
+	return &cudaKey{c: c, pk: pk, urgent: pk.DomainSize() <= urgentDomain, idle: make(chan *slotMem, c.maxSlots())}
+}
+
+// dev is the device view the key's slots call.
+func (k *cudaKey) dev() *cuda.Device {
+	if k.urgent {
+		return k.c.d.Urgent()
+	}
+	return k.c.d
+}
+
 func (k *cudaKey) ProvingKey() *groth16.ProvingKey { return k.pk }
 
 // Records implements [ShapeKey].
@@ -270,7 +294,7 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	if !pk.HostBases() {
 		return nil, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf("%w: %v", ErrBadArgument, groth16.ErrNoHostBases)}
 	}
-	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots())}
+	k := c.newKey(pk)
 	kb := keyBytes(pk)
 	if kb+c.slotBytes(pk, true, 0) > c.room() {
 		k.pinKey() // streamed
@@ -336,7 +360,7 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 	}
 	pk := f.Key()
 	z, lay := pk.Sizes(), f.Layout()
-	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots())}
+	k := c.newKey(pk)
 	fail := func(sec Section, err error) (Key, error) {
 		k.Release()
 		var ge *Error
@@ -724,7 +748,7 @@ func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, 
 	}
 	n := k.pk.DomainSize()
 	logN := bits.TrailingZeros(uint(n))
-	bad, err := s.c.d.EvalR1CS(k.r1cs, s.mem.w, s.mem.abc, logN, w.Inputs, w.Ones, w.TailIdx, w.Tail)
+	bad, err := s.k.dev().EvalR1CS(k.r1cs, s.mem.w, s.mem.abc, logN, w.Inputs, w.Ones, w.TailIdx, w.Tail)
 	if err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
@@ -748,16 +772,16 @@ func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, 
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if err := s.c.d.ComputeHResident(abc[0], abc[1], abc[2], logN); err != nil {
+	if err := s.k.dev().ComputeHResident(abc[0], abc[1], abc[2], logN); err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
 	if k.resident {
-		res, err = s.c.d.MSMG1OnDevice(k.h, abc[0], n-1)
+		res, err = s.k.dev().MSMG1OnDevice(k.h, abc[0], n-1)
 	} else {
-		res, err = s.c.d.MSMG1HostBases(k.src().H, abc[0], n-1)
+		res, err = s.k.dev().MSMG1HostBases(k.src().H, abc[0], n-1)
 	}
 	if err != nil {
 		return res, s.c.err(StageH, SectionH, err)
@@ -775,14 +799,14 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 		return res, &Error{Device: s.c.name, Stage: StageH, Section: SectionH,
 			Err: fmt.Errorf("%w: vectors of %d, %d, %d for a domain of %d", ErrBadArgument, len(a), len(b), len(c), n)}
 	}
-	if err := s.c.d.ComputeH(a, b, c); err != nil {
+	if err := s.k.dev().ComputeH(a, b, c); err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
 	var err error
 	if s.k.resident {
-		res, err = s.c.d.MSMG1Resident(s.k.h, a[:n-1])
+		res, err = s.k.dev().MSMG1Resident(s.k.h, a[:n-1])
 	} else {
-		res, err = s.c.d.MSMG1(s.k.src().H, a[:n-1])
+		res, err = s.k.dev().MSMG1(s.k.src().H, a[:n-1])
 	}
 	if err != nil {
 		return res, s.c.err(StageH, SectionH, err)
@@ -870,9 +894,9 @@ func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec S
 		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: sec, Err: err}
 	}
 	if buf != nil {
-		res, err = g.batchAddResident(s.c.d, buf, n, ones)
+		res, err = g.batchAddResident(s.k.dev(), buf, n, ones)
 	} else {
-		res, err = batchChunks[A, J, PJ](bases, ones, func(b []A, o []uint64) (J, error) { return g.batchAdd(s.c.d, b, o) })
+		res, err = batchChunks[A, J, PJ](bases, ones, func(b []A, o []uint64) (J, error) { return g.batchAdd(s.k.dev(), b, o) })
 	}
 	if err != nil {
 		return res, s.c.err(StageBatchAdd, sec, err)
@@ -896,13 +920,13 @@ func cudaTail[A, J any](ctx context.Context, s *cudaSlot, sec Section, g cudaGro
 	}
 	switch {
 	case buf != nil && idx != nil:
-		res, err = g.msmIndexed(s.c.d, buf, n, idx, scalars)
+		res, err = g.msmIndexed(s.k.dev(), buf, n, idx, scalars)
 	case buf != nil:
-		res, err = g.msmResident(s.c.d, buf, scalars)
+		res, err = g.msmResident(s.k.dev(), buf, scalars)
 	case idx != nil:
-		res, err = g.msm(s.c.d, msm.Gather(bases, idx), scalars)
+		res, err = g.msm(s.k.dev(), msm.Gather(bases, idx), scalars)
 	default:
-		res, err = g.msm(s.c.d, bases, scalars)
+		res, err = g.msm(s.k.dev(), bases, scalars)
 	}
 	if err != nil {
 		return res, s.c.err(StageTail, sec, err)

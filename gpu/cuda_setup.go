@@ -98,7 +98,8 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 	}
 	res.Pin()
 	defer scr.Release()
-	k := &cudaKey{c: c, pk: pk, idle: make(chan *slotMem, c.maxSlots()), res: res, resident: true}
+	k := c.newKey(pk)
+	k.res, k.resident = res, true
 	fail := func(sec Section, err error) (*cudaKey, setupTimes, error) {
 		k.Release()
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

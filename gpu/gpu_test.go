@@ -291,6 +291,7 @@ func TestCUDASlotBytes(t *testing.T) {
 	key, err := c.LoadKey(context.Background(), big)
 	require.NoError(t, err)
 	assert.False(t, key.(*cudaKey).resident)
+	assert.True(t, key.(*cudaKey).urgent, "a 2^16 domain runs on the urgent streams")
 	assert.Zero(t, c.budget.Used())
 	_, err = c.Acquire(context.Background(), key)
 	var ob *pool.OverBudgetError

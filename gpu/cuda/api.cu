@@ -93,7 +93,7 @@ int c2_mem_info(c2_status* st, int ordinal, uint64_t* free_bytes, uint64_t* tota
     return ok(st);
 }
 
-int c2_stream_create(c2_status* st, int ordinal, c2_stream** out) {
+int c2_stream_create(c2_status* st, int ordinal, int urgent, c2_stream** out) {
     *out = nullptr;
     int n = 0;
     C2_CHECK(cudaGetDeviceCount(&n));
@@ -101,7 +101,11 @@ int c2_stream_create(c2_status* st, int ordinal, c2_stream** out) {
         return set_status(st, C2_ERR_NO_DEVICE, 0, "no CUDA device %d (have %d)", ordinal, n);
     C2_ENTER(ordinal);
     // Keep freed stream-ordered memory in the pool: the hot paths then never
-    // return memory to the driver (no implicit device synchronization).
+    // return memory to the driver (no implicit device synchronization). And
+    // never let an allocation reuse memory whose free is still pending on
+    // another stream: the pool would make the allocating stream wait for
+    // that stream's queued work, so a short call beside a long one would
+    // wait for all of it. Reuse of completed frees stays allowed.
     cudaError_t perr = cudaSuccess;
     std::call_once(pool_once[ordinal], [&] {
         cudaMemPool_t pool;
@@ -110,12 +114,19 @@ int c2_stream_create(c2_status* st, int ordinal, c2_stream** out) {
             uint64_t thr = UINT64_MAX;
             perr = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr);
         }
+        if (perr == cudaSuccess) {
+            int no = 0;
+            perr = cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no);
+        }
     });
     C2_CHECK(perr);
     stream_ctx* s = new stream_ctx();
     s->ordinal = ordinal;
-    cudaError_t e = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking);
+    int least = 0, greatest = 0;
+    cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+    const int prio = urgent ? greatest : least;
+    if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&s->s, cudaStreamNonBlocking, prio);
+    if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&s->copy, cudaStreamNonBlocking, prio);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&s->sm_count, cudaDevAttrMultiProcessorCount, ordinal);
     if (e == cudaSuccess) e = cudaEventCreate(&s->mark[0]);
     if (e == cudaSuccess) e = cudaEventCreate(&s->mark[1]);

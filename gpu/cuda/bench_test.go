@@ -227,3 +227,93 @@ func BenchmarkComputeH(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBeside times a small call (a 2^18 G1 MSM, or the H pipeline at
+// 2^18) alone, and while another goroutine keeps large calls (2^24 G1 MSMs,
+// or the H pipeline at 2^24) queued on the default streams: with the small
+// call on the default streams too, and on the urgent ones
+// ([Device.Urgent]).
+func BenchmarkBeside(b *testing.B) {
+	d := testDevice(b)
+	bases, sc := benchG1.get(b, d, 1, 1<<24)
+	hBufs := func(lg int) func(d *Device) error {
+		var abc [3]*Buffer
+		for i := range abc {
+			var err error
+			abc[i], err = d.Alloc(frBytes << lg)
+			require.NoError(b, err)
+			require.NoError(b, CopyTo(abc[i], 0, sc[:1<<lg]))
+		}
+		b.Cleanup(func() {
+			for _, x := range abc {
+				_ = x.Free()
+			}
+		})
+		return func(d *Device) error { return d.ComputeHResident(abc[0], abc[1], abc[2], lg) }
+	}
+	msm := func(lg int) func(d *Device) error {
+		return func(d *Device) error {
+			_, err := d.MSMG1Resident(bases, sc[:1<<lg])
+			return err
+		}
+	}
+	calls := []struct {
+		name       string
+		small, big func(d *Device) error
+	}{{"msm", msm(18), msm(24)}, {"h", hBufs(18), hBufs(24)}}
+	for _, sm := range calls {
+		for _, bg := range calls {
+			for _, v := range []struct {
+				name  string
+				d     *Device
+				alone bool
+			}{{"alone", d, true}, {"default", d, false}, {"urgent", d.Urgent(), false}} {
+				if v.alone && bg.name != calls[0].name {
+					continue
+				}
+				b.Run(sm.name+"/"+bg.name+"/"+v.name, func(b *testing.B) {
+					benchBeside(b, sm.small, bg.big, v.d, d, v.alone)
+				})
+			}
+		}
+	}
+}
+
+// benchBeside times small(on) while, unless alone, big(d) runs in a loop.
+func benchBeside(b *testing.B, small, big func(*Device) error, on, d *Device, alone bool) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var bgErr error
+	if !alone {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if bgErr = big(d); bgErr != nil {
+					return
+				}
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+		if bgErr != nil {
+			b.Fatal(bgErr)
+		}
+	}()
+	if err := small(on); err != nil { // warm-up
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := small(on); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 5
+#define C2_ABI_VERSION 6
 
 enum {
     C2_OK = 0,
@@ -69,7 +69,11 @@ int c2_device_info(c2_status* st, int ordinal, char* name, int name_len, uint64_
                    int* sm_count, int* cc_major, int* cc_minor);
 int c2_mem_info(c2_status* st, int ordinal, uint64_t* free_bytes, uint64_t* total_bytes);
 
-int c2_stream_create(c2_status* st, int ordinal, c2_stream** out);
+/* A stream pair (compute and copy) of one device. urgent != 0 creates both
+ * at the device's greatest stream priority, 0 at its least (the default):
+ * the block scheduler then dispatches an urgent stream's pending blocks
+ * before other streams' pending blocks; running blocks are not preempted. */
+int c2_stream_create(c2_status* st, int ordinal, int urgent, c2_stream** out);
 int c2_stream_destroy(c2_status* st, c2_stream* s);
 /* Device timing with CUDA events. c2_stream_mark records the stream's start
  * (which = 0) or end (which = 1) event on its compute stream; c2_stream_span

@@ -153,6 +153,28 @@ func TestOutOfMemoryIsTyped(t *testing.T) {
 	require.NoError(t, d.ntt(v, nttForward))
 }
 
+func TestUrgentView(t *testing.T) {
+	d := testDevice(t)
+	u := d.Urgent()
+	require.Same(t, u, d.Urgent())
+	require.Same(t, u, u.Urgent())
+	require.Equal(t, d.Info(), u.Info())
+	// A buffer of one view serves calls of the other.
+	rng := testRand(t)
+	bases := randG1(rng, 64)
+	buf, err := u.UploadG1(bases)
+	require.NoError(t, err)
+	defer buf.Free()
+	sc := randScalars(rng, 64)
+	want, err := d.MSMG1Resident(buf, sc)
+	require.NoError(t, err)
+	got, err := u.MSMG1Resident(buf, sc)
+	require.NoError(t, err)
+	require.True(t, got.Equal(&want))
+	ref := testG1.ref(t, bases, sc)
+	require.True(t, got.Equal(&ref))
+}
+
 func TestConcurrentCalls(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)
@@ -185,8 +207,9 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 // Four goroutines run the H pipeline and an MSM at different sizes at once
-// (the NTT passes of each size ask for different shared memory), several
-// times; every result equals the CPU's.
+// (the NTT passes of each size ask for different shared memory), two on the
+// default streams and two on the urgent ones, several times; every result
+// equals the CPU's.
 func TestConcurrentComputeHAndMSM(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)
@@ -215,6 +238,10 @@ func TestConcurrentComputeHAndMSM(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			j := &jobs[i]
+			d := d
+			if i%2 == 1 { // beside the default streams' calls
+				d = d.Urgent()
+			}
 			for round := 0; round < 3 && errs[i] == nil; round++ {
 				a := append([]fr.Element(nil), j.a...)
 				got, err := d.MSMG1(j.bases, a[:len(j.bases)])

@@ -58,13 +58,21 @@ func DeviceCount() (int, error) {
 	return n, nil
 }
 
-// Device is one opened GPU. Methods are safe for concurrent use.
+// Device is one opened GPU, or its urgent view ([Device.Urgent]). Methods
+// are safe for concurrent use.
 type Device struct {
+	*device
+	urgent bool // calls run on the device's highest-priority streams
+}
+
+// device is what a Device and its urgent view share.
+type device struct {
 	ordinal int
 	info    Info
+	view    *Device // the urgent view
 
 	mu     sync.Mutex
-	idle   []stream
+	idle   [2][]stream // by priority: 0 the default, 1 urgent
 	closed bool
 	timer  timer
 }
@@ -82,20 +90,29 @@ func Open(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{ordinal: ordinal, info: info}
+	d := &Device{device: &device{ordinal: ordinal, info: info}}
+	d.view = &Device{device: d.device, urgent: true}
 	// Create one stream now so that a broken driver shows up at Open.
-	s, err := rawStreamCreate(ordinal)
+	s, err := rawStreamCreate(ordinal, false)
 	if err != nil {
 		return nil, err
 	}
-	d.idle = append(d.idle, s)
+	d.idle[0] = append(d.idle[0], s)
 	return d, nil
 }
+
+// Urgent returns the view of the device whose calls run on streams of the
+// device's highest priority: the block scheduler dispatches their kernels'
+// pending blocks before those of other calls' kernels, so a short proof
+// beside long ones waits only for blocks already running (no preemption).
+// The view shares the device's buffers, timings and Close.
+func (d *Device) Urgent() *Device { return d.view }
 
 // Info returns the device's description.
 func (d *Device) Info() Info { return d.info }
 
-// Close releases the device's streams. Buffers must be freed separately.
+// Close releases the device's streams, its urgent view's included. Buffers
+// must be freed separately.
 func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -104,16 +121,27 @@ func (d *Device) Close() error {
 	}
 	d.closed = true
 	var first error
-	for _, s := range d.idle {
-		if err := rawStreamDestroy(s); err != nil && first == nil {
-			first = err
+	for i := range d.idle {
+		for _, s := range d.idle[i] {
+			if err := rawStreamDestroy(s); err != nil && first == nil {
+				first = err
+			}
 		}
+		d.idle[i] = nil
 	}
-	d.idle = nil
 	return first
 }
 
-// acquire lends a stream to the call op and marks the call's start on it.
+// prio indexes the stream pool of d's priority.
+func (d *Device) prio() int {
+	if d.urgent {
+		return 1
+	}
+	return 0
+}
+
+// acquire lends a stream of d's priority to the call op and marks the
+// call's start on it.
 func (d *Device) acquire(op string) (stream, error) {
 	d.mu.Lock()
 	if d.closed {
@@ -121,14 +149,15 @@ func (d *Device) acquire(op string) (stream, error) {
 		return stream{}, &Error{Op: op, Kind: ErrClosed, Msg: "device closed"}
 	}
 	var s stream
-	if n := len(d.idle); n > 0 {
-		s = d.idle[n-1]
-		d.idle = d.idle[:n-1]
+	pool := &d.idle[d.prio()]
+	if n := len(*pool); n > 0 {
+		s = (*pool)[n-1]
+		*pool = (*pool)[:n-1]
 		d.mu.Unlock()
 	} else {
 		d.mu.Unlock()
 		var err error
-		if s, err = rawStreamCreate(d.ordinal); err != nil {
+		if s, err = rawStreamCreate(d.ordinal, d.urgent); err != nil {
 			return s, err
 		}
 	}
@@ -155,7 +184,7 @@ func (d *Device) release(s stream) {
 		_ = rawStreamDestroy(s)
 		return
 	}
-	d.idle = append(d.idle, s)
+	d.idle[d.prio()] = append(d.idle[d.prio()], s)
 }
 
 // Buffer is device memory owned by the caller (for example bases kept

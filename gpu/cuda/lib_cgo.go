@@ -18,7 +18,7 @@ static int (*p_abi_version)(void);
 static int (*p_device_count)(c2_status*, int*);
 static int (*p_device_info)(c2_status*, int, char*, int, uint64_t*, int*, int*, int*);
 static int (*p_mem_info)(c2_status*, int, uint64_t*, uint64_t*);
-static int (*p_stream_create)(c2_status*, int, c2_stream**);
+static int (*p_stream_create)(c2_status*, int, int, c2_stream**);
 static int (*p_stream_destroy)(c2_status*, c2_stream*);
 static int (*p_stream_mark)(c2_status*, c2_stream*, int);
 static int (*p_stream_span)(c2_status*, c2_stream*, double*, double*);
@@ -80,9 +80,9 @@ static int w_device_info(c2_status* st, int o, char* name, int nl, uint64_t* mem
 	return p_device_info(st, o, name, nl, mem, sm, ma, mi);
 }
 static int w_mem_info(c2_status* st, int o, uint64_t* f, uint64_t* t) { return p_mem_info(st, o, f, t); }
-static int w_stream_create(c2_status* st, int o, uintptr_t* out) {
+static int w_stream_create(c2_status* st, int o, int urgent, uintptr_t* out) {
 	c2_stream* s = NULL;
-	int rc = p_stream_create(st, o, &s);
+	int rc = p_stream_create(st, o, urgent, &s);
 	*out = (uintptr_t)s;
 	return rc;
 }
@@ -238,10 +238,14 @@ func rawMemInfo(ord int) (uint64, uint64, error) {
 	return uint64(f), uint64(t), mkerr("MemInfo", rc, &st)
 }
 
-func rawStreamCreate(ord int) (stream, error) {
+func rawStreamCreate(ord int, urgent bool) (stream, error) {
 	var st C.c2_status
 	var s C.uintptr_t
-	rc := C.w_stream_create(&st, C.int(ord), &s)
+	u := C.int(0)
+	if urgent {
+		u = 1
+	}
+	rc := C.w_stream_create(&st, C.int(ord), u, &s)
 	return stream{h: uintptr(s)}, mkerr("stream create", rc, &st)
 }
 

@@ -14,7 +14,7 @@ func loadPath(string) error { return libLoad() }
 func rawDeviceCount() (int, error)                                      { return 0, libLoad() }
 func rawDeviceInfo(int) (Info, error)                                   { return Info{}, libLoad() }
 func rawMemInfo(int) (uint64, uint64, error)                            { return 0, 0, libLoad() }
-func rawStreamCreate(int) (stream, error)                               { return stream{}, libLoad() }
+func rawStreamCreate(int, bool) (stream, error)                         { return stream{}, libLoad() }
 func rawStreamDestroy(stream) error                                     { return libLoad() }
 func rawStreamMark(stream, int) error                                   { return libLoad() }
 func rawStreamSpan(stream) (float64, float64, error)                    { return 0, 0, libLoad() }
