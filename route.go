@@ -32,7 +32,7 @@ func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys
 			}
 			ls = nil
 		}
-		d, err := p.rot.Pick(ctx, exclude)
+		d, err := p.rot.Pick(ctx, pk, exclude)
 		if err != nil {
 			return groth16.Proof{}, nil, err
 		}
@@ -41,7 +41,7 @@ func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys
 		}
 		if !pk.HostBases() && !p.keys.FromFile(pk) && !p.keys.Holds(pk, d) {
 			// Only the device that made it has this key's bases.
-			p.rot.Unload(d)
+			p.rot.Unload(d, pk)
 			exclude[d] = true
 			if p.rot.IsFallback(d) {
 				return groth16.Proof{}, d, fmt.Errorf("%w: %w", ErrNoDevice, groth16.ErrNoHostBases)
@@ -49,7 +49,7 @@ func (p *Prover) provePartition(ctx context.Context, pk *groth16.ProvingKey, sys
 			continue
 		}
 		proof, err := p.run.Prove(ctx, d, pk, sys, ls)
-		p.rot.Unload(d)
+		p.rot.Unload(d, pk)
 		if err == nil {
 			return proof, d, nil
 		}

@@ -37,16 +37,19 @@ type Device struct {
 	load atomic.Int32 // partitions routed here and not finished
 	busy clock
 	done atomic.Int32 // partitions completed here
-	// ahead bounds the partitions prepared (or being prepared) for this
-	// device and not yet admitted to it, so that host buffers are not
-	// filled far ahead of what the device can take.
-	ahead chan struct{}
+	// routed counts, by circuit, the partitions routed here and not
+	// finished; guarded by the Rotation's mu.
+	routed map[any]int32
+	// ahead bounds, by circuit, the partitions prepared (or being
+	// prepared) for this device and not yet admitted to it, so that host
+	// buffers are not filled far ahead of what the device can take.
+	ahead *Places
 	mu    sync.Mutex
 	err   error // why it left the rotation
 }
 
 func newDevice(d gpu.Device, name string, ahead int) *Device {
-	return &Device{Device: d, Name: name, ahead: make(chan struct{}, ahead)}
+	return &Device{Device: d, Name: name, routed: make(map[any]int32), ahead: NewPlaces(ahead)}
 }
 
 // Live reports whether d is in the rotation.
@@ -78,25 +81,21 @@ func (d *Device) Stage(f func() error) (time.Duration, error) {
 	return time.Since(t0), err
 }
 
-// Ahead takes a place among the partitions prepared ahead for d (as many
-// as the rotation's Options.Ahead) and returns admitted, which gives it
-// back once the partition is admitted to d (more than one call does
-// nothing). It returns ctx's error when ctx ends first.
-func (d *Device) Ahead(ctx context.Context) (admitted func(), err error) {
-	select {
-	case d.ahead <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	var once sync.Once
-	return func() { once.Do(func() { <-d.ahead }) }, nil
+// Ahead takes a place among the partitions of circuit prepared ahead for d
+// (as many as the rotation's Options.Ahead) and returns admitted, which
+// gives it back once the partition is admitted to d (more than one call
+// does nothing). It returns ctx's error when ctx ends first.
+func (d *Device) Ahead(ctx context.Context, circuit any) (admitted func(), err error) {
+	return d.ahead.Take(ctx, circuit)
 }
 
 // Options configures a Rotation.
 type Options struct {
-	// Ahead is how many partitions may be prepared for one device and not
-	// yet admitted to it; a device takes at most 2×Ahead+1 partitions
-	// routed and not finished.
+	// Ahead is how many partitions of one circuit may be prepared for one
+	// device and not yet admitted to it; a device takes at most 2×Ahead+1
+	// partitions of one circuit routed and not finished. The bounds are a
+	// circuit's, so that a short proof never queues behind another
+	// circuit's partitions.
 	Ahead int
 	// Fallback, when not nil, takes the partitions once every device has
 	// failed; it never leaves the rotation.
@@ -111,7 +110,7 @@ type Rotation struct {
 	devs []*Device
 	fall *Device
 	log  *slog.Logger
-	most int32 // partitions routed to one device and not finished
+	most int32 // partitions of one circuit routed to one device and not finished
 
 	mu    sync.Mutex
 	freed chan struct{} // closed (and replaced) whenever a partition leaves a device
@@ -142,13 +141,14 @@ func (r *Rotation) Fallback() *Device { return r.fall }
 // IsFallback reports whether d is the CPU fallback.
 func (r *Rotation) IsFallback(d *Device) bool { return d != nil && d == r.fall }
 
-// Pick routes a partition: to the live device not in exclude with the
-// fewest partitions routed to it (lowest index on ties) among those below
-// the per-device bound, waiting for one to free a place when all are full;
-// to the CPU fallback when no device is left; or nowhere (nil, nil). The
-// caller calls Unload once the partition leaves the device. Pick returns
-// ctx's error when ctx ends while it waits.
-func (r *Rotation) Pick(ctx context.Context, exclude map[*Device]bool) (*Device, error) {
+// Pick routes a partition of circuit (any comparable value naming it; c2
+// uses the proving key): to the live device not in exclude with the fewest
+// partitions routed to it (of any circuit; lowest index on ties) among
+// those below the per-device bound for circuit, waiting for one to free a
+// place when all are full; to the CPU fallback when no device is left; or
+// nowhere (nil, nil). The caller calls Unload once the partition leaves
+// the device. Pick returns ctx's error when ctx ends while it waits.
+func (r *Rotation) Pick(ctx context.Context, circuit any, exclude map[*Device]bool) (*Device, error) {
 	for {
 		r.mu.Lock()
 		var best *Device
@@ -158,7 +158,7 @@ func (r *Rotation) Pick(ctx context.Context, exclude map[*Device]bool) (*Device,
 				continue
 			}
 			live = true
-			if d.load.Load() >= r.most {
+			if d.routed[circuit] >= r.most {
 				continue
 			}
 			if best == nil || d.load.Load() < best.load.Load() {
@@ -172,6 +172,7 @@ func (r *Rotation) Pick(ctx context.Context, exclude map[*Device]bool) (*Device,
 		if best != nil || !live {
 			if best != nil {
 				best.load.Add(1)
+				best.routed[circuit]++
 			}
 			r.mu.Unlock()
 			return best, nil
@@ -186,11 +187,14 @@ func (r *Rotation) Pick(ctx context.Context, exclude map[*Device]bool) (*Device,
 	}
 }
 
-// Unload records that a partition Pick routed to d left it, and wakes the
-// partitions waiting for a device.
-func (r *Rotation) Unload(d *Device) {
+// Unload records that a partition of circuit Pick routed to d left it, and
+// wakes the partitions waiting for a device.
+func (r *Rotation) Unload(d *Device, circuit any) {
 	r.mu.Lock()
 	d.load.Add(-1)
+	if d.routed[circuit]--; d.routed[circuit] <= 0 {
+		delete(d.routed, circuit)
+	}
 	close(r.freed)
 	r.freed = make(chan struct{})
 	r.mu.Unlock()

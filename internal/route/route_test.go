@@ -25,10 +25,13 @@ func rotation(n int, o Options) *Rotation {
 	return New(devs, o)
 }
 
-// pick is Pick with a background context, failing t on an error.
+// circuit names the partitions' circuit in the tests that use one.
+const circuit = "porep"
+
+// pick is Pick of circuit with a background context, failing t on an error.
 func pick(t *testing.T, r *Rotation, exclude map[*Device]bool) *Device {
 	t.Helper()
-	d, err := r.Pick(context.Background(), exclude)
+	d, err := r.Pick(context.Background(), circuit, exclude)
 	require.NoError(t, err)
 	return d
 }
@@ -46,12 +49,12 @@ func TestPickFewestWithinBound(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err := r.Pick(ctx, nil)
+	_, err := r.Pick(ctx, circuit, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "both devices are full")
 
 	got := make(chan *Device, 1)
 	go func() {
-		d, _ := r.Pick(context.Background(), nil)
+		d, _ := r.Pick(context.Background(), circuit, nil)
 		got <- d
 	}()
 	select {
@@ -59,7 +62,7 @@ func TestPickFewestWithinBound(t *testing.T) {
 		t.Fatalf("Pick routed to %s while both devices were full", d.Name)
 	case <-time.After(20 * time.Millisecond):
 	}
-	r.Unload(b)
+	r.Unload(b, circuit)
 	select {
 	case d := <-got:
 		require.Same(t, b, d, "the device Unload freed")
@@ -121,23 +124,61 @@ func TestPickExcludeRetireFallback(t *testing.T) {
 func TestAhead(t *testing.T) {
 	r := rotation(1, Options{Ahead: 1})
 	d := r.Devices()[0]
-	admitted, err := d.Ahead(context.Background())
+	admitted, err := d.Ahead(context.Background(), circuit)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = d.Ahead(ctx)
+	_, err = d.Ahead(ctx, circuit)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the one place is taken")
 
 	admitted()
 	admitted()
-	second, err := d.Ahead(context.Background())
+	second, err := d.Ahead(context.Background(), circuit)
 	require.NoError(t, err)
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = d.Ahead(ctx)
+	_, err = d.Ahead(ctx, circuit)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "a second admitted() gave back nothing more")
+	other, err := d.Ahead(context.Background(), "winning")
+	require.NoError(t, err, "another circuit has places of its own")
+	other()
 	second()
+}
+
+// The bounds are a circuit's: a device full of one circuit's partitions
+// takes another circuit's at once, and balances by all partitions routed;
+// a circuit's places are dropped once it holds none.
+func TestBoundsPerCircuit(t *testing.T) {
+	r := rotation(2, Options{Ahead: 0}) // one partition of a circuit per device
+	a, b := r.Devices()[0], r.Devices()[1]
+	require.Same(t, a, pick(t, r, nil))
+	require.Same(t, b, pick(t, r, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := r.Pick(ctx, circuit, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "both devices are full of the circuit")
+
+	w, err := r.Pick(context.Background(), "winning", map[*Device]bool{a: true})
+	require.NoError(t, err)
+	require.Same(t, b, w, "a device full of another circuit takes this one")
+	w2, err := r.Pick(context.Background(), "window", nil)
+	require.NoError(t, err)
+	require.Same(t, a, w2, "the fewest partitions of any circuit routed")
+	r.Unload(b, "winning")
+	r.Unload(a, "window")
+	want := map[any]int32{circuit: 1}
+	require.Equal(t, want, a.routed, "a circuit with nothing routed is forgotten")
+	require.Equal(t, want, b.routed)
+
+	p := NewPlaces(2)
+	give, err := p.Take(context.Background(), circuit)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Held(circuit))
+	give()
+	give()
+	require.Zero(t, p.Held(circuit))
+	require.Empty(t, p.held, "a circuit without places is forgotten")
 }
 
 // Stage returns f's error and duration and counts the time during which at

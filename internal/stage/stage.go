@@ -79,7 +79,7 @@ type Runner struct {
 	keys   *route.Keys
 	host   *pool.Pool
 	o      Options
-	prep   chan struct{} // preparation semaphore
+	prep   *route.Places // partitions of one circuit prepared at once
 	serial sync.Mutex    // held through a whole partition when o.Serial
 }
 
@@ -92,7 +92,7 @@ func New(keys *route.Keys, host *pool.Pool, o Options) *Runner {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{keys: keys, host: host, o: o, prep: make(chan struct{}, max(1, o.Workers))}
+	return &Runner{keys: keys, host: host, o: o, prep: route.NewPlaces(max(1, o.Workers))}
 }
 
 // Lease lends a partition's witness buffer to its stages. Release gives it
@@ -148,22 +148,23 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 	sk, ok := key.(gpu.ShapeKey)
 	onDevice := ok && sk.Records(sys) // the device evaluates a, b, c
 
-	// Look ahead by at most Workers partitions per device.
-	admitted, err := d.Ahead(ctx)
+	// Look ahead by at most Workers partitions of this circuit per device,
+	// and prepare at most Workers of them at once: another circuit's
+	// partitions never hold this one's places.
+	admitted, err := d.Ahead(ctx, pk)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
 	defer admitted()
 
-	select {
-	case r.prep <- struct{}{}:
-	case <-ctx.Done():
-		return groth16.Proof{}, ctx.Err()
+	prepared, err := r.prep.Take(ctx, pk)
+	if err != nil {
+		return groth16.Proof{}, err
 	}
 	if !onDevice {
 		ls = nil // the host evaluates a, b, c from the witness: kept to the end
 	}
-	pr, err := r.prepare(ctx, pk, sys, !onDevice, ls, func() { <-r.prep })
+	pr, err := r.prepare(ctx, pk, sys, !onDevice, ls, prepared)
 	if err != nil {
 		return groth16.Proof{}, err
 	}

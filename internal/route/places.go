@@ -1,0 +1,62 @@
+package route
+
+import (
+	"context"
+	"sync"
+)
+
+// Places lends at most n places per circuit, so that one circuit's
+// partitions never wait for another's: a Winning PoSt beside two C2s waits
+// only for its own partitions. A circuit is any comparable value naming
+// one (c2 uses the proving key); a circuit's count is dropped once it holds
+// no place, so keys that are gone are not kept. Safe for concurrent use.
+type Places struct {
+	n     int
+	mu    sync.Mutex
+	held  map[any]int
+	freed chan struct{} // closed (and replaced) whenever a place is given back
+}
+
+// NewPlaces returns Places of n places per circuit.
+func NewPlaces(n int) *Places {
+	return &Places{n: n, held: make(map[any]int), freed: make(chan struct{})}
+}
+
+// Take waits for a place of circuit and returns give, which gives it back
+// (calls after the first do nothing). It returns ctx's error when ctx ends
+// first.
+func (p *Places) Take(ctx context.Context, circuit any) (give func(), err error) {
+	for {
+		p.mu.Lock()
+		if p.held[circuit] < p.n {
+			p.held[circuit]++
+			p.mu.Unlock()
+			var once sync.Once
+			return func() { once.Do(func() { p.give(circuit) }) }, nil
+		}
+		freed := p.freed
+		p.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Held returns the places circuit holds.
+func (p *Places) Held(circuit any) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held[circuit]
+}
+
+func (p *Places) give(circuit any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[circuit]--; p.held[circuit] <= 0 {
+		delete(p.held, circuit)
+	}
+	close(p.freed)
+	p.freed = make(chan struct{})
+}
