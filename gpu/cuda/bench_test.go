@@ -228,28 +228,26 @@ func BenchmarkComputeH(b *testing.B) {
 	}
 }
 
-// BenchmarkBeside times a small call (a 2^18 G1 MSM, or the H pipeline at
-// 2^18) alone, and while another goroutine keeps large calls (2^24 G1 MSMs,
-// or the H pipeline at 2^24) queued on the default streams: with the small
-// call on the default streams too, and on the urgent ones
-// ([Device.Urgent]).
+// BenchmarkBeside times a small call alone, and while another goroutine
+// keeps large calls queued on the default streams: with the small call on
+// the default streams too, and on the urgent ones ([Device.Urgent]). Calls
+// (small 2^18, large 2^24): msm, a G1 MSM of resident bases and host
+// scalars; msmdev, the same with the scalars on the device; batch (small
+// only), a batch addition of half the bases; h, the H pipeline on the
+// device.
 func BenchmarkBeside(b *testing.B) {
 	d := testDevice(b)
 	bases, sc := benchG1.get(b, d, 1, 1<<24)
-	hBufs := func(lg int) func(d *Device) error {
-		var abc [3]*Buffer
-		for i := range abc {
-			var err error
-			abc[i], err = d.Alloc(frBytes << lg)
-			require.NoError(b, err)
-			require.NoError(b, CopyTo(abc[i], 0, sc[:1<<lg]))
-		}
-		b.Cleanup(func() {
-			for _, x := range abc {
-				_ = x.Free()
-			}
-		})
-		return func(d *Device) error { return d.ComputeHResident(abc[0], abc[1], abc[2], lg) }
+	onDevice := func(lg int) *Buffer {
+		buf, err := d.Alloc(frBytes << lg)
+		require.NoError(b, err)
+		require.NoError(b, CopyTo(buf, 0, sc[:1<<lg]))
+		b.Cleanup(func() { _ = buf.Free() })
+		return buf
+	}
+	h := func(lg int) func(d *Device) error {
+		a, bb, c := onDevice(lg), onDevice(lg), onDevice(lg)
+		return func(d *Device) error { return d.ComputeHResident(a, bb, c, lg) }
 	}
 	msm := func(lg int) func(d *Device) error {
 		return func(d *Device) error {
@@ -257,34 +255,48 @@ func BenchmarkBeside(b *testing.B) {
 			return err
 		}
 	}
-	calls := []struct {
-		name       string
-		small, big func(d *Device) error
-	}{{"msm", msm(18), msm(24)}, {"h", hBufs(18), hBufs(24)}}
-	for _, sm := range calls {
-		for _, bg := range calls {
+	msmDev := func(lg int) func(d *Device) error {
+		s := onDevice(lg)
+		return func(d *Device) error {
+			_, err := d.MSMG1OnDevice(bases, s, 1<<lg)
+			return err
+		}
+	}
+	half := make([]uint64, (1<<18)/64)
+	for i := range half {
+		half[i] = 0x5555555555555555
+	}
+	batch := func(d *Device) error {
+		_, err := d.BatchAddG1Resident(bases, 1<<18, half)
+		return err
+	}
+	smalls := []struct {
+		name string
+		f    func(d *Device) error
+	}{{"msm", msm(18)}, {"msmdev", msmDev(18)}, {"batch", batch}, {"h", h(18)}}
+	bigs := []struct {
+		name string
+		f    func(d *Device) error
+	}{{"msm", msm(24)}, {"msmdev", msmDev(24)}, {"h", h(24)}}
+	for _, sm := range smalls {
+		b.Run(sm.name+"/alone", func(b *testing.B) { benchBeside(b, sm.f, nil, d, d) })
+		for _, bg := range bigs {
 			for _, v := range []struct {
-				name  string
-				d     *Device
-				alone bool
-			}{{"alone", d, true}, {"default", d, false}, {"urgent", d.Urgent(), false}} {
-				if v.alone && bg.name != calls[0].name {
-					continue
-				}
-				b.Run(sm.name+"/"+bg.name+"/"+v.name, func(b *testing.B) {
-					benchBeside(b, sm.small, bg.big, v.d, d, v.alone)
-				})
+				name string
+				d    *Device
+			}{{"default", d}, {"urgent", d.Urgent()}} {
+				b.Run(sm.name+"/"+bg.name+"/"+v.name, func(b *testing.B) { benchBeside(b, sm.f, bg.f, v.d, d) })
 			}
 		}
 	}
 }
 
-// benchBeside times small(on) while, unless alone, big(d) runs in a loop.
-func benchBeside(b *testing.B, small, big func(*Device) error, on, d *Device, alone bool) {
+// benchBeside times small(on) while big(d), unless nil, runs in a loop.
+func benchBeside(b *testing.B, small, big func(*Device) error, on, d *Device) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var bgErr error
-	if !alone {
+	if big != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
