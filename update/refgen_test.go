@@ -112,6 +112,16 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 		p, err = DecodeVanilla(b)
 		require.NoError(t, err)
 		require.Equal(t, proofs[k], *p, f)
+
+		// Bincode whose first byte (comm_c's lowest) reads as '{' is
+		// bincode still.
+		brace := append([]byte(nil), b...)
+		brace[0] = '{'
+		want, err := DecodePartitionProof(brace)
+		require.NoError(t, err)
+		p, err = DecodeVanilla(brace)
+		require.NoError(t, err, f)
+		require.Equal(t, want, p, f)
 	}
 
 	parts, err := s.partitionsFromVanilla(proofs)

@@ -138,16 +138,18 @@ func DecodePartitionProof(b []byte) (*PartitionProof, error) {
 }
 
 // DecodeVanilla decodes one partition proof given either as its bincode
-// bytes or as a serde JSON object (told apart by a leading '{').
+// bytes or as a serde JSON object: bincode first, and, when that fails and
+// b reads as a JSON object (a leading '{'), JSON, whose error it then
+// returns. Bincode bytes may start with '{' (comm_c's lowest byte).
 func DecodeVanilla(b []byte) (*PartitionProof, error) {
-	if isJSONObject(b) {
+	p, err := DecodePartitionProof(b)
+	if err != nil && isJSONObject(b) {
 		return DecodePartitionProofJSON(b)
 	}
-	return DecodePartitionProof(b)
+	return p, err
 }
 
-// isJSONObject reports whether b starts, after JSON white space, with '{':
-// the test by which DecodeVanilla takes b for one serde JSON object.
+// isJSONObject reports whether b starts, after JSON white space, with '{'.
 func isJSONObject(b []byte) bool {
 	t := bytes.TrimLeft(b, " \t\r\n")
 	return len(t) > 0 && t[0] == '{'
