@@ -36,11 +36,20 @@ func (p *Places) Take(ctx context.Context, circuit any) (give func(), err error)
 		}
 		freed := p.freed
 		p.mu.Unlock()
-		select {
-		case <-freed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := await(ctx, freed); err != nil {
+			return nil, err
 		}
+	}
+}
+
+// await waits until ch is closed or ctx ends, and returns ctx's error in
+// the second case.
+func await(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

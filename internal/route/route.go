@@ -179,10 +179,8 @@ func (r *Rotation) Pick(ctx context.Context, circuit any, exclude map[*Device]bo
 		}
 		freed := r.freed
 		r.mu.Unlock()
-		select {
-		case <-freed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := await(ctx, freed); err != nil {
+			return nil, err
 		}
 	}
 }
