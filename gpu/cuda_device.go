@@ -69,11 +69,13 @@ type CUDA struct {
 	name   string
 	budget *pool.Budget
 
-	mu     sync.Mutex
-	lost   bool
-	closed bool
-	slots  int // SetSlots; 0: defaultSlots
-	pinned *pinnedAllocator
+	mu       sync.Mutex
+	lost     bool
+	closed   bool
+	slots    int // SetSlots; 0: defaultSlots
+	pinned   *pinnedAllocator
+	keys     map[*cudaKey]struct{} // loaded and not released
+	released chan struct{}         // closed (and replaced) whenever a slot is released
 }
 
 // Info implements [Device].
@@ -217,9 +219,99 @@ func (c *CUDA) maxSlots() int {
 const urgentDomain = 1 << 22
 
 // newKey returns an empty key of c for pk, on the urgent streams when pk's
-// domain is at most urgentDomain.
+// domain is at most urgentDomain, and counts it among c's keys until its
+// Release.
 func (c *CUDA) newKey(pk *groth16.ProvingKey) *cudaKey {
-	return &cudaKey{c: c, pk: pk, urgent: pk.DomainSize() <= urgentDomain, idle: make(chan *slotMem, c.maxSlots())}
+	k := &cudaKey{c: c, pk: pk, urgent: pk.DomainSize() <= urgentDomain, idle: make(chan *slotMem, c.maxSlots())}
+	c.mu.Lock()
+	if c.keys == nil {
+		c.keys = make(map[*cudaKey]struct{})
+	}
+	c.keys[k] = struct{}{}
+	c.mu.Unlock()
+	return k
+}
+
+// slotReleased wakes the first slots waiting for another key's slot to be
+// released (reserveSlot).
+func (c *CUDA) slotReleased() {
+	c.mu.Lock()
+	if c.released != nil {
+		close(c.released)
+		c.released = nil
+	}
+	c.mu.Unlock()
+}
+
+// reserveSlot reserves the device memory of a new slot of k. When pinned
+// reservations (keys, R1CS, slots) leave too little, idle slots of other
+// keys are freed to make room, and while there are none but other keys
+// have slots in use, it waits for one of them to be released: two circuits
+// of one device (a C2 and a Window PoSt) take turns with their slots
+// instead of one refusing the other. It fails with *pool.OverBudgetError
+// when no other key has a slot left to give.
+func (c *CUDA) reserveSlot(ctx context.Context, k *cudaKey) (*pool.Reservation, error) {
+	need := c.SlotBytes(k)
+	for {
+		c.mu.Lock()
+		if c.released == nil {
+			c.released = make(chan struct{})
+		}
+		released := c.released
+		c.mu.Unlock()
+		res, err := c.budget.Reserve(ctx, need)
+		var ob *pool.OverBudgetError
+		if err == nil || !errors.As(err, &ob) || ob.Requested > ob.Total {
+			return res, err
+		}
+		freed, inUse := c.evictIdle(k, need)
+		switch {
+		case freed:
+			continue
+		case !inUse:
+			return nil, err
+		}
+		select {
+		case <-released:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// evictIdle frees idle slots of keys other than k until the budget's
+// unpinned room holds need bytes. It reports whether it freed any, and
+// whether other keys have slots in use (that will be released).
+func (c *CUDA) evictIdle(k *cudaKey, need int64) (freed, inUse bool) {
+	c.mu.Lock()
+	others := make([]*cudaKey, 0, len(c.keys))
+	for o := range c.keys {
+		if o != k {
+			others = append(others, o)
+		}
+	}
+	c.mu.Unlock()
+	for _, o := range others {
+		o.slotMu.Lock()
+		for c.room() < need {
+			var m *slotMem
+			select {
+			case m = <-o.idle:
+			default:
+			}
+			if m == nil {
+				break
+			}
+			o.made--
+			m.free()
+			freed = true
+		}
+		if o.made > len(o.idle) {
+			inUse = true
+		}
+		o.slotMu.Unlock()
+	}
+	return freed, inUse
 }
 
 // dev is the device view the key's slots call.
@@ -239,6 +331,9 @@ func (k *cudaKey) Records(sys *r1cs.System) bool { return k.r1cs != nil && k.r1c
 // released.
 func (k *cudaKey) Release() {
 	k.once.Do(func() {
+		k.c.mu.Lock()
+		delete(k.c.keys, k)
+		k.c.mu.Unlock()
 		k.slotMu.Lock()
 		for ; k.made > 0; k.made-- {
 			(<-k.idle).free()
@@ -631,9 +726,11 @@ func (c *CUDA) SlotBytes(key Key) int64 {
 }
 
 // Acquire implements [Device]: it hands out an idle slot of the key, makes
-// a new one while fewer than its bound (SetSlots) exist and the budget has room, and
-// otherwise waits for a slot to be released (the first slot waits for the
-// budget in FIFO order).
+// a new one while fewer than its bound (SetSlots) exist and the budget has
+// room — freeing idle slots of other keys for it when they hold the room —
+// and otherwise waits for a slot of the key to be released. The first slot
+// waits for the budget in FIFO order, or, when pinned reservations leave
+// too little, for other keys' slots to be released (see reserveSlot).
 func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 	if err := c.enter(ctx, StageAcquire, 0); err != nil {
 		return nil, err
@@ -649,9 +746,11 @@ func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 		default:
 		}
 		k.slotMu.Lock()
+		short := false // room for another slot is what is missing
 		if k.made < cap(k.idle) {
 			res, ok := c.budget.TryReserve(c.SlotBytes(k))
 			first := k.made == 0
+			short = !ok && !first
 			if ok || first {
 				k.made++ // counted now so that concurrent callers respect the bound
 				k.slotMu.Unlock()
@@ -677,6 +776,11 @@ func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 			}
 		}
 		k.slotMu.Unlock()
+		if short {
+			if freed, _ := c.evictIdle(k, c.SlotBytes(k)); freed {
+				continue
+			}
+		}
 		select {
 		case m := <-k.idle:
 			return &cudaSlot{c: c, k: k, mem: m}, nil
@@ -691,7 +795,7 @@ func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 func (c *CUDA) newSlot(ctx context.Context, k *cudaKey, res *pool.Reservation) (*slotMem, error) {
 	if res == nil {
 		var err error
-		if res, err = c.budget.Reserve(ctx, c.SlotBytes(k)); err != nil {
+		if res, err = c.reserveSlot(ctx, k); err != nil {
 			return nil, err
 		}
 	}
@@ -731,7 +835,12 @@ type cudaSlot struct {
 }
 
 // Release returns the slot, with its device buffers, to its key. Idempotent.
-func (s *cudaSlot) Release() { s.once.Do(func() { s.k.idle <- s.mem }) }
+func (s *cudaSlot) Release() {
+	s.once.Do(func() {
+		s.k.idle <- s.mem
+		s.c.slotReleased()
+	})
+}
 
 // ComputeHWitness implements [WitnessSlot].
 func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, error) {

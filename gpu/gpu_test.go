@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -297,6 +298,71 @@ func TestCUDASlotBytes(t *testing.T) {
 	var ob *pool.OverBudgetError
 	require.ErrorAs(t, err, &ob, "a slot larger than the device fails at once")
 	key.Release()
+}
+
+// Two keys whose slots do not fit the budget together take turns: the
+// first slot of one waits while the other's slots are in use, then frees
+// an idle one of them and takes its room; the released key is forgotten.
+// No GPU: streamed keys' slots without an R1CS hold only their budget
+// reservations.
+func TestCUDASlotsTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	newKey := func() *groth16.ProvingKey {
+		return &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<16-1), L: make([]bls.G1Affine, 60000), A: make([]bls.G1Affine, 50000)}
+	}
+	sb := (&CUDA{}).slotBytes(newKey(), false, 0)
+	c := &CUDA{name: "cuda:test", budget: pool.NewBudget("cuda:test", 2*sb+sb/2)}
+	c.SetSlots(2)
+	// Keys as LoadKey streams them (no device to upload to here).
+	k1, k2 := c.newKey(newKey()), c.newKey(newKey())
+	defer k1.Release()
+	defer k2.Release()
+	require.Equal(t, sb, c.SlotBytes(k1))
+
+	s1, err := c.Acquire(ctx, k1)
+	require.NoError(t, err)
+	s2, err := c.Acquire(ctx, k1)
+	require.NoError(t, err)
+	require.Equal(t, 2*sb, c.budget.Pinned())
+
+	got := make(chan error, 1)
+	go func() {
+		s, err := c.Acquire(ctx, k2)
+		if err == nil {
+			s.Release()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("the second key's slot came (%v) while the first key's slots were in use", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	s1.Release()
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a released slot of the first key did not make room for the second")
+	}
+	assert.Equal(t, 1, k1.made, "one slot of the first key freed")
+	assert.Equal(t, 2*sb, c.budget.Pinned(), "the second key's slot holds its room")
+
+	// The first key's own slot comes back as before; a second one takes
+	// the room of the second key's idle slot.
+	s2.Release()
+	a, err := c.Acquire(ctx, k1)
+	require.NoError(t, err)
+	b, err := c.Acquire(ctx, k1)
+	require.NoError(t, err, "a second slot of the first key")
+	assert.Zero(t, k2.made, "the second key's idle slot freed")
+	a.Release()
+	b.Release()
+	k2.Release()
+	c.mu.Lock()
+	_, known := c.keys[k2]
+	c.mu.Unlock()
+	assert.False(t, known, "a released key is no longer evicted from")
 }
 
 // BenchmarkCUDATail times the tail-MSM paths of the CUDA device (gathered
