@@ -53,13 +53,6 @@ func await(ctx context.Context, ch <-chan struct{}) error {
 	}
 }
 
-// Held returns the places circuit holds.
-func (p *Places) Held(circuit any) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.held[circuit]
-}
-
 func (p *Places) give(circuit any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
