@@ -1,5 +1,6 @@
 // Device, stream and memory entry points of libc2cuda.
 #include <stdarg.h>
+#include <stdlib.h>
 #include <mutex>
 #include "common.cuh"
 
@@ -54,6 +55,63 @@ int cuda_fail(c2_status* st, cudaError_t e, const char* what, const char* file, 
 static std::once_flag pool_once[64];
 static std::once_flag epoch_once[64];
 static cudaEvent_t epoch[64];  // time origin of each device's stream spans
+
+static bool trace_on() {
+    static const bool on = [] {
+        const char* v = getenv("C2_TRACE");
+        return v && strcmp(v, "1") == 0;
+    }();
+    return on;
+}
+
+static thread_local trace_call* current_trace = nullptr;
+
+trace_call::trace_call(int ordinal, cudaStream_t s, const char* call)
+    : ordinal_(ordinal), s_(s), call_(call), outer_(current_trace) {
+    if (!trace_on() || ordinal < 0 || ordinal >= 64 || !epoch[ordinal]) return;
+    if (cudaEventCreate(&start_) != cudaSuccess || cudaEventRecord(start_, s) != cudaSuccess) {
+        if (start_) cudaEventDestroy(start_);
+        start_ = nullptr;
+        return;
+    }
+    current_trace = this;
+}
+
+void trace_call::mark(const char* what) {
+    if (!start_ || n_ == max_marks) return;
+    cudaEvent_t e;
+    if (cudaEventCreate(&e) != cudaSuccess) return;
+    if (cudaEventRecord(e, s_) != cudaSuccess) {
+        cudaEventDestroy(e);
+        return;
+    }
+    ev_[n_] = e;
+    what_[n_++] = what;
+}
+
+trace_call::~trace_call() {
+    if (!start_) return;
+    current_trace = outer_;
+    float t0 = 0, prev = 0;
+    bool timed = n_ > 0 && cudaEventSynchronize(ev_[n_ - 1]) == cudaSuccess &&
+                 cudaEventElapsedTime(&t0, epoch[ordinal_], start_) == cudaSuccess;
+    prev = t0;
+    for (int i = 0; i < n_; i++) {
+        float t = 0;
+        if (timed && cudaEventElapsedTime(&t, epoch[ordinal_], ev_[i]) == cudaSuccess) {
+            fprintf(stderr, "c2trace dev=%d stream=%p call=%s seq=%d kernel=%s end_ms=%.3f dt_ms=%.3f\n", ordinal_,
+                    (void*)s_, call_, i, what_[i], t, t - prev);
+            prev = t;
+        }
+        cudaEventDestroy(ev_[i]);
+    }
+    cudaEventDestroy(start_);
+    (void)cudaGetLastError();
+}
+
+void trace_mark(const char* what) {
+    if (current_trace) current_trace->mark(what);
+}
 
 }  // namespace c2
 

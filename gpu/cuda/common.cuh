@@ -45,8 +45,39 @@ inline int ok(c2_status* st) {
         (void)cudaGetLastError();         \
     } while (0)
 
-// Checks the last launch.
-#define C2_CHECK_LAUNCH(name) C2_CHECK(cudaPeekAtLastError())
+// Kernel trace, on when the environment has C2_TRACE=1: a traced call (a
+// trace_call alive on its host thread) records an event on its stream
+// after each kernel it launches (trace_mark) and, when it ends, writes to
+// stderr one line a kernel with the kernel's completion time in ms since
+// the device's epoch and the time since the call's previous mark — which
+// kernels of a call waited, and for how long, without a profiler.
+struct trace_call {
+    trace_call(int ordinal, cudaStream_t s, const char* call);
+    ~trace_call();
+    void mark(const char* what);
+
+   private:
+    static constexpr int max_marks = 256;
+    int ordinal_;
+    cudaStream_t s_;
+    const char* call_;
+    trace_call* outer_;
+    cudaEvent_t start_ = nullptr;
+    cudaEvent_t ev_[max_marks];
+    const char* what_[max_marks];
+    int n_ = 0;
+};
+
+// Marks the end of the work just queued on the traced call's stream, if
+// this thread runs a traced call.
+void trace_mark(const char* what);
+
+// Checks the last launch (and marks it for the trace).
+#define C2_CHECK_LAUNCH(name)                  \
+    do {                                       \
+        C2_CHECK(cudaPeekAtLastError());       \
+        trace_mark(#name);                     \
+    } while (0)
 
 // Stream-ordered device scratch memory released when it leaves scope.
 struct scratch {

@@ -18,6 +18,12 @@
 // paths, so calls from several goroutines overlap on the GPU. Alloc and
 // Free (cudaMalloc, cudaFree) may synchronize the device: callers allocate
 // once and reuse.
+//
+// With C2_TRACE=1 in the environment, the library writes to stderr a line
+// for each kernel of each MSM, batch addition, NTT, H pipeline and R1CS
+// evaluation call ("c2trace dev=… stream=… call=… seq=… kernel=… end_ms=…
+// dt_ms=…"): when the kernel completed, in ms since the device's first
+// stream was made, and how long after the call's previous mark.
 package cuda
 
 import (

@@ -28,6 +28,7 @@ int c2_msm_indexed(c2_status* st, c2_stream* h, int group, const void* bases, ui
         return set_status(st, C2_ERR_INVALID, 0, "c2_msm_indexed: null argument");
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, "msm_indexed");
     const int W = group == 1 ? 6 : 12;
     scratch pts, ix;
     if (n) {
@@ -55,6 +56,7 @@ int c2_msm(c2_status* st, c2_stream* h, int group, const void* bases, int bases_
         return set_status(st, C2_ERR_INVALID, 0, "c2_msm: null argument");
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, "msm");
     int rc;
     if (group == 1)
         rc = msm_g1(st, sc, bases, bases_on_device, scalars, scalars_on_device, n, window_bits, out, nwindows,
@@ -72,6 +74,7 @@ int c2_batch_add(c2_status* st, c2_stream* h, int group, const void* bases, int 
     if (!sc || !out || (n && (!bases || !bitmap))) return set_status(st, C2_ERR_INVALID, 0, "c2_batch_add: null argument");
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, "batch_add");
     int rc;
     if (group == 1)
         rc = batch_add_g1(st, sc, bases, bases_on_device, bitmap, n, out);

@@ -412,6 +412,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         const uint64_t m = (uint64_t)W * cnt;
         cub::DoubleBuffer<uint32_t> dk(keys, keys + M), dv(vals, vals + M);
         C2_CHECK(cub::DeviceRadixSort::SortPairs(m_cub.p, cub_bytes, dk, dv, (int)m, 0, key_bits, s));
+        trace_mark("sort_digits");
         C2_CHECK(cudaMemsetAsync(bstart, 0, (size_t)TB * sizeof(uint32_t), s));
         C2_CHECK(cudaMemsetAsync(bend, 0, (size_t)TB * sizeof(uint32_t), s));
         k_bucket_bounds<<<blocks_for(m, 256), 256, 0, s>>>(dk.Current(), m, TB, bstart, bend);
@@ -420,11 +421,13 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         C2_CHECK_LAUNCH(k_bucket_sizes);
         cub::DoubleBuffer<uint32_t> sk(bsize, bsize + TB), sv(bid, bid + TB);
         C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(m_cub.p, cub_bytes, sk, sv, (int)TB, 0, size_bits, s));
+        trace_mark("sort_buckets");
         // cut buckets into tasks of at most MSM_PIECE points (tasks.cuh)
         const uint32_t* order = sv.Current();
         k_pieces<<<blocks_for((uint64_t)TB + 1, 256), 256, 0, s>>>(order, bstart, bend, TB, MSM_PIECE, pieces);
         C2_CHECK_LAUNCH(k_pieces);
         C2_CHECK(cub::DeviceScan::ExclusiveSum(m_cub.p, cub_bytes, pieces, first, (int)TB + 1, s));
+        trace_mark("scan_pieces");
         k_owner<<<blocks_for(TB, 256), 256, 0, s>>>(first, TB, owner);
         C2_CHECK_LAUNCH(k_owner);
         k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, point_stage<F>::bytes(128), s>>>(

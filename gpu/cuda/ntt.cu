@@ -505,6 +505,7 @@ int c2_ntt(c2_status* st, c2_stream* h, void* data, int on_device, int log_n, in
     if (!sc || !data || !kc || log_n < 0 || log_n > 31 || kind < 0 || kind > 4)
         return set_status(st, C2_ERR_INVALID, 0, "c2_ntt: bad argument (log_n %d, kind %d)", log_n, kind);
     C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, "ntt");
     size_t bytes = sizeof(fr_t) << log_n;
     scratch buf;
     fr_t* d = (fr_t*)data;
@@ -530,6 +531,7 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
     if (!sc || !a || !b || !c || !kc || log_n < 0 || log_n > 31)
         return set_status(st, C2_ERR_INVALID, 0, "c2_compute_h: bad argument (log_n %d)", log_n);
     C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, "compute_h");
     size_t bytes = sizeof(fr_t) << log_n;
     scratch buf;
     fr_t *da = (fr_t*)a, *db = (fr_t*)b, *dc = (fr_t*)c;

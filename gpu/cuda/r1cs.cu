@@ -99,6 +99,7 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
         return set_status(st, C2_ERR_INVALID, 0, "c2_r1cs_eval: %llu constraints exceed the domain of 2^%d",
                           (unsigned long long)r->constraints, log_n);
     C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, "r1cs_eval");
     cudaStream_t s = sc->s;
     fr_t* dw = (fr_t*)w;
     fr_t* daux = dw + r->inputs;
