@@ -165,7 +165,8 @@ type cudaKey struct {
 
 	// Slots are made on demand, up to cap(idle), and kept until Release.
 	slotMu sync.Mutex
-	made   int
+	made   int // slots made or being made
+	held   int // slots made: their memory reserved, in use or idle
 	idle   chan *slotMem
 	once   sync.Once
 }
@@ -281,7 +282,9 @@ func (c *CUDA) reserveSlot(ctx context.Context, k *cudaKey) (*pool.Reservation, 
 
 // evictIdle frees idle slots of keys other than k until the budget's
 // unpinned room holds need bytes. It reports whether it freed any, and
-// whether other keys have slots in use (that will be released).
+// whether other keys have slots in use (that will be released); a slot
+// still being made is not one, so that two keys making their first slots
+// in too little room fail rather than wait for each other.
 func (c *CUDA) evictIdle(k *cudaKey, need int64) (freed, inUse bool) {
 	c.mu.Lock()
 	others := make([]*cudaKey, 0, len(c.keys))
@@ -303,10 +306,11 @@ func (c *CUDA) evictIdle(k *cudaKey, need int64) (freed, inUse bool) {
 				break
 			}
 			o.made--
+			o.held--
 			m.free()
 			freed = true
 		}
-		if o.made > len(o.idle) {
+		if o.held > len(o.idle) {
 			inUse = true
 		}
 		o.slotMu.Unlock()
@@ -338,6 +342,7 @@ func (k *cudaKey) Release() {
 		for ; k.made > 0; k.made-- {
 			(<-k.idle).free()
 		}
+		k.held = 0
 		k.slotMu.Unlock()
 		if k.r1cs != nil {
 			_ = k.r1cs.Free()
@@ -756,6 +761,9 @@ func (c *CUDA) Acquire(ctx context.Context, key Key) (Slot, error) {
 				k.slotMu.Unlock()
 				m, err := c.newSlot(ctx, k, res)
 				if err == nil {
+					k.slotMu.Lock()
+					k.held++
+					k.slotMu.Unlock()
 					return &cudaSlot{c: c, k: k, mem: m}, nil
 				}
 				k.slotMu.Lock()

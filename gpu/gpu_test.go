@@ -363,6 +363,37 @@ func TestCUDASlotsTakeTurns(t *testing.T) {
 	_, known := c.keys[k2]
 	c.mu.Unlock()
 	assert.False(t, known, "a released key is no longer evicted from")
+
+	// Two keys making their first slots where pinned memory leaves room
+	// for neither are refused, not left waiting for each other.
+	k1.Release()
+	require.Zero(t, c.budget.Used())
+	other, ok := c.budget.TryReserve(c.budget.Total() - sb/2)
+	require.True(t, ok)
+	other.Pin()
+	defer other.Release()
+	k3, k4 := c.newKey(newKey()), c.newKey(newKey())
+	defer k3.Release()
+	defer k4.Release()
+	errs := make(chan error, 2)
+	for _, k := range []*cudaKey{k3, k4} {
+		go func() {
+			s, err := c.Acquire(ctx, k)
+			if err == nil {
+				s.Release()
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		select {
+		case err := <-errs:
+			var ob *pool.OverBudgetError
+			require.ErrorAs(t, err, &ob)
+		case <-time.After(10 * time.Second):
+			t.Fatal("first slots in too little room waited for each other")
+		}
+	}
 }
 
 // BenchmarkCUDATail times the tail-MSM paths of the CUDA device (gathered
