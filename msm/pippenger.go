@@ -195,7 +195,7 @@ func (g group[A, F, J, PA, PF, PJ]) multiExp(ctx context.Context, bases []A, idx
 			}
 		}
 		if ctx.Err() == nil {
-			sums[u] = b.reduce()
+			sums[u] = b.reduce(ctx)
 		}
 		mu.Lock()
 		pool = append(pool, b)
@@ -397,12 +397,21 @@ func (b *buckets[A, F, J, PA, PF, PJ]) execute() {
 	b.ids = b.ids[:0]
 }
 
-// reduce flushes what is pending and returns Σ (b+1)·bucket b.
-func (b *buckets[A, F, J, PA, PF, PJ]) reduce() J {
+// reduceCheck is how many buckets reduce sums between checks of its
+// context (about a millisecond's work).
+const reduceCheck = 1024
+
+// reduce flushes what is pending and returns Σ (b+1)·bucket b, or stops
+// early, its sum then meaningless, once ctx ends (checked every
+// reduceCheck buckets).
+func (b *buckets[A, F, J, PA, PF, PJ]) reduce(ctx context.Context) J {
 	b.execute()
 	b.flushQueue()
 	var run, total J
 	for k := len(b.aff) - 1; k >= 0; k-- {
+		if k%reduceCheck == 0 && ctx.Err() != nil {
+			break
+		}
 		PJ(&run).AddMixed(&b.aff[k])
 		if b.jUse[k] {
 			PJ(&run).AddAssign(&b.jac[k])
