@@ -9,6 +9,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
@@ -326,8 +327,8 @@ type vanillaErr = struct {
 	Err   error
 }
 
-// decodeVanilla decodes each of a call's vanilla proofs with decode, in
-// order. Its errors are *E, the family's VanillaError: "no vanilla proof"
+// decodeVanilla decodes each of a call's vanilla proofs with decode, on
+// all cores. Its errors are *E, the family's VanillaError: "no vanilla proof"
 // for none, else decode's error for the first proof that fails, its Field
 // placed in the whole list (see vanillaField), any error other than an *E
 // its Err.
@@ -339,17 +340,21 @@ func decodeVanilla[T any, E ~vanillaErr, PE interface {
 		return nil, PE(&E{Err: errors.New("no vanilla proof")})
 	}
 	out := make([]T, len(vanilla))
-	for i, b := range vanilla {
-		v, err := decode(b)
+	err := parallel.FirstError(len(vanilla), func(i int) error {
+		v, err := decode(vanilla[i])
 		if err != nil {
 			ve := vanillaErr{Err: err}
 			var e PE
 			if errors.As(err, &e) {
 				ve = vanillaErr(*e)
 			}
-			return nil, PE(&E{Field: vanillaField(i, ve.Field), Err: ve.Err})
+			return PE(&E{Field: vanillaField(i, ve.Field), Err: ve.Err})
 		}
 		out[i] = *v
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

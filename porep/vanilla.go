@@ -3,11 +3,10 @@ package porep
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/graph"
 	"github.com/sealc2/c2/porep/inputs"
@@ -459,36 +458,14 @@ func (s Shape) Verify(p *Partition, part int) error {
 	if h != p.CommR {
 		return bad(-1, "comm_r", "is not Poseidon(comm_c, comm_r_last)")
 	}
-	return lowestError(len(p.Challenges), func(i int) error { return s.verifyChallenge(p, part, i) })
+	return parallel.FirstError(len(p.Challenges), func(i int) error { return s.verifyChallenge(p, part, i) })
 }
 
 // VerifyAll runs Verify on every partition of a C1 output (parts[k] is
 // partition k), side by side, and returns the lowest failing partition's
 // error.
 func (s Shape) VerifyAll(parts []*Partition) error {
-	return lowestError(len(parts), func(k int) error { return s.Verify(parts[k], k) })
-}
-
-// lowestError runs f(0), …, f(n-1) side by side on all cores and returns
-// the error of the lowest i that failed, the one a loop in order would
-// return.
-func lowestError(n int, f func(i int) error) error {
-	errs := make([]error, n)
-	var eg errgroup.Group
-	eg.SetLimit(runtime.GOMAXPROCS(0))
-	for i := range n {
-		eg.Go(func() error {
-			errs[i] = f(i)
-			return nil
-		})
-	}
-	_ = eg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return parallel.FirstError(len(parts), func(k int) error { return s.Verify(parts[k], k) })
 }
 
 // verifyChallenge is Verify's check of challenge i of p.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep/gadget"
 	"github.com/sealc2/c2/porep/poseidon"
@@ -30,7 +31,9 @@ func (s Shape) VerifyPartition(randomness [32]byte, own []PublicSector, p *Parti
 	}
 	h2 := poseidon.MustGet(2)
 	per := 1 + s.Challenges
-	for i := range p.Sectors {
+	// Sectors are checked on all cores; the error is the first sector's
+	// that fails, as in order.
+	return parallel.FirstError(len(p.Sectors), func(i int) error {
 		sec := &p.Sectors[i]
 		at := fmt.Sprintf("partition %d: sectors[%d]", k, i)
 		if !sec.CommR.Equal(&want[i*per]) {
@@ -57,6 +60,6 @@ func (s Shape) VerifyPartition(randomness [32]byte, own []PublicSector, p *Parti
 				return &InputError{f, "does not lead to comm_r_last"}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
