@@ -5,6 +5,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/internal/vanilla"
 	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/porep/gadget"
@@ -172,7 +173,10 @@ func (s Shape) Verify(pub PublicInputs, v *PartitionProof, k int, at string) err
 	if err != nil {
 		return err
 	}
-	for i, node := range nodes {
+	// Challenges are checked on all cores; the error is the first failing
+	// challenge's, as in order.
+	return parallel.FirstError(len(nodes), func(i int) error {
+		node := nodes[i]
 		cp := &v.ChallengeProofs[i]
 		c := &p.Challenges[i]
 		at := f(fmt.Sprintf("challenge_proofs[%d]", i))
@@ -213,6 +217,6 @@ func (s Shape) Verify(pub PublicInputs, v *PartitionProof, k int, at string) err
 		if !got.Equal(&apex) {
 			return fieldErr(at+".proof_d_new", "does not pass through the apex leaf of node %d", node)
 		}
-	}
-	return nil
+		return nil
+	})
 }
