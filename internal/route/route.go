@@ -3,9 +3,11 @@
 //
 // A [Rotation] holds the devices of a prover. [Rotation.Pick] sends a
 // partition to the live device with the fewest partitions routed to it and
-// not finished, among those below the per-device bound, and waits while
-// every live device is full; a faster device therefore takes more
-// partitions. A device that fails leaves the rotation for good
+// not finished, among those below the per-device bound of the partition's
+// circuit, and waits while every live device is full; a faster device
+// therefore takes more partitions. The bounds (routed, prepared ahead,
+// [Places]) are per circuit, so that one circuit's partitions never wait
+// for another's. A device that fails leaves the rotation for good
 // ([Rotation.Retire]). Once none is left, Pick returns the CPU fallback
 // when the rotation has one, else no device.
 //
