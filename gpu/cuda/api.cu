@@ -188,6 +188,7 @@ int c2_stream_create(c2_status* st, int ordinal, int urgent, c2_stream** out) {
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&s->sm_count, cudaDevAttrMultiProcessorCount, ordinal);
     if (e == cudaSuccess) e = cudaEventCreate(&s->mark[0]);
     if (e == cudaSuccess) e = cudaEventCreate(&s->mark[1]);
+    if (e == cudaSuccess) e = cudaMallocHost(&s->out_stage, out_stage_bytes);
     if (e == cudaSuccess) {
         std::call_once(epoch_once[ordinal], [&] {
             e = cudaEventCreate(&epoch[ordinal]);
@@ -196,6 +197,7 @@ int c2_stream_create(c2_status* st, int ordinal, int urgent, c2_stream** out) {
         });
     }
     if (e != cudaSuccess) {
+        if (s->out_stage) cudaFreeHost(s->out_stage);
         delete s;
         return cuda_fail(st, e, "stream create", __FILE__, __LINE__);
     }
@@ -213,6 +215,7 @@ int c2_stream_destroy(c2_status* st, c2_stream* h) {
     cudaStreamDestroy(s->copy);
     cudaEventDestroy(s->mark[0]);
     cudaEventDestroy(s->mark[1]);
+    if (s->out_stage) cudaFreeHost(s->out_stage);
     delete s;
     C2_CHECK(e1);
     C2_CHECK(e2);

@@ -14,7 +14,12 @@ struct stream_ctx {
     cudaStream_t copy;
     int sm_count;
     cudaEvent_t mark[2];  // start and end of the current call, for c2_stream_span
+    void* out_stage;      // pinned host memory of out_stage_bytes for call results (copy_out)
 };
+
+// The largest call result copy_out carries: 64 window sums of a G2 MSM in
+// XYZZ form (64 x 384 bytes).
+constexpr size_t out_stage_bytes = 24576;
 
 int set_status(c2_status* st, int code, int cuda_err, const char* fmt, ...);
 
@@ -78,6 +83,23 @@ void trace_mark(const char* what);
         C2_CHECK(cudaPeekAtLastError());       \
         trace_mark(#name);                     \
     } while (0)
+
+// Copies a call's result, rows of width bytes spaced spitch bytes apart
+// in device memory, to dst (rows packed) and waits for it. The copy lands
+// in the stream's pinned stage first: a copy into pageable memory goes
+// through the driver's staging buffer, which copies of other streams share,
+// so a short call would wait for a long call's copies to drain.
+inline int copy_out(c2_status* st, stream_ctx* sc, void* dst, const void* src, size_t width, size_t spitch,
+                    size_t rows) {
+    const size_t bytes = width * rows;
+    if (bytes > out_stage_bytes)
+        return set_status(st, C2_ERR_INVALID, 0, "result of %zu bytes exceeds the stage (%zu)", bytes, out_stage_bytes);
+    if (bytes == 0) return ok(st);
+    C2_CHECK(cudaMemcpy2DAsync(sc->out_stage, width, src, spitch, width, rows, cudaMemcpyDeviceToHost, sc->s));
+    C2_CHECK(cudaStreamSynchronize(sc->s));
+    memcpy(dst, sc->out_stage, bytes);
+    return ok(st);
+}
 
 // Stream-ordered device scratch memory released when it leaves scope.
 struct scratch {

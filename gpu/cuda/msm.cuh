@@ -453,8 +453,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     k_window_segments<F><<<blocks_for((uint64_t)W * nseg, 128), 128, 0, s>>>(buckets, nb, W, nseg, part);
     C2_CHECK_LAUNCH(k_window_segments);
     if ((rc = tree_sum<F>(st, s, part, (uint32_t)W, nseg))) return rc;
-    C2_CHECK(cudaMemcpy2DAsync(out, sizeof(X), part, nseg * sizeof(X), sizeof(X), W, cudaMemcpyDeviceToHost, s));
-    C2_CHECK(cudaStreamSynchronize(s));
+    if ((rc = copy_out(st, sc, out, part, sizeof(X), nseg * sizeof(X), W))) return rc;
     C2_CHECK(cudaGetLastError());
     *nwindows = W;
     *used_c = window_width(0, W);
@@ -568,8 +567,7 @@ int batch_add_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool
     C2_CHECK_LAUNCH(k_batch_add);
     int rc = tree_sum<F>(st, s, m_part.as<X>(), 1, nthreads);
     if (rc) return rc;
-    C2_CHECK(cudaMemcpyAsync(out, m_part.p, sizeof(X), cudaMemcpyDeviceToHost, s));
-    C2_CHECK(cudaStreamSynchronize(s));
+    if ((rc = copy_out(st, sc, out, m_part.p, sizeof(X), sizeof(X), 1))) return rc;
     C2_CHECK(cudaGetLastError());
     return ok(st);
 }

@@ -142,8 +142,7 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
                                                    r->constraints, n, da, db, dc, d_bad);
     C2_CHECK_LAUNCH(k_eval_rows);
     unsigned long long bad = 0;
-    C2_CHECK(cudaMemcpyAsync(&bad, d_bad, 8, cudaMemcpyDeviceToHost, s));
-    C2_CHECK(cudaStreamSynchronize(s));
+    if (int rc = copy_out(st, sc, &bad, d_bad, 8, 8, 1)) return rc;
     C2_CHECK(cudaGetLastError());
     *first_bad = bad;
     return ok(st);
