@@ -12,12 +12,11 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
-	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -46,13 +45,59 @@ var frOne = fr.One()
 // time (a multiple of 64, so that pieces cover whole density words).
 const splitPiece = 1 << 16
 
+// tailKept bounds the tail values a piece keeps while it classifies: a
+// piece with more (a witness of mostly other values, such as a PoSt's)
+// only counts them, and writes them straight to the split's tail in a
+// second pass, instead of growing a copy of most of its values.
+const tailKept = splitPiece / 8
+
 // piece is a run of one segment's scalars that one goroutine classifies.
 type piece struct {
 	seg, lo, hi int // scalars [lo, hi) of segs[seg]
 	base        int // the query's base of scalar lo
 	ones, zeros int
-	tailIdx     []uint32
-	tail        []fr.Element
+	ntail       int
+	tailIdx     []uint32     // the tail while ntail ≤ tailKept
+	tail        []fr.Element // its values
+}
+
+// addTail records base i, whose scalar v is neither 0 nor 1.
+func (pc *piece) addTail(i uint32, v *fr.Element) {
+	if pc.ntail < tailKept {
+		pc.tailIdx = append(pc.tailIdx, i)
+		pc.tail = append(pc.tail, *v)
+	}
+	pc.ntail++
+}
+
+// writeTail writes the piece's tail, all ntail entries, to idx and tail,
+// reading its scalars in s again.
+func (pc *piece) writeTail(s Segment, idx []uint32, tail []fr.Element) {
+	if pc.ntail == len(pc.tail) {
+		copy(idx, pc.tailIdx)
+		copy(tail, pc.tail)
+		return
+	}
+	b, o := pc.base, 0
+	put := func(v *fr.Element) {
+		if !v.IsZero() && *v != frOne {
+			idx[o], tail[o] = uint32(b), *v
+			o++
+		}
+		b++
+	}
+	if s.Density == nil {
+		for i := pc.lo; i < pc.hi; i++ {
+			put(&s.Scalars[i])
+		}
+		return
+	}
+	words := s.Density.Words()
+	for w := pc.lo >> 6; w < (pc.hi+63)>>6; w++ {
+		for word := words[w]; word != 0; word &= word - 1 {
+			put(&s.Scalars[w<<6+bits.TrailingZeros64(word)])
+		}
+	}
 }
 
 // classifyDense classifies v, whose first scalar is base number base (a
@@ -62,7 +107,7 @@ type piece struct {
 // value, since a witness's bits come in no predictable order.
 func (pc *piece) classifyDense(ones []uint64, v []fr.Element, base int) {
 	one := frOne
-	nOnes, nTail := 0, len(pc.tail)
+	nOnes, nTail := 0, pc.ntail
 	for w := 0; w*64 < len(v); w++ {
 		blk := v[w*64 : min(len(v), w*64+64)]
 		var word uint64
@@ -75,8 +120,7 @@ func (pc *piece) classifyDense(ones []uint64, v []fr.Element, base int) {
 			notOne, notZero := (d|-d)>>63, (z|-z)>>63
 			word |= (notOne ^ 1) << uint(k)
 			if notOne&notZero != 0 {
-				pc.tailIdx = append(pc.tailIdx, uint32(base+w*64+k))
-				pc.tail = append(pc.tail, *x)
+				pc.addTail(uint32(base+w*64+k), x)
 			}
 		}
 		if len(blk) == 64 {
@@ -87,7 +131,7 @@ func (pc *piece) classifyDense(ones []uint64, v []fr.Element, base int) {
 		nOnes += bits.OnesCount64(word)
 	}
 	pc.ones += nOnes
-	pc.zeros += len(v) - nOnes - (len(pc.tail) - nTail)
+	pc.zeros += len(v) - nOnes - (pc.ntail - nTail)
 }
 
 // NewSplit classifies the scalars of a query made of segs. It fails when a
@@ -170,8 +214,7 @@ func NewSplitContext(ctx context.Context, segs ...Segment) (*Split, error) {
 				word |= 1 << (uint(b) & 63)
 				pc.ones++
 			default:
-				pc.tailIdx = append(pc.tailIdx, uint32(b))
-				pc.tail = append(pc.tail, *v)
+				pc.addTail(uint32(b), v)
 			}
 			b++
 		}
@@ -193,37 +236,70 @@ func NewSplitContext(ctx context.Context, segs ...Segment) (*Split, error) {
 		}
 		flush()
 	}
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range min(runtime.GOMAXPROCS(0), len(pieces)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := int(next.Add(1)) - 1; k < len(pieces) && ctx.Err() == nil; k = int(next.Add(1)) - 1 {
-				classify(pieces[k])
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := parallel.Each(ctx, len(pieces), func(k int) { classify(pieces[k]) }); err != nil {
 		return nil, err
 	}
-	nt := 0
-	for _, pc := range pieces {
+	// The pieces' tails, joined in order: each piece writes its own at its
+	// offset (a witness of mostly other values has a tail of gigabytes).
+	offs := make([]int, len(pieces)+1)
+	for k, pc := range pieces {
 		sp.NumOnes += pc.ones
 		sp.NumZeros += pc.zeros
-		nt += len(pc.tail)
+		offs[k+1] = offs[k] + pc.ntail
 	}
+	nt := offs[len(pieces)]
 	if nt == 0 {
 		return sp, nil
 	}
-	sp.TailIdx = make([]uint32, 0, nt)
-	sp.Tail = make([]fr.Element, 0, nt)
-	for _, pc := range pieces {
-		sp.TailIdx = append(sp.TailIdx, pc.tailIdx...)
-		sp.Tail = append(sp.Tail, pc.tail...)
+	sp.TailIdx = make([]uint32, nt)
+	sp.Tail = make([]fr.Element, nt)
+	if err := parallel.Each(ctx, len(pieces), func(k int) {
+		pc := pieces[k]
+		pc.writeTail(segs[pc.seg], sp.TailIdx[offs[k]:offs[k+1]], sp.Tail[offs[k]:offs[k+1]])
+		pc.tailIdx, pc.tail = nil, nil
+	}); err != nil {
+		return nil, err
 	}
 	return sp, nil
+}
+
+// SelectedTail returns how many of sp's tail values d selects: the tail
+// NewSplitSelect(ctx, nil, sp, d) would have, without building it. It
+// fails as NewSplitSelect does.
+func (sp *Split) SelectedTail(ctx context.Context, d *r1cs.Density) (int, error) {
+	if d.Len() != sp.N {
+		return 0, fmt.Errorf("msm: a density over %d values selects from a split of %d", d.Len(), sp.N)
+	}
+	if err := sp.check(); err != nil {
+		return 0, err
+	}
+	counts, err := sp.selectedTail(ctx, d)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
+}
+
+// selectedTail counts the tail values d selects in pieces of splitPiece
+// entries of sp's tail, on all cores: counts[k+1] is piece k's (counts[0]
+// is 0).
+func (sp *Split) selectedTail(ctx context.Context, d *r1cs.Density) ([]int, error) {
+	words := d.Words()
+	nt := len(sp.TailIdx)
+	pieces := (nt + splitPiece - 1) / splitPiece
+	counts := make([]int, pieces+1)
+	err := parallel.Each(ctx, pieces, func(k int) {
+		c := 0
+		for _, i := range sp.TailIdx[k*splitPiece : min(nt, (k+1)*splitPiece)] {
+			c += int(words[i>>6] >> (i & 63) & 1)
+		}
+		counts[k+1] = c
+	})
+	return counts, err
 }
 
 // check reports a split whose bitmap or tail does not fit its N (one not
@@ -306,68 +382,72 @@ func NewSplitSelect(ctx context.Context, head []Segment, src *Split, d *r1cs.Den
 	const pieceWords = splitPiece / 64
 	npieces := (len(words) + pieceWords - 1) / pieceWords
 	var ones atomic.Int64
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range min(runtime.GOMAXPROCS(0), npieces) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := int(next.Add(1)) - 1; k < npieces && ctx.Err() == nil; k = int(next.Add(1)) - 1 {
-				w0, w1 := k*pieceWords, min((k+1)*pieceWords, len(words))
-				b := h + int(rank[w0])
-				wi, pos := b>>6, uint(b)&63
-				var acc uint64
-				count := 0
-				for w := w0; w < w1; w++ {
-					sel, one := words[w], src.Ones[w]
-					count += bits.OnesCount64(sel & one)
-					for ; sel != 0; sel, one = sel>>8, one>>8 {
-						sb := uint(sel & 0xff)
-						if sb == 0 {
-							continue
-						}
-						v := uint64(compress8[sb<<8|uint(one&0xff)])
-						acc |= v << pos
-						if pos += uint(bits.OnesCount8(uint8(sb))); pos >= 64 {
-							if acc != 0 {
-								atomic.OrUint64(&sp.Ones[wi], acc)
-							}
-							pos -= 64
-							acc, wi = v>>(uint(bits.OnesCount8(uint8(sb)))-pos), wi+1
-						}
+	err = parallel.Each(ctx, npieces, func(k int) {
+		w0, w1 := k*pieceWords, min((k+1)*pieceWords, len(words))
+		b := h + int(rank[w0])
+		wi, pos := b>>6, uint(b)&63
+		var acc uint64
+		count := 0
+		for w := w0; w < w1; w++ {
+			sel, one := words[w], src.Ones[w]
+			count += bits.OnesCount64(sel & one)
+			for ; sel != 0; sel, one = sel>>8, one>>8 {
+				sb := uint(sel & 0xff)
+				if sb == 0 {
+					continue
+				}
+				v := uint64(compress8[sb<<8|uint(one&0xff)])
+				acc |= v << pos
+				if pos += uint(bits.OnesCount8(uint8(sb))); pos >= 64 {
+					if acc != 0 {
+						atomic.OrUint64(&sp.Ones[wi], acc)
 					}
+					pos -= 64
+					acc, wi = v>>(uint(bits.OnesCount8(uint8(sb)))-pos), wi+1
 				}
-				if acc != 0 {
-					atomic.OrUint64(&sp.Ones[wi], acc)
-				}
-				ones.Add(int64(count))
 			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		}
+		if acc != 0 {
+			atomic.OrUint64(&sp.Ones[wi], acc)
+		}
+		ones.Add(int64(count))
+	})
+	if err != nil {
 		return nil, err
 	}
 
-	nt := len(hs.TailIdx)
-	for _, i := range src.TailIdx {
-		if d.Get(int(i)) {
-			nt++
-		}
+	// The selected part of src's tail: pieces of it counted, then copied
+	// at their offsets, in parallel.
+	nsrc := len(src.TailIdx)
+	offs, err := src.selectedTail(ctx, d)
+	if err != nil {
+		return nil, err
 	}
-	if nt > 0 {
-		sp.TailIdx = make([]uint32, 0, nt)
-		sp.Tail = make([]fr.Element, 0, nt)
-		sp.TailIdx = append(sp.TailIdx, hs.TailIdx...)
-		sp.Tail = append(sp.Tail, hs.Tail...)
-		for t, i := range src.TailIdx {
-			w, bit := i>>6, uint(i)&63
-			if words[w]>>bit&1 == 0 {
-				continue
+	npieces = len(offs) - 1
+	offs[0] = len(hs.TailIdx)
+	for k := range npieces {
+		offs[k+1] += offs[k]
+	}
+	selected := func(i uint32) bool { return words[i>>6]>>(i&63)&1 != 0 }
+	if nt := offs[npieces]; nt > 0 {
+		sp.TailIdx = make([]uint32, nt)
+		sp.Tail = make([]fr.Element, nt)
+		copy(sp.TailIdx, hs.TailIdx)
+		copy(sp.Tail, hs.Tail)
+		if err := parallel.Each(ctx, npieces, func(k int) {
+			o := offs[k]
+			for t := k * splitPiece; t < min(nsrc, (k+1)*splitPiece); t++ {
+				i := src.TailIdx[t]
+				if !selected(i) {
+					continue
+				}
+				w, bit := i>>6, uint(i)&63
+				sp.TailIdx[o] = uint32(h) + rank[w] + uint32(bits.OnesCount64(words[w]&(1<<bit-1)))
+				sp.Tail[o] = src.Tail[t]
+				o++
 			}
-			r := rank[w] + uint32(bits.OnesCount64(words[w]&(1<<bit-1)))
-			sp.TailIdx = append(sp.TailIdx, uint32(h)+r)
-			sp.Tail = append(sp.Tail, src.Tail[t])
+		}); err != nil {
+			return nil, err
 		}
 	}
 	sp.NumOnes = hs.NumOnes + int(ones.Load())

@@ -39,6 +39,39 @@ func TestSplitPieces(t *testing.T) {
 	require.Equal(t, classifyEach(sel), sp)
 }
 
+// NewSplit of mostly other values (a PoSt's witness), whose pieces keep
+// too many to hold their tails and write them in a second pass, equals a
+// one-pass classification: word-aligned and not, dense and selected.
+func TestSplitPiecesOtherValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	scalars := func(n int) []fr.Element {
+		v := make([]fr.Element, n)
+		for i := range v {
+			switch rng.IntN(20) {
+			case 0:
+			case 1:
+				v[i].SetOne()
+			default:
+				v[i].SetUint64(rng.Uint64())
+			}
+		}
+		return v
+	}
+	a, b, c := scalars(2*splitPiece+77), scalars(3*splitPiece+5), scalars(2*splitPiece+3)
+	dens := r1cs.NewDensity(len(b), func(int) bool { return rng.IntN(8) != 0 })
+	sp, err := NewSplit(Segment{Scalars: a}, Segment{Scalars: b, Density: &dens}, Segment{Scalars: c})
+	require.NoError(t, err)
+	var sel []fr.Element
+	sel = append(sel, a...)
+	for i := range b {
+		if dens.Get(i) {
+			sel = append(sel, b[i])
+		}
+	}
+	sel = append(sel, c...)
+	require.Equal(t, classifyEach(sel), sp)
+}
+
 // classifyEach classifies v one value at a time, as NewSplit must.
 func classifyEach(v []fr.Element) *Split {
 	sp := &Split{N: len(v), Ones: make([]uint64, (len(v)+63)/64)}
@@ -109,33 +142,51 @@ func TestSplitSelectEqualsSplit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	scalars := func(n int) []fr.Element { return mixedScalars(rng, n) }
 	ctx := context.Background()
+	headValues := scalars(21)
+	headDens := r1cs.NewDensity(len(headValues), func(int) bool { return rng.IntN(2) == 0 })
+	// dense: 90 % other values, so that the tail spans several pieces
+	dense := make([]fr.Element, 3*splitPiece+77)
+	for i := range dense {
+		if rng.IntN(10) != 0 {
+			dense[i].SetUint64(rng.Uint64())
+		}
+	}
+	for vname, values := range map[string][]fr.Element{"mixed": scalars(3*splitPiece + 77), "dense": dense} {
+		src, err := NewSplit(Segment{Scalars: values})
+		require.NoError(t, err)
+		for name, sel := range map[string]func(int) bool{
+			"none":   func(int) bool { return false },
+			"all":    func(int) bool { return true },
+			"random": func(int) bool { return rng.IntN(3) != 0 },
+			"sparse": func(int) bool { return rng.IntN(50) == 0 },
+		} {
+			d := r1cs.NewDensity(len(values), sel)
+			for hname, head := range map[string][]Segment{
+				"no head":       nil,
+				"dense head":    {{Scalars: headValues}},
+				"selected head": {{Scalars: headValues, Density: &headDens}},
+			} {
+				want, err := NewSplit(append(append([]Segment{}, head...), Segment{Scalars: values, Density: &d})...)
+				require.NoError(t, err)
+				got, err := NewSplitSelect(ctx, head, src, &d)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "%s values, %s, %s", vname, name, hname)
+			}
+			nt, err := src.SelectedTail(ctx, &d)
+			require.NoError(t, err)
+			want, err := NewSplit(Segment{Scalars: values, Density: &d})
+			require.NoError(t, err)
+			require.Equal(t, len(want.Tail), nt, "%s values, %s: SelectedTail", vname, name)
+		}
+	}
 	values := scalars(3*splitPiece + 77)
 	src, err := NewSplit(Segment{Scalars: values})
 	require.NoError(t, err)
-	headValues := scalars(21)
-	headDens := r1cs.NewDensity(len(headValues), func(int) bool { return rng.IntN(2) == 0 })
-	for name, sel := range map[string]func(int) bool{
-		"none":   func(int) bool { return false },
-		"all":    func(int) bool { return true },
-		"random": func(int) bool { return rng.IntN(3) != 0 },
-		"sparse": func(int) bool { return rng.IntN(50) == 0 },
-	} {
-		d := r1cs.NewDensity(len(values), sel)
-		for hname, head := range map[string][]Segment{
-			"no head":       nil,
-			"dense head":    {{Scalars: headValues}},
-			"selected head": {{Scalars: headValues, Density: &headDens}},
-		} {
-			want, err := NewSplit(append(append([]Segment{}, head...), Segment{Scalars: values, Density: &d})...)
-			require.NoError(t, err)
-			got, err := NewSplitSelect(ctx, head, src, &d)
-			require.NoError(t, err)
-			require.Equal(t, want, got, "%s, %s", name, hname)
-		}
-	}
 
 	short := r1cs.NewDensity(len(values)-1, func(int) bool { return true })
 	_, err = NewSplitSelect(ctx, nil, src, &short)
+	require.ErrorContains(t, err, "selects from a split of")
+	_, err = src.SelectedTail(ctx, &short)
 	require.ErrorContains(t, err, "selects from a split of")
 	_, err = NewSplitSelect(ctx, nil, nil, &short)
 	require.ErrorContains(t, err, "needs a split and a density")

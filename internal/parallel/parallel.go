@@ -1,9 +1,13 @@
-// Package parallel runs independent checks and decodings of a proof's
-// parts on all cores and reports failures as a sequential loop would.
+// Package parallel runs independent pieces of work on all cores: checks
+// and decodings of a proof's parts, reporting failures as a sequential loop
+// would, and passes over large vectors cut into pieces.
 package parallel
 
 import (
+	"context"
 	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -29,4 +33,28 @@ func FirstError(n int, f func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// Each calls f(k) for every k in [0, n) on up to GOMAXPROCS goroutines,
+// each taking the next k when it has finished one, and returns once every
+// call has returned. Once ctx ends no further call starts and Each returns
+// ctx's error; pieces small enough to take about a millisecond bound how
+// late that is.
+func Each(ctx context.Context, n int, f func(k int)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1)) - 1; k < n && ctx.Err() == nil; k = int(next.Add(1)) - 1 {
+				f(k)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
 }

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -29,4 +30,29 @@ func TestFirstError(t *testing.T) {
 	require.EqualError(t, err, "item 7")
 	require.Equal(t, int32(100), calls.Load())
 	require.NoError(t, FirstError(10, func(int) error { return nil }))
+}
+
+// Each calls f once for every index, and stops starting calls once its
+// context ends.
+func TestEach(t *testing.T) {
+	seen := make([]atomic.Int32, 1000)
+	require.NoError(t, Each(context.Background(), len(seen), func(k int) { seen[k].Add(1) }))
+	for k := range seen {
+		require.Equal(t, int32(1), seen[k].Load(), "index %d", k)
+	}
+	require.NoError(t, Each(context.Background(), 0, func(int) { t.Fatal("called for n = 0") }))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int32
+	err := Each(ctx, 1_000_000, func(k int) {
+		if calls.Add(1) == 10 {
+			cancel()
+		}
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, calls.Load(), int32(1000), "calls started after the cancel")
+
+	cancelled, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	require.ErrorIs(t, Each(cancelled, 5, func(int) { t.Fatal("called after the context ended") }), context.Canceled)
 }

@@ -3,6 +3,8 @@ package stage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
@@ -106,38 +109,14 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		}
 	}
 
-	segL := []msm.Segment{{Scalars: sys.Aux()}}
-	headA := []msm.Segment{{Scalars: sys.Inputs()}}
-	headB := []msm.Segment{{Scalars: sys.Inputs(), Density: sys.BInputDensity()}}
+	q := queries{inputs: sys.Inputs(), aux: sys.Aux(), bInputs: sys.BInputDensity(), aAux: sys.ADensity(), bAux: sys.BAuxDensity()}
 	go func() {
 		defer done()
 		defer close(pr.classified)
-		// L classifies every aux value; A and B select theirs from L's
-		// classification (their inputs are classified afresh).
-		var errs [3]error
-		pr.l, errs[0] = classifyContext(ctx, segL)
-		pr.lErr = errs[0]
-		close(pr.lDone)
-		if errs[0] == nil {
-			var wg sync.WaitGroup
-			for i, x := range []struct {
-				dst  **Split
-				head []msm.Segment
-				d    *r1cs.Density
-			}{{&pr.A, headA, sys.ADensity()}, {&pr.B, headB, sys.BAuxDensity()}} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					sp, err := msm.NewSplitSelect(ctx, x.head, pr.l.Split, x.d)
-					if err == nil {
-						*x.dst, err = densify(ctx, sp, append(x.head, msm.Segment{Scalars: sys.Aux(), Density: x.d}))
-					}
-					errs[i+1] = err
-				}()
-			}
-			wg.Wait()
-		}
-		pr.classErr = errors.Join(errs[:]...)
+		pr.l, pr.A, pr.B, pr.classErr = q.classify(ctx, func(l *Split, err error) {
+			pr.l, pr.lErr = l, err
+			close(pr.lDone)
+		})
 		if pr.classErr == nil {
 			ls.Release() // before classified closes: final once it is
 		}
@@ -148,6 +127,71 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		<-pr.classified
 	}
 	return pr, nil
+}
+
+// queries are the values and densities of a partition's L, A and B MSMs:
+// L takes every aux value, A the inputs and the aux values aAux selects, B
+// the inputs bInputs selects and the aux values bAux selects.
+type queries struct {
+	inputs, aux         []fr.Element
+	bInputs, aAux, bAux *r1cs.Density
+}
+
+// classify classifies L's scalars, calls lReady with the result (the
+// device's witness pass can start then), and selects A's and B's from L's
+// classification (their inputs are classified afresh). A dense A or B keeps
+// only its scalars and N: their tail would duplicate the scalars.
+func (q *queries) classify(ctx context.Context, lReady func(*Split, error)) (l, A, B *Split, err error) {
+	l, err = classifyContext(ctx, []msm.Segment{{Scalars: q.aux}})
+	lReady(l, err)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, x := range []struct {
+		dst  **Split
+		head []msm.Segment
+		d    *r1cs.Density
+	}{{&A, []msm.Segment{{Scalars: q.inputs}}, q.aAux}, {&B, []msm.Segment{{Scalars: q.inputs, Density: q.bInputs}}, q.bAux}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			*x.dst, errs[i] = selectQuery(ctx, l.Split, x.head, q.aux, x.d)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, nil, nil, err
+	}
+	return l, A, B, nil
+}
+
+// selectQuery classifies the query of head's segments followed by the aux
+// values d selects, from l, the classification of every aux value. When it
+// goes dense it gathers only the scalars (its Split holds N alone): the
+// split's bitmap and tail would go unused.
+func selectQuery(ctx context.Context, l *msm.Split, head []msm.Segment, aux []fr.Element, d *r1cs.Density) (*Split, error) {
+	hs, err := msm.NewSplitContext(ctx, head...)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := l.SelectedTail(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if n := hs.N + d.Count(); 2*(len(hs.Tail)+tail) > n {
+		full, err := gather(ctx, append(head, msm.Segment{Scalars: aux, Density: d}), n)
+		if err != nil {
+			return nil, err
+		}
+		return &Split{Split: &msm.Split{N: n}, Full: full}, nil
+	}
+	sp, err := msm.NewSplitSelect(ctx, head, l, d)
+	if err != nil {
+		return nil, err
+	}
+	return &Split{Split: sp}, nil
 }
 
 // classifyContext splits one MSM's scalars, or keeps them dense when more
@@ -169,24 +213,59 @@ func densify(ctx context.Context, sp *msm.Split, segs []msm.Segment) (*Split, er
 	if 2*len(sp.Tail) <= sp.N {
 		return &Split{Split: sp}, nil
 	}
-	const piece = 1 << 16 // scalars gathered between checks of ctx
-	full := make([]fr.Element, 0, sp.N)
-	for _, s := range segs {
-		for lo := 0; lo < len(s.Scalars); lo += piece {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			hi := min(len(s.Scalars), lo+piece)
-			if s.Density == nil {
-				full = append(full, s.Scalars[lo:hi]...)
-				continue
-			}
-			for i := lo; i < hi; i++ {
-				if s.Density.Get(i) {
-					full = append(full, s.Scalars[i])
-				}
-			}
-		}
+	full, err := gather(ctx, segs, sp.N)
+	if err != nil {
+		return nil, err
 	}
 	return &Split{Split: sp, Full: full}, nil
+}
+
+// gather returns the n scalars of segs in query order, copied in pieces on
+// all cores.
+func gather(ctx context.Context, segs []msm.Segment, n int) ([]fr.Element, error) {
+	const piece = 1 << 16 // scalars (a multiple of 64) gathered between checks of ctx
+	full := make([]fr.Element, n)
+	off := 0
+	for _, s := range segs {
+		n := len(s.Scalars)
+		pieces := (n + piece - 1) / piece
+		if s.Density == nil {
+			err := parallel.Each(ctx, pieces, func(k int) {
+				lo := k * piece
+				copy(full[off+lo:], s.Scalars[lo:min(n, lo+piece)])
+			})
+			if err != nil {
+				return nil, err
+			}
+			off += n
+			continue
+		}
+		// first[k]: the selected values before piece k
+		words := s.Density.Words()
+		first := make([]int, pieces+1)
+		for k := range pieces {
+			c := 0
+			for _, w := range words[k*piece/64 : min(len(words), (k+1)*piece/64)] {
+				c += bits.OnesCount64(w)
+			}
+			first[k+1] = first[k] + c
+		}
+		err := parallel.Each(ctx, pieces, func(k int) {
+			o := off + first[k]
+			for w := k * piece / 64; w < min(len(words), (k+1)*piece/64); w++ {
+				for word := words[w]; word != 0; word &= word - 1 {
+					full[o] = s.Scalars[w<<6+bits.TrailingZeros64(word)]
+					o++
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		off += first[pieces]
+	}
+	if off != n {
+		return nil, fmt.Errorf("stage: gathered %d scalars for a query of %d", off, n)
+	}
+	return full, nil
 }
