@@ -117,8 +117,10 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 			pr.l, pr.lErr = l, err
 			close(pr.lDone)
 		})
-		if pr.classErr == nil {
-			ls.Release() // before classified closes: final once it is
+		if pr.classErr == nil && pr.l.Full == nil {
+			// Before classified closes: final once it is. A dense L's
+			// scalars are the witness itself, kept to the partition's end.
+			ls.Release()
 		}
 		r.o.Times.Add(&r.o.Times.Prep, time.Since(t0))
 		r.o.Log.Debug("c2: partition prepared", "evaluated_on_host", abc, "duration", time.Since(t0), "err", pr.classErr)
@@ -139,10 +141,20 @@ type queries struct {
 
 // classify classifies L's scalars, calls lReady with the result (the
 // device's witness pass can start then), and selects A's and B's from L's
-// classification (their inputs are classified afresh). A dense A or B keeps
-// only its scalars and N: their tail would duplicate the scalars.
+// classification (their inputs are classified afresh). A query stays dense
+// when more than half of its bases would go to the tail (SupraSeal's rule:
+// splitting then saves less than the gathering costs): a dense L's scalars
+// are aux itself, which the caller then keeps until L's MSM is done; a
+// dense A or B holds a copy of its scalars and N alone, no split. It
+// returns ctx's error within about a millisecond of ctx's end.
 func (q *queries) classify(ctx context.Context, lReady func(*Split, error)) (l, A, B *Split, err error) {
-	l, err = classifyContext(ctx, []msm.Segment{{Scalars: q.aux}})
+	sp, err := msm.NewSplitContext(ctx, msm.Segment{Scalars: q.aux})
+	if err == nil {
+		l = &Split{Split: sp}
+		if 2*len(sp.Tail) > sp.N {
+			l.Full = q.aux
+		}
+	}
 	lReady(l, err)
 	if err != nil {
 		return nil, nil, nil, err
@@ -192,32 +204,6 @@ func selectQuery(ctx context.Context, l *msm.Split, head []msm.Segment, aux []fr
 		return nil, err
 	}
 	return &Split{Split: sp}, nil
-}
-
-// classifyContext splits one MSM's scalars, or keeps them dense when more
-// than half of the bases would go to the tail (SupraSeal's rule: splitting
-// then saves less than the gathering costs). It returns ctx's error within
-// about a millisecond of ctx's end.
-func classifyContext(ctx context.Context, segs []msm.Segment) (*Split, error) {
-	sp, err := msm.NewSplitContext(ctx, segs...)
-	if err != nil {
-		return nil, err
-	}
-	return densify(ctx, sp, segs)
-}
-
-// densify returns sp, the classification of segs, as a Split: with the
-// dense scalar vector too when more than half of the bases are in sp's
-// tail.
-func densify(ctx context.Context, sp *msm.Split, segs []msm.Segment) (*Split, error) {
-	if 2*len(sp.Tail) <= sp.N {
-		return &Split{Split: sp}, nil
-	}
-	full, err := gather(ctx, segs, sp.N)
-	if err != nil {
-		return nil, err
-	}
-	return &Split{Split: sp, Full: full}, nil
 }
 
 // gather returns the n scalars of segs in query order, copied in pieces on

@@ -10,7 +10,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -64,7 +63,8 @@ func TestTimes(t *testing.T) {
 }
 
 // Scalars that are mostly 0 and 1, as a PoRep witness's, are split; when
-// more than half are other values the MSM stays dense over all of them.
+// more than half are other values L's MSM stays dense over the witness
+// itself, not a copy.
 func TestClassify(t *testing.T) {
 	scalars := func(others int) []fr.Element {
 		v := make([]fr.Element, 1000)
@@ -78,21 +78,29 @@ func TestClassify(t *testing.T) {
 		}
 		return v
 	}
+	none := r1cs.NewDensity(1000, func(int) bool { return false })
+	noInput := r1cs.NewDensity(1, func(int) bool { return false })
+	classifyL := func(ctx context.Context, aux []fr.Element) (*Split, error) {
+		q := &queries{inputs: []fr.Element{fr.One()}, aux: aux, bInputs: &noInput, aAux: &none, bAux: &none}
+		l, _, _, err := q.classify(ctx, func(*Split, error) {})
+		return l, err
+	}
 	narrow := scalars(100)
-	sp, err := classifyContext(context.Background(), []msm.Segment{{Scalars: narrow}})
+	sp, err := classifyL(context.Background(), narrow)
 	require.NoError(t, err)
 	require.Nil(t, sp.Full)
 	require.Len(t, sp.Tail, 100)
 	require.Equal(t, len(narrow), sp.N)
 
 	wide := scalars(600)
-	sp, err = classifyContext(context.Background(), []msm.Segment{{Scalars: wide}})
+	sp, err = classifyL(context.Background(), wide)
 	require.NoError(t, err)
 	require.Equal(t, wide, sp.Full)
+	require.Same(t, &wide[0], &sp.Full[0], "a dense L reads the witness")
 	require.Greater(t, 2*len(sp.Tail), sp.N)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = classifyContext(ctx, []msm.Segment{{Scalars: wide}})
+	_, err = classifyL(ctx, wide)
 	require.ErrorIs(t, err, context.Canceled)
 }
