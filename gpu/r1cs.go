@@ -8,6 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -39,12 +40,17 @@ func (w *Witness) Check(nInputs, nAux int) error {
 	if err := checkOnes(nAux, w.Ones); err != nil {
 		return err
 	}
-	for j, i := range w.TailIdx {
-		if int(i) >= nAux || (j > 0 && i <= w.TailIdx[j-1]) {
-			return fmt.Errorf("%w: tail index %d (position %d) out of range or not increasing", ErrBadArgument, i, j)
+	// In pieces on all cores (a PoSt's tail holds most of its 2^27 values);
+	// the error is the lowest failing position's.
+	const piece = 1 << 20
+	return parallel.FirstError((len(w.TailIdx)+piece-1)/piece, func(k int) error {
+		for j := k * piece; j < min(len(w.TailIdx), (k+1)*piece); j++ {
+			if i := w.TailIdx[j]; int(i) >= nAux || (j > 0 && i <= w.TailIdx[j-1]) {
+				return fmt.Errorf("%w: tail index %d (position %d) out of range or not increasing", ErrBadArgument, i, j)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Expand writes the aux assignment w stands for into aux (len NumAux).

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -142,6 +143,23 @@ func TestWitnessCheck(t *testing.T) {
 		err := bad(f)
 		assert.True(t, errors.Is(err, ErrBadArgument), "%s: %v", name, err)
 	}
+}
+
+// A tail of several million indices is checked in pieces; the error still
+// names the lowest bad position, wherever the pieces end.
+func TestWitnessCheckLongTail(t *testing.T) {
+	const n = 3<<20 + 5
+	w := &Witness{Inputs: make([]fr.Element, 1), NumAux: n + 1, Ones: make([]uint64, (n+1+63)/64),
+		TailIdx: make([]uint32, n), Tail: make([]fr.Element, n)}
+	for j := range w.TailIdx {
+		w.TailIdx[j] = uint32(j)
+	}
+	require.NoError(t, w.Check(1, n+1))
+	w.TailIdx[2<<20+7] = n + 1 // past aux, in the third piece
+	w.TailIdx[1<<20] = 0       // not increasing, at the second piece's start
+	require.ErrorContains(t, w.Check(1, n+1), fmt.Sprintf("position %d", 1<<20))
+	w.TailIdx[1<<20] = 1 << 20
+	require.ErrorContains(t, w.Check(1, n+1), fmt.Sprintf("position %d", 2<<20+7))
 }
 
 // Unfinalized systems and coefficient tables past 2^16 entries do not fit
