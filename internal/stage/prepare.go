@@ -113,7 +113,8 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 	go func() {
 		defer done()
 		defer close(pr.classified)
-		pr.l, pr.A, pr.B, pr.classErr = q.classify(ctx, func(l *Split, err error) {
+		// pr.l is set once, before lDone closes: the witness pass reads it then.
+		_, pr.A, pr.B, pr.classErr = q.classify(ctx, func(l *Split, err error) {
 			pr.l, pr.lErr = l, err
 			close(pr.lDone)
 		})
