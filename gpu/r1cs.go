@@ -40,17 +40,10 @@ func (w *Witness) Check(nInputs, nAux int) error {
 	if err := checkOnes(nAux, w.Ones); err != nil {
 		return err
 	}
-	// In pieces on all cores (a PoSt's tail holds most of its 2^27 values);
-	// the error is the lowest failing position's.
-	const piece = 1 << 20
-	return parallel.FirstError((len(w.TailIdx)+piece-1)/piece, func(k int) error {
-		for j := k * piece; j < min(len(w.TailIdx), (k+1)*piece); j++ {
-			if i := w.TailIdx[j]; int(i) >= nAux || (j > 0 && i <= w.TailIdx[j-1]) {
-				return fmt.Errorf("%w: tail index %d (position %d) out of range or not increasing", ErrBadArgument, i, j)
-			}
-		}
-		return nil
-	})
+	if j := parallel.FirstUnsorted(w.TailIdx, nAux); j >= 0 {
+		return fmt.Errorf("%w: tail index %d (position %d) out of range or not increasing", ErrBadArgument, w.TailIdx[j], j)
+	}
+	return nil
 }
 
 // Expand writes the aux assignment w stands for into aux (len NumAux).

@@ -314,10 +314,8 @@ func (sp *Split) check() error {
 	if len(sp.Tail) != len(sp.TailIdx) {
 		return fmt.Errorf("msm: split has %d TailIdx entries but %d Tail scalars", len(sp.TailIdx), len(sp.Tail))
 	}
-	for k, i := range sp.TailIdx {
-		if int(i) >= sp.N || k > 0 && i <= sp.TailIdx[k-1] {
-			return fmt.Errorf("msm: split's TailIdx[%d] = %d is not increasing below N = %d", k, i, sp.N)
-		}
+	if k := parallel.FirstUnsorted(sp.TailIdx, sp.N); k >= 0 {
+		return fmt.Errorf("msm: split's TailIdx[%d] = %d is not increasing below N = %d", k, sp.TailIdx[k], sp.N)
 	}
 	return nil
 }

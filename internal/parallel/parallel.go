@@ -58,3 +58,33 @@ func Each(ctx context.Context, n int, f func(k int)) error {
 	wg.Wait()
 	return ctx.Err()
 }
+
+// FirstUnsorted returns the lowest position j at which idx[j] ≥ n or
+// idx[j] ≤ idx[j−1], or −1 when idx increases strictly below n. It reads
+// idx in pieces on all cores (an index list of a 2^27-value witness).
+func FirstUnsorted(idx []uint32, n int) int {
+	const piece = 1 << 20
+	pieces := (len(idx) + piece - 1) / piece
+	first := make([]int, pieces)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k := range pieces {
+		g.Go(func() error {
+			first[k] = -1
+			for j := k * piece; j < min(len(idx), (k+1)*piece); j++ {
+				if i := idx[j]; int(i) >= n || (j > 0 && i <= idx[j-1]) {
+					first[k] = j
+					break
+				}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, j := range first {
+		if j >= 0 {
+			return j
+		}
+	}
+	return -1
+}

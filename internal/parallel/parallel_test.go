@@ -56,3 +56,24 @@ func TestEach(t *testing.T) {
 	cancel2()
 	require.ErrorIs(t, Each(cancelled, 5, func(int) { t.Fatal("called after the context ended") }), context.Canceled)
 }
+
+// FirstUnsorted finds the lowest bad position across pieces, including one
+// whose fault is against the last index of the piece before it.
+func TestFirstUnsorted(t *testing.T) {
+	const n = 3<<20 + 5
+	idx := make([]uint32, n)
+	for j := range idx {
+		idx[j] = uint32(j)
+	}
+	require.Equal(t, -1, FirstUnsorted(idx, n))
+	require.Equal(t, -1, FirstUnsorted(nil, 0))
+	require.Equal(t, n-1, FirstUnsorted(idx, n-1), "an index at the bound")
+	idx[2<<20+7] = n + 1
+	idx[1<<20] = 0
+	require.Equal(t, 1<<20, FirstUnsorted(idx, n))
+	idx[1<<20] = 1 << 20
+	require.Equal(t, 2<<20+7, FirstUnsorted(idx, n))
+	idx[3] = 3 // equal to its own value, not below: still fine; a repeat is not
+	idx[4] = 3
+	require.Equal(t, 4, FirstUnsorted(idx, n))
+}
