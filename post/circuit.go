@@ -122,25 +122,21 @@ func synthSector(cs *gadget.CS, sec *Sector) error {
 // workers goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
 // [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
 // public inputs in order; Aux in allocation order. Sectors share no
-// variable, so each is synthesized on its own and the results concatenated.
+// variable and allocate alike, so each is synthesized on its own, straight
+// into its place in the result ([r1cs.Witness.AppendParts]).
 // No sector starts once ctx is done, and ctx's error is returned when those
 // running end.
 func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
 	if err := s.Check(p); err != nil {
 		return nil, err
 	}
-	parts := make([]r1cs.Witness, len(p.Sectors))
-	g := r1cs.NewGroup(ctx, workers)
-	for i := range p.Sectors {
-		g.Go(func() error {
-			return synthSector(gadget.New(&parts[i]), &p.Sectors[i])
-		})
-	}
-	if err := g.Wait(); err != nil {
+	w := r1cs.NewWitness(s.NumInputs(), 0)
+	err := w.AppendParts(ctx, len(p.Sectors), workers, func(i int, part *r1cs.Witness) error {
+		return synthSector(gadget.New(part), &p.Sectors[i])
+	})
+	if err != nil {
 		return nil, err
 	}
-	w := r1cs.NewWitness(s.NumInputs(), 0)
-	w.Append(parts)
 	return w, nil
 }
 

@@ -2,6 +2,7 @@ package r1cs
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -99,27 +100,46 @@ func TestModesAgree(t *testing.T) {
 	}
 }
 
-// TestWitnessAppend: parts synthesized on witnesses of their own and
-// appended in order give the assignment of the sequential synthesis.
-func TestWitnessAppend(t *testing.T) {
+// TestWitnessAppendParts: parts synthesized in place, concurrently, give
+// the assignment of the sequential synthesis; a part that allocates other
+// counts than part 0 fails, and so does a cancelled context.
+func TestWitnessAppendParts(t *testing.T) {
 	part := func(b Builder, i int64) {
 		b.AllocInput(elt(100 + i))
 		square(b, i+2, i&1)
 	}
 	want := NewWitness(0, 0)
 	square(want, 7, 1)
-	for i := range int64(3) {
+	for i := range int64(50) {
 		part(want, i)
 	}
 	got := NewWitness(0, 0)
 	square(got, 7, 1)
-	parts := make([]Witness, 3)
-	for i := range parts {
-		part(&parts[i], int64(i))
-	}
-	got.Append(parts)
+	require.NoError(t, got.AppendParts(context.Background(), 50, 4, func(i int, w *Witness) error {
+		part(w, int64(i))
+		return nil
+	}))
 	require.Equal(t, want.Inputs, got.Inputs)
 	require.Equal(t, want.Aux, got.Aux)
+
+	for name, extra := range map[string]func(w *Witness){
+		"more aux":   func(w *Witness) { w.Alloc(elt(1)) },
+		"more input": func(w *Witness) { w.AllocInput(elt(1)) },
+	} {
+		w := NewWitness(0, 0)
+		err := w.AppendParts(context.Background(), 5, 2, func(i int, w *Witness) error {
+			part(w, int64(i))
+			if i == 3 {
+				extra(w)
+			}
+			return nil
+		})
+		require.ErrorContains(t, err, "part 3 allocated", name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := NewWitness(0, 0).AppendParts(ctx, 5, 2, func(int, *Witness) error { t.Fatal("a part ran"); return nil })
+	require.ErrorIs(t, err, context.Canceled)
 }
 
 func TestCanonicalSerialization(t *testing.T) {

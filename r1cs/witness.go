@@ -1,6 +1,8 @@
 package r1cs
 
 import (
+	"context"
+	"fmt"
 	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -25,23 +27,50 @@ func NewWitness(inputsHint, auxHint int) *Witness {
 	return w
 }
 
-// Append appends each part's inputs to w.Inputs and its aux to w.Aux, part
-// after part: the assignment of a circuit whose parts were synthesized on
-// witnesses of their own (each allocating only variables of its own),
-// numbered as a sequential synthesis into w numbers them. Each vector of w
-// grows at most once.
-func (w *Witness) Append(parts []Witness) {
-	nIn, nAux := len(w.Inputs), len(w.Aux)
-	for i := range parts {
-		nIn += len(parts[i].Inputs)
-		nAux += len(parts[i].Aux)
+// AppendParts synthesizes n parts of a circuit, synth(i, part) building
+// part i, and appends their inputs and aux values to w, part after part:
+// the assignment a sequential synthesis into w gives, when each part
+// allocates only variables of its own and every part as many inputs and
+// aux values as part 0. Part 0 runs first; the others then run on up to
+// workers goroutines (GOMAXPROCS when workers ≤ 0), each writing straight
+// into its place in w's vectors, which grow once. A part that allocates
+// other counts than part 0 fails the call. No part starts once ctx is done,
+// and ctx's error is returned when those running end.
+func (w *Witness) AppendParts(ctx context.Context, n, workers int, synth func(i int, part *Witness) error) error {
+	if n == 0 {
+		return ctx.Err()
 	}
-	w.Inputs = slices.Grow(w.Inputs, nIn-len(w.Inputs))
-	w.Aux = slices.Grow(w.Aux, nAux-len(w.Aux))
-	for i := range parts {
-		w.Inputs = append(w.Inputs, parts[i].Inputs...)
-		w.Aux = append(w.Aux, parts[i].Aux...)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	var first Witness
+	if err := synth(0, &first); err != nil {
+		return err
+	}
+	nIn, nAux := len(first.Inputs), len(first.Aux)
+	in0, aux0 := len(w.Inputs), len(w.Aux)
+	w.Inputs = slices.Grow(w.Inputs, n*nIn)[:in0+n*nIn]
+	w.Aux = slices.Grow(w.Aux, n*nAux)[:aux0+n*nAux]
+	copy(w.Inputs[in0:], first.Inputs)
+	copy(w.Aux[aux0:], first.Aux)
+	g := NewGroup(ctx, workers)
+	for i := 1; i < n; i++ {
+		g.Go(func() error {
+			// Empty views of the part's place: its appends fill it, and
+			// one past it would move the part to an array of its own.
+			bi, ba := in0+i*nIn, aux0+i*nAux
+			part := Witness{Inputs: w.Inputs[bi : bi : bi+nIn], Aux: w.Aux[ba : ba : ba+nAux]}
+			if err := synth(i, &part); err != nil {
+				return err
+			}
+			if len(part.Inputs) != nIn || len(part.Aux) != nAux {
+				return fmt.Errorf("r1cs: part %d allocated %d inputs and %d aux values, part 0 %d and %d",
+					i, len(part.Inputs), len(part.Aux), nIn, nAux)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // Alloc implements [Builder].

@@ -345,10 +345,10 @@ func labelRNew(cs *gadget.CS, leafROld, leafDNew, rho gadget.Num) gadget.Num {
 // goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
 // [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
 // public inputs in order; Aux in allocation order. The part before the
-// challenges runs first, then the challenges, each on its own builder
-// (they allocate only variables of their own), their aux appended in
-// order; no challenge starts once ctx is done, and ctx's error is returned
-// when those running end.
+// challenges runs first, then the challenges, each written straight into
+// its place in the result (they allocate only variables of their own, and
+// every one as many: [r1cs.Witness.AppendParts]); no challenge starts once
+// ctx is done, and ctx's error is returned when those running end.
 func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition, k, workers int) (*r1cs.Witness, error) {
 	if err := s.Check(pub, p, k); err != nil {
 		return nil, err
@@ -358,17 +358,12 @@ func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]r1cs.Witness, len(pre.random))
-	g := r1cs.NewGroup(ctx, workers)
-	for ci := range parts {
-		g.Go(func() error {
-			return synthChallenge(gadget.New(&parts[ci]), s, pre, &p.Challenges[ci], ci)
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = w.AppendParts(ctx, len(pre.random), workers, func(ci int, part *r1cs.Witness) error {
+		return synthChallenge(gadget.New(part), s, pre, &p.Challenges[ci], ci)
+	})
+	if err != nil {
 		return nil, err
 	}
-	w.Append(parts)
 	return w, nil
 }
 
