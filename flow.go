@@ -181,13 +181,14 @@ func (p *Prover) recordCircuit(label string, record func(context.Context) (*r1cs
 
 // proveCircuit is the flow shared by the circuits proved from vanilla
 // proofs: c's key and R1CS from its cache (see loadCircuit), held until the
-// call returns, then for each partition k its witness, checked against
+// call returns, then for each partition k its witness (written into an idle
+// buffer of the cache's when there is one), checked against
 // want[k] — mismatch builds the error for a differing public input i —
 // proved in groups, verified and serialized. tm receives the wait for the
 // key and R1CS (ParamsLoad) and proveStream's times, on error those of the
 // stages that ran. Errors: ErrClosed after Close, and those of loadCircuit
 // and proveStream.
-func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error),
+func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error),
 	want [][]fr.Element, mismatch func(k, i int) error, tm *ProveTimes) ([]byte, error) {
 	cache, done := p.useCache(c.cache)
 	defer done()
@@ -200,8 +201,8 @@ func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness fun
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.proveStream(ctx, nil, pk, rec, want, tm, func(ctx context.Context, k int, _ []fr.Element) (*r1cs.System, error) {
-		w, err := witness(ctx, k, 0)
+	out, err := p.proveStream(ctx, &cache.witnesses.bufferPool, nil, pk, rec, want, tm, func(ctx context.Context, k int, buf []fr.Element) (*r1cs.System, error) {
+		w, err := witness(ctx, k, 0, buf)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
@@ -225,13 +226,13 @@ func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness fun
 // built one after the other, and each goes to the devices as soon as it is
 // built, so that the synthesis of partition k+1 overlaps the proving of
 // partition k. At most p.inflight witnesses exist at once, over all the
-// calls sharing bufs (one call's alone when bufs is nil), the older calls
+// calls sharing slots (one call's alone when slots is nil), the older calls
 // served first (see witnessSlots): each is lent to its partition's stages
 // (see stage.Lease) until the device holds the values in its own form (the
 // witness pass) or, on the host path, until the proof is verified.
 // tm receives the summed synthesis and verification times and the wall
 // time of the whole. Errors: build's, a *PartitionError, ctx's error.
-func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *groth16.ProvingKey, rec *r1cs.System, want [][]fr.Element,
+func (p *Prover) proveStream(ctx context.Context, bufs *bufferPool, slots *witnessSlots, pk *groth16.ProvingKey, rec *r1cs.System, want [][]fr.Element,
 	tm *ProveTimes, build func(ctx context.Context, k int, buf []fr.Element) (*r1cs.System, error)) ([]groth16.Proof, error) {
 	end, err := p.begin()
 	if err != nil {
@@ -248,7 +249,9 @@ func (p *Prover) proveStream(ctx context.Context, bufs *witnessBuffers, pk *grot
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	inflight := p.inflight(pk, rec)
-	slots := bufs.witnessSlots()
+	if slots == nil {
+		slots = &witnessSlots{}
+	}
 	rank := slots.rank()
 	proofs := make([]groth16.Proof, len(want))
 	errs := make([]error, len(want))
@@ -386,24 +389,22 @@ func (p *Prover) proveVerified(ctx context.Context, pk *groth16.ProvingKey, sys 
 	}
 }
 
-// witnessBuffers keeps a shape's idle witness buffers for reuse by later
+// witnessBuffers keeps a circuit's idle witness buffers for reuse by later
 // partitions (a 32 GiB partition's witness is 4.2 GB, and a new one per
-// partition would leave the garbage collector gigabytes behind) and the
-// slots that bound the witnesses its calls hold at once. The cache holding
-// it drops it on Evict and Close.
+// partition would leave the garbage collector gigabytes behind, and the
+// zeroing of each new one to do) and the slots that bound the witnesses
+// its calls hold at once (PoRep's; each call of a circuit proved from
+// vanilla proofs bounds its own). The cache holding it drops it on Evict
+// and Close.
 type witnessBuffers struct {
-	mu    sync.Mutex
-	idle  [][]fr.Element
+	bufferPool
 	slots witnessSlots
 }
 
-// witnessSlots returns the slots of w's witnesses, or new ones for one call
-// when w is nil.
-func (w *witnessBuffers) witnessSlots() *witnessSlots {
-	if w == nil {
-		return &witnessSlots{}
-	}
-	return &w.slots
+// bufferPool holds idle witness buffers.
+type bufferPool struct {
+	mu   sync.Mutex
+	idle [][]fr.Element
 }
 
 // witnessSlots grants the right to hold a witness, to at most n holders at
@@ -492,7 +493,7 @@ func (s *witnessSlots) release(n int) {
 
 // get returns an idle buffer of at least n elements, or nil (also for a
 // nil w).
-func (w *witnessBuffers) get(n int) []fr.Element {
+func (w *bufferPool) get(n int) []fr.Element {
 	if w == nil {
 		return nil
 	}
@@ -508,7 +509,7 @@ func (w *witnessBuffers) get(n int) []fr.Element {
 }
 
 // put keeps b for reuse, with at most keep buffers idle.
-func (w *witnessBuffers) put(b []fr.Element, keep int) {
+func (w *bufferPool) put(b []fr.Element, keep int) {
 	if w == nil || cap(b) == 0 {
 		return
 	}

@@ -191,8 +191,8 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 		}
 	}
 	out, err := postCircuits.prove(ctx, p, shape, want, "the randomness and sectors", &tm,
-		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
-			return post.WitnessContext(ctx, shape, parts[k], workers)
+		func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error) {
+			return post.WitnessContext(ctx, shape, parts[k], workers, aux)
 		})
 	return out, tm, err
 }

@@ -223,11 +223,13 @@ func (f vanillaFamily[S]) recordShape(ctx context.Context, s S) (*r1cs.System, e
 }
 
 // prove proves the partitions of shape s with p, unless ctx is done
-// already (see proveCircuit): witness synthesizes partition k, whose public
-// inputs must equal want[k], derived from what from names ("the
-// commitments"); a differing one gives the family's *InputError.
+// already (see proveCircuit): witness synthesizes partition k, its aux
+// values written into aux when aux can hold them (an idle buffer of the
+// circuit's, or nil), and its public inputs must equal want[k], derived
+// from what from names ("the commitments"); a differing one gives the
+// family's *InputError.
 func (f vanillaFamily[S]) prove(ctx context.Context, p *Prover, s S, want [][]fr.Element, from string, tm *ProveTimes,
-	witness func(ctx context.Context, k, workers int) (*r1cs.Witness, error)) ([]byte, error) {
+	witness func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error)) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -176,7 +176,7 @@ func (p *Prover) ProveTimed(ctx context.Context, c1 []byte) ([]byte, ProveTimes,
 		return nil, tm, err
 	}
 
-	proofs, err := p.proveStream(ctx, &cache.witnesses, pk, rec, want, &tm,
+	proofs, err := p.proveStream(ctx, &cache.witnesses.bufferPool, &cache.witnesses.slots, pk, rec, want, &tm,
 		func(ctx context.Context, k int, buf []fr.Element) (*r1cs.System, error) {
 			if !early {
 				if err := shape.Verify(parts[k], k); err != nil {

@@ -136,8 +136,8 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 		}
 	}
 	out, err := updateCircuits.prove(ctx, p, shape, want, "the commitments", &tm,
-		func(ctx context.Context, k, workers int) (*r1cs.Witness, error) {
-			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers)
+		func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error) {
+			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers, aux)
 		})
 	return out, tm, err
 }

@@ -233,7 +233,7 @@ func TestProveStreamLendsWitnesses(t *testing.T) {
 	})
 	var bufs witnessBuffers
 	var tm ProveTimes
-	proofs, err := p.proveStream(context.Background(), &bufs, f.pk, shared(t, f)[0], streamInputs(f), &tm, build)
+	proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, build)
 	require.NoError(t, err)
 	verifyAll(t, f, proofs)
 	assert.EqualValues(t, 4, builds.Load())
@@ -244,7 +244,7 @@ func TestProveStreamLendsWitnesses(t *testing.T) {
 	assert.LessOrEqual(t, tm.Synthesis+tm.Verify, tm.Prove)
 
 	// The buffers stay with the pool for the next call.
-	proofs, err = p.proveStream(context.Background(), &bufs, f.pk, shared(t, f)[0], streamInputs(f), &tm, build)
+	proofs, err = p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, build)
 	require.NoError(t, err)
 	verifyAll(t, f, proofs)
 	assert.EqualValues(t, 2, allocs.Load())
@@ -262,7 +262,7 @@ func TestProveStreamRebuildsAfterRelease(t *testing.T) {
 	var builds, allocs atomic.Int32
 	var bufs witnessBuffers
 	var tm ProveTimes
-	proofs, err := p.proveStream(context.Background(), &bufs, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
+	proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
 	require.NoError(t, err)
 	verifyAll(t, f, proofs)
 	assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
@@ -356,7 +356,7 @@ func TestProveStreamSharesWitnessesAcrossCalls(t *testing.T) {
 		g.Go(func() error {
 			var tm ProveTimes
 			var err error
-			proofs[i], err = p.proveStream(context.Background(), &bufs, f.pk, rec, streamInputs(f), &tm, build)
+			proofs[i], err = p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, rec, streamInputs(f), &tm, build)
 			return err
 		})
 	}

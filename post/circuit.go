@@ -12,7 +12,7 @@
 //
 //	shape, _ := ShapeByName("StackedDrgWindow32GiBV1_2")
 //	err := Synthesize(sys, shape, part)           // record (r1cs.System), count (r1cs.Counter), …
-//	w, err := WitnessContext(ctx, shape, part, 0) // … or only the assignment, on all cores
+//	w, err := WitnessContext(ctx, shape, part, 0, nil) // … or only the assignment, on all cores
 package post
 
 import (
@@ -119,18 +119,21 @@ func synthSector(cs *gadget.CS, sec *Sector) error {
 }
 
 // WitnessContext computes the assignment of partition p (shape s) on up to
-// workers goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
+// workers goroutines (GOMAXPROCS when workers ≤ 0), its aux values written
+// into aux when aux (nil, or a buffer to reuse) has the capacity for them.
+// The result equals what
 // [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
 // public inputs in order; Aux in allocation order. Sectors share no
 // variable and allocate alike, so each is synthesized on its own, straight
 // into its place in the result ([r1cs.Witness.AppendParts]).
 // No sector starts once ctx is done, and ctx's error is returned when those
 // running end.
-func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1cs.Witness, error) {
+func WitnessContext(ctx context.Context, s Shape, p *Partition, workers int, aux []fr.Element) (*r1cs.Witness, error) {
 	if err := s.Check(p); err != nil {
 		return nil, err
 	}
 	w := r1cs.NewWitness(s.NumInputs(), 0)
+	w.Aux = aux[:0]
 	err := w.AppendParts(ctx, len(p.Sectors), workers, func(i int, part *r1cs.Witness) error {
 		return synthSector(gadget.New(part), &p.Sectors[i])
 	})

@@ -191,10 +191,20 @@ func checkRefgenPoSt(t *testing.T, name string) {
 		require.NoError(t, Synthesize(w, s, p))
 		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
-		pw, err := WitnessContext(context.Background(), s, p, 0)
+		pw, err := WitnessContext(context.Background(), s, p, 0, nil)
 		require.NoError(t, err)
 		d = r1cs.WitnessDigest(pw.Inputs, pw.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
+		// into a reused buffer whose old values are garbage
+		buf := make([]fr.Element, len(pw.Aux)+3)
+		for i := range buf {
+			buf[i].SetUint64(uint64(i) + 12345)
+		}
+		bw, err := WitnessContext(context.Background(), s, p, 0, buf)
+		require.NoError(t, err)
+		require.Same(t, &buf[0], &bw.Aux[0], "partition %d: the witness is written into the buffer", k)
+		d = r1cs.WitnessDigest(bw.Inputs, bw.Aux)
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness in a reused buffer", k)
 
 		native, err := publicInputs(s, rnd, v.pub, k)
 		require.NoError(t, err)

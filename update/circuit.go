@@ -342,18 +342,21 @@ func labelRNew(cs *gadget.CS, leafROld, leafDNew, rho gadget.Num) gadget.Num {
 }
 
 // WitnessContext computes the assignment of partition k on up to workers
-// goroutines (GOMAXPROCS when workers ≤ 0). The result equals what
+// goroutines (GOMAXPROCS when workers ≤ 0), its aux values written into aux
+// when aux (nil, or a buffer to reuse) has the capacity for them. The
+// result equals what
 // [Synthesize] into an [r1cs.Witness] produces: Inputs[0] is ONE, then the
 // public inputs in order; Aux in allocation order. The part before the
 // challenges runs first, then the challenges, each written straight into
 // its place in the result (they allocate only variables of their own, and
 // every one as many: [r1cs.Witness.AppendParts]); no challenge starts once
 // ctx is done, and ctx's error is returned when those running end.
-func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition, k, workers int) (*r1cs.Witness, error) {
+func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition, k, workers int, aux []fr.Element) (*r1cs.Witness, error) {
 	if err := s.Check(pub, p, k); err != nil {
 		return nil, err
 	}
 	w := r1cs.NewWitness(s.NumInputs(), 0)
+	w.Aux = aux[:0]
 	pre, err := synthPrefix(gadget.New(w), s, pub, p, k)
 	if err != nil {
 		return nil, err

@@ -156,7 +156,7 @@ func TestRefgenUpdate2KiB(t *testing.T) {
 		require.NoError(t, Synthesize(seq, s, pub, p, k))
 		d = r1cs.WitnessDigest(seq.Inputs, seq.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
-		w, err := WitnessContext(context.Background(), s, pub, p, k, 3)
+		w, err := WitnessContext(context.Background(), s, pub, p, k, 3, nil)
 		require.NoError(t, err)
 		d = r1cs.WitnessDigest(w.Inputs, w.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d concurrent witness", k)
@@ -220,12 +220,22 @@ func TestRefgenUpdate8MiB(t *testing.T) {
 		if testing.Short() && k != 0 && k != 3 {
 			continue
 		}
-		w, err := WitnessContext(context.Background(), s, pub, parts[k], k, 0)
+		w, err := WitnessContext(context.Background(), s, pub, parts[k], k, 0, nil)
 		require.NoError(t, err)
 		require.Equal(t, native, w.Inputs[1:])
 		d := r1cs.WitnessDigest(w.Inputs, w.Aux)
 		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness", k)
 		require.Equal(t, want.Counts["aux"], len(w.Aux))
+		// into a reused buffer whose old values are garbage
+		buf := make([]fr.Element, len(w.Aux))
+		for i := range buf {
+			buf[i].SetUint64(uint64(i) + 777)
+		}
+		bw, err := WitnessContext(context.Background(), s, pub, parts[k], k, 0, buf)
+		require.NoError(t, err)
+		require.Same(t, &buf[0], &bw.Aux[0], "partition %d: the witness is written into the buffer", k)
+		d = r1cs.WitnessDigest(bw.Inputs, bw.Aux)
+		require.Equal(t, want.WitnessSHA256, hex.EncodeToString(d[:]), "partition %d witness in a reused buffer", k)
 	}
 	if testing.Short() {
 		return
