@@ -50,9 +50,11 @@ type Config struct {
 	// HostMemory bounds the host buffers of partitions in flight: their
 	// witnesses (32 bytes per aux variable: 4.2 GB for a 32 GiB partition;
 	// the Prove calls of one sector shape keep at most two together, one
-	// when HostMemory holds only one, the older call served first),
-	// a, b, c when the host evaluates them, and the classified witness; 0
-	// means half of physical memory.
+	// when HostMemory holds only one, the older call served first; a PoSt
+	// or SnapDeals call bounds its own the same way; a circuit keeps as
+	// many idle witness buffers for its next partitions until Evict or
+	// Close), a, b, c when the host evaluates them, and the classified
+	// witness; 0 means half of physical memory.
 	HostMemory int64
 	// Threads bounds the goroutines of one CPU MSM; 0 means GOMAXPROCS.
 	Threads int
