@@ -257,6 +257,21 @@ func TestDevSetupPoSt(t *testing.T) {
 	require.Len(t, ps, 1)
 	require.NoError(t, groth16.Verify(vk, &ps[0], v.Inputs[0]))
 
+	// The partition's witness buffer stays with the circuit, and the next
+	// proof is synthesized into it.
+	shape, ok := post.ShapeByName(v.Proof)
+	require.True(t, ok)
+	cache := p.shapes[postCircuits.circuit(p, shape).cache]
+	require.Len(t, cache.witnesses.idle, 1, "an idle witness buffer after the proof")
+	kept := &cache.witnesses.idle[0][:1][0]
+	proof, err = p.ProveWinningPoSt(ctx, v.Proof, [32]byte(v.Randomness), v.Bincode)
+	require.NoError(t, err)
+	ps, err = groth16.ReadProofs(proof)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(vk, &ps[0], v.Inputs[0]), "a proof from a reused buffer")
+	require.Len(t, cache.witnesses.idle, 1)
+	require.Same(t, kept, &cache.witnesses.idle[0][:1][0], "the second proof reused the buffer")
+
 	_, err = p.DevSetupPoSt(ctx, v.Proof, rand.Reader)
 	require.ErrorContains(t, err, "already has a proving key")
 	var pe *post.InputError

@@ -214,17 +214,17 @@ func gather(ctx context.Context, segs []msm.Segment, n int) ([]fr.Element, error
 	full := make([]fr.Element, n)
 	off := 0
 	for _, s := range segs {
-		n := len(s.Scalars)
-		pieces := (n + piece - 1) / piece
+		m := len(s.Scalars)
+		pieces := (m + piece - 1) / piece
 		if s.Density == nil {
 			err := parallel.Each(ctx, pieces, func(k int) {
 				lo := k * piece
-				copy(full[off+lo:], s.Scalars[lo:min(n, lo+piece)])
+				copy(full[off+lo:], s.Scalars[lo:min(m, lo+piece)])
 			})
 			if err != nil {
 				return nil, err
 			}
-			off += n
+			off += m
 			continue
 		}
 		// first[k]: the selected values before piece k
