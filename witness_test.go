@@ -2,7 +2,9 @@ package c2
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,6 +32,8 @@ type witnessDevice struct {
 	// at most); broken fails the first witness pass as a faulty kernel.
 	gate   chan struct{}
 	broken atomic.Bool
+	// witnessMSMs counts MSMs over the witness a slot holds (dense queries).
+	witnessMSMs atomic.Int32
 }
 
 type witnessKey struct {
@@ -44,6 +48,7 @@ type witnessSlot struct {
 	d *witnessDevice
 	r *gpu.R1CS
 	n int
+	w []fr.Element // inputs ‖ aux of the last witness pass
 }
 
 func (d *witnessDevice) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (gpu.Key, error) {
@@ -89,6 +94,8 @@ func (s *witnessSlot) ComputeHWitness(ctx context.Context, w *gpu.Witness) (bls.
 	if err != nil {
 		return bls.G1Jac{}, err
 	}
+	s.w = append(append(s.w[:0], w.Inputs...), make([]fr.Element, w.NumAux)...)
+	w.Expand(s.w[len(w.Inputs):])
 	if s.d.fail && bad < 0 {
 		bad = 0 // a faulty device that refuses a good witness
 	}
@@ -96,6 +103,42 @@ func (s *witnessSlot) ComputeHWitness(ctx context.Context, w *gpu.Witness) (bls.
 		return bls.G1Jac{}, &r1cs.UnsatisfiedError{Index: bad, A: a[bad], B: b[bad], C: c[bad]}
 	}
 	return s.ComputeH(ctx, a, b, c)
+}
+
+// selected returns the variables of the last witness pass that sel
+// selects (nil: every aux value), as gpu.WitnessSlot defines them.
+func (s *witnessSlot) selected(sel []uint64) ([]fr.Element, error) {
+	if s.w == nil {
+		return nil, gpu.ErrBadArgument
+	}
+	if sel == nil {
+		return s.w[s.r.Inputs:], nil
+	}
+	var v []fr.Element
+	for i, x := range s.w {
+		if sel[i>>6]>>(uint(i)&63)&1 == 1 {
+			v = append(v, x)
+		}
+	}
+	return v, nil
+}
+
+func (s *witnessSlot) MSMWitnessG1(ctx context.Context, sec gpu.Section, sel []uint64) (bls.G1Jac, error) {
+	v, err := s.selected(sel)
+	if err != nil {
+		return bls.G1Jac{}, err
+	}
+	s.d.witnessMSMs.Add(1)
+	return s.TailG1(ctx, sec, nil, v)
+}
+
+func (s *witnessSlot) MSMWitnessG2(ctx context.Context, sel []uint64) (bls.G2Jac, error) {
+	v, err := s.selected(sel)
+	if err != nil {
+		return bls.G2Jac{}, err
+	}
+	s.d.witnessMSMs.Add(1)
+	return s.TailG2(ctx, nil, v)
 }
 
 // shared returns f's partitions as systems sharing parts[0]'s recorded
@@ -137,6 +180,70 @@ func TestProveWitnessPass(t *testing.T) {
 		assert.Positive(t, p.Stats().HostPeak)
 		require.NoError(t, p.Close())
 	}
+}
+
+// A witness of mostly values other than 0 and 1 (a PoSt's) is not
+// classified: L, A, B_G1 and B_G2 are full MSMs over the witness the device
+// holds, and the proofs verify; a PoRep-like witness is split as before.
+func TestProveWitnessPassDense(t *testing.T) {
+	const m, nparts = 40, 3
+	var parts []*r1cs.System
+	for i := range nparts {
+		// x_j·x_j = s_j, s_j·x_j = t_j, Σ t_j·1 = out (an input): every aux
+		// value is a full-width one.
+		rng := mrand.New(mrand.NewPCG(uint64(i), 5))
+		s := r1cs.NewSystem()
+		xs := make([]fr.Element, m)
+		var out fr.Element
+		for j := range xs {
+			xs[j].SetUint64(rng.Uint64() | 2)
+			var t fr.Element
+			t.Square(&xs[j]).Mul(&t, &xs[j])
+			out.Add(&out, &t)
+		}
+		outVar := s.AllocInput(out)
+		sum := r1cs.LC{}
+		for _, x := range xs {
+			var sq, cube fr.Element
+			sq.Square(&x)
+			cube.Mul(&sq, &x)
+			xv, sv, tv := s.Alloc(x), s.Alloc(sq), s.Alloc(cube)
+			s.Enforce(r1cs.LC{}.AddVar(xv), r1cs.LC{}.AddVar(xv), r1cs.LC{}.AddVar(sv))
+			s.Enforce(r1cs.LC{}.AddVar(sv), r1cs.LC{}.AddVar(xv), r1cs.LC{}.AddVar(tv))
+			sum = sum.AddVar(tv)
+		}
+		s.Enforce(sum, r1cs.LC{}.AddVar(r1cs.One), r1cs.LC{}.AddVar(outVar))
+		s.Finalize()
+		require.NoError(t, s.IsSatisfied())
+		if i > 0 {
+			var err error
+			s, err = parts[0].WithAssignment(s.Inputs(), s.Aux())
+			require.NoError(t, err)
+		}
+		parts = append(parts, s)
+	}
+	pk, err := groth16.Setup(parts[0], rand.Reader)
+	require.NoError(t, err)
+	d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{d})
+	require.NoError(t, err)
+	defer p.Close()
+	proofs, err := p.ProvePartitions(context.Background(), pk, parts)
+	require.NoError(t, err)
+	for i, proof := range proofs {
+		require.NoError(t, groth16.Verify(&pk.VK, &proof, parts[i].Inputs()[1:]), "partition %d", i)
+	}
+	assert.EqualValues(t, 4*nparts, d.witnessMSMs.Load(), "L, A, B_G1 and B_G2 from the witness")
+
+	f := newFixture(t, 60, 2, false)
+	d2 := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p2, err := newProver(Config{Threads: 2}, []gpu.Device{d2})
+	require.NoError(t, err)
+	defer p2.Close()
+	proofs, err = p2.ProvePartitions(context.Background(), f.pk, shared(t, f))
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	assert.Zero(t, d2.witnessMSMs.Load(), "a PoRep-like witness is split")
 }
 
 func verifyOne(f *fixture, proof groth16.Proof, i int) error {

@@ -840,6 +840,8 @@ type cudaSlot struct {
 	k    *cudaKey
 	mem  *slotMem
 	once sync.Once
+	// witnessed: mem.w holds the witness this slot's ComputeHWitness took.
+	witnessed bool
 }
 
 // Release returns the slot, with its device buffers, to its key. Idempotent.
@@ -869,6 +871,7 @@ func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, 
 	if err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
+	s.witnessed = bad < 0
 	nb := uint64(n) * uint64(frSize)
 	var abc [3]*cuda.Buffer
 	for i := range abc {
@@ -965,6 +968,8 @@ type cudaGroup[A, J any] struct {
 	msm              func(d *cuda.Device, bases []A, scalars []fr.Element) (J, error)
 	msmResident      func(d *cuda.Device, bases *cuda.Buffer, scalars []fr.Element) (J, error)
 	msmIndexed       func(d *cuda.Device, bases *cuda.Buffer, n int, idx []uint32, scalars []fr.Element) (J, error)
+	msmOnDevice      func(d *cuda.Device, bases, scalars *cuda.Buffer, n int) (J, error)
+	msmHostBases     func(d *cuda.Device, bases []A, scalars *cuda.Buffer, n int) (J, error)
 }
 
 var (
@@ -972,11 +977,13 @@ var (
 		section:  (*cudaSlot).g1,
 		batchAdd: (*cuda.Device).BatchAddG1, batchAddResident: (*cuda.Device).BatchAddG1Resident,
 		msm: (*cuda.Device).MSMG1, msmResident: (*cuda.Device).MSMG1Resident, msmIndexed: (*cuda.Device).MSMG1Indexed,
+		msmOnDevice: (*cuda.Device).MSMG1OnDevice, msmHostBases: (*cuda.Device).MSMG1HostBases,
 	}
 	cudaG2 = cudaGroup[bls.G2Affine, bls.G2Jac]{
 		section:  (*cudaSlot).g2,
 		batchAdd: (*cuda.Device).BatchAddG2, batchAddResident: (*cuda.Device).BatchAddG2Resident,
 		msm: (*cuda.Device).MSMG2, msmResident: (*cuda.Device).MSMG2Resident, msmIndexed: (*cuda.Device).MSMG2Indexed,
+		msmOnDevice: (*cuda.Device).MSMG2OnDevice, msmHostBases: (*cuda.Device).MSMG2HostBases,
 	}
 )
 
@@ -994,6 +1001,70 @@ func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalar
 
 func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
 	return cudaTail(ctx, s, SectionBG2, cudaG2, idx, scalars)
+}
+
+// MSMWitnessG1 implements [WitnessSlot].
+func (s *cudaSlot) MSMWitnessG1(ctx context.Context, sec Section, sel []uint64) (bls.G1Jac, error) {
+	return cudaMSMWitness(ctx, s, sec, cudaG1, sel)
+}
+
+// MSMWitnessG2 implements [WitnessSlot].
+func (s *cudaSlot) MSMWitnessG2(ctx context.Context, sel []uint64) (bls.G2Jac, error) {
+	return cudaMSMWitness(ctx, s, SectionBG2, cudaG2, sel)
+}
+
+// cudaMSMWitness is MSMWitnessG1 and MSMWitnessG2: the scalars are the
+// witness in mem.w (every aux value, in place) or the variables sel
+// selects, gathered on the device into mem.abc, free once H is done.
+func cudaMSMWitness[A, J any](ctx context.Context, s *cudaSlot, sec Section, g cudaGroup[A, J], sel []uint64) (J, error) {
+	var res J
+	if err := s.c.enter(ctx, StageTail, sec); err != nil {
+		return res, err
+	}
+	n, bases, buf, err := g.section(s, sec)
+	if err != nil {
+		return res, &Error{Device: s.c.name, Stage: StageTail, Section: sec, Err: err}
+	}
+	bad := func(format string, a ...any) (J, error) {
+		return res, &Error{Device: s.c.name, Stage: StageTail, Section: sec,
+			Err: fmt.Errorf("%w: "+format, append([]any{ErrBadArgument}, a...)...)}
+	}
+	r := s.k.r1cs
+	if !s.witnessed || r == nil {
+		return bad("the slot holds no witness")
+	}
+	var scalars *cuda.Buffer
+	if sel == nil {
+		if n != r.Aux {
+			return bad("%d aux values for a section of %d bases", r.Aux, n)
+		}
+		scalars, err = s.mem.w.Slice(uint64(frSize)*uint64(r.Inputs), uint64(frSize)*uint64(r.Aux))
+	} else {
+		nvars := r.Inputs + r.Aux
+		if len(sel) != (nvars+63)/64 {
+			return bad("selection of %d words for %d variables", len(sel), nvars)
+		}
+		if uint64(n)*uint64(frSize) > s.mem.abc.Len() {
+			return bad("%d scalars exceed the slot's scratch of %d bytes", n, s.mem.abc.Len())
+		}
+		if scalars, err = s.mem.abc.Slice(0, uint64(n)*uint64(frSize)); err == nil {
+			var got int
+			if got, err = s.k.dev().Select(scalars, s.mem.w, nvars, sel); err == nil && got != n {
+				return bad("selection of %d variables for a section of %d bases", got, n)
+			}
+		}
+	}
+	if err == nil {
+		if buf != nil {
+			res, err = g.msmOnDevice(s.k.dev(), buf, scalars, n)
+		} else {
+			res, err = g.msmHostBases(s.k.dev(), bases, scalars, n)
+		}
+	}
+	if err != nil {
+		return res, s.c.err(StageTail, sec, err)
+	}
+	return res, nil
 }
 
 // cudaBatchAdd is BatchAddG1 and BatchAddG2: from the resident buffer, or

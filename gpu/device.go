@@ -202,6 +202,15 @@ type WitnessSlot interface {
 	// witness that does not satisfy the constraints gives an
 	// *r1cs.UnsatisfiedError naming the first failing one.
 	ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, error)
+	// MSMWitnessG1 returns Σ s_k·sec[k] over all of sec's bases, where s is
+	// the variables of the witness that this slot's last ComputeHWitness
+	// took, as sel selects them, in order: bit i of sel (word i/64) selects
+	// variable i of w = inputs ‖ aux, and nil selects every aux value. The
+	// selection must number as many variables as sec has bases. For a
+	// dense query (a PoSt's): no scalars cross to the device again.
+	MSMWitnessG1(ctx context.Context, sec Section, sel []uint64) (bls.G1Jac, error)
+	// MSMWitnessG2 is MSMWitnessG1 over B_G2.
+	MSMWitnessG2(ctx context.Context, sel []uint64) (bls.G2Jac, error)
 }
 
 // FileLoader is implemented by devices that load a key straight from its

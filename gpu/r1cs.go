@@ -16,7 +16,9 @@ import (
 // the inputs (ONE first), a bitmap over the aux values equal to 1 (bit i of
 // word i/64) and the aux values not in {0, 1} at their increasing indices.
 // Every other aux value is 0. For PoRep partitions, where ~99 % of the aux
-// values are 0 or 1, it is ~1/20 of the field elements it stands for.
+// values are 0 or 1, it is ~1/20 of the field elements it stands for. A
+// dense witness (a PoSt's, mostly other values) has Ones and TailIdx nil
+// and every aux value in Tail, in order.
 type Witness struct {
 	Inputs  []fr.Element
 	NumAux  int
@@ -32,6 +34,10 @@ func (w *Witness) Check(nInputs, nAux int) error {
 	case len(w.Inputs) != nInputs || w.NumAux != nAux:
 		return fmt.Errorf("%w: witness of %d inputs and %d aux values for a system of %d and %d",
 			ErrBadArgument, len(w.Inputs), w.NumAux, nInputs, nAux)
+	case w.Dense() && len(w.Tail) != nAux:
+		return fmt.Errorf("%w: dense witness of %d aux values for %d", ErrBadArgument, len(w.Tail), nAux)
+	case w.Dense():
+		return nil
 	case len(w.Ones) != (nAux+63)/64:
 		return fmt.Errorf("%w: ones bitmap of %d words for %d aux values", ErrBadArgument, len(w.Ones), nAux)
 	case len(w.TailIdx) != len(w.Tail):
@@ -46,8 +52,15 @@ func (w *Witness) Check(nInputs, nAux int) error {
 	return nil
 }
 
+// Dense reports whether w is in the dense form: every aux value in Tail.
+func (w *Witness) Dense() bool { return w.Ones == nil && w.TailIdx == nil && w.NumAux > 0 }
+
 // Expand writes the aux assignment w stands for into aux (len NumAux).
 func (w *Witness) Expand(aux []fr.Element) {
+	if w.Dense() {
+		copy(aux, w.Tail)
+		return
+	}
 	one := fr.One()
 	for i := range aux {
 		if w.Ones[i>>6]>>(uint(i)&63)&1 == 1 {

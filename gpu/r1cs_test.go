@@ -124,6 +124,23 @@ func TestWitnessCheck(t *testing.T) {
 	w.Expand(aux)
 	assert.Equal(t, sys.Aux(), aux)
 
+	// The dense form: every aux value in Tail.
+	dw := &Witness{Inputs: sys.Inputs(), NumAux: naux, Tail: sys.Aux()}
+	require.True(t, dw.Dense())
+	require.False(t, w.Dense())
+	require.NoError(t, dw.Check(nin, naux))
+	clear(aux)
+	dw.Expand(aux)
+	assert.Equal(t, sys.Aux(), aux)
+	got := [3][]fr.Element{make([]fr.Element, sys.NumConstraints()), make([]fr.Element, sys.NumConstraints()), make([]fr.Element, sys.NumConstraints())}
+	r, err := NewR1CS(sys)
+	require.NoError(t, err)
+	first, err := r.Eval(dw, got[0], got[1], got[2])
+	require.NoError(t, err)
+	assert.Equal(t, -1, first)
+	short := &Witness{Inputs: sys.Inputs(), NumAux: naux, Tail: sys.Aux()[1:]}
+	require.ErrorIs(t, short.Check(nin, naux), ErrBadArgument, "a dense witness one value short")
+
 	bad := func(f func(w *Witness)) error {
 		c := *w
 		c.Ones = append([]uint64(nil), w.Ones...)

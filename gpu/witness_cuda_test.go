@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,24 +25,16 @@ import (
 // unsatisfied witness is named by its first failing constraint. Skipped
 // without libc2cuda or a GPU.
 func TestCUDAWitnessPass(t *testing.T) {
-	devs, err := OpenCUDA(nil, 1<<30, 0)
-	if err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
-	defer func() {
-		for _, d := range devs {
-			require.NoError(t, d.Close())
-		}
-	}()
+	d := testCUDA(t)
 	for _, file := range []bool{false, true} {
 		name := "key"
 		if file {
 			name = "file" // the key read from its .params file chunk by chunk
 		}
-		t.Run(name+"/resident", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), false, file) })
+		t.Run(name+"/resident", func(t *testing.T) { witnessPass(t, d, false, file) })
 		// A budget that holds the R1CS and a witness slot but not the key:
 		// the bases stream from pinned host memory.
-		t.Run(name+"/streamed", func(t *testing.T) { witnessPass(t, devs[0].(*CUDA), true, file) })
+		t.Run(name+"/streamed", func(t *testing.T) { witnessPass(t, d, true, file) })
 	}
 }
 
@@ -189,6 +182,21 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	assert.Equal(t, ue.C, gue.C)
 }
 
+// testCUDA returns CUDA device 0 with a 1 GiB budget, closed when the test
+// ends, or skips the test without libc2cuda or a GPU.
+func testCUDA(t *testing.T) *CUDA {
+	devs, err := OpenCUDA(nil, 1<<30, 0)
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, d := range devs {
+			require.NoError(t, d.Close())
+		}
+	})
+	return devs[0].(*CUDA)
+}
+
 // bitsCircuit records, for m random bits b_j and full-width x_j, the
 // constraints b_j·(1 − b_j) = 0, b_j·x_j = p_j and x_j·x_j = s_j, and
 // Σ p_j = out for a public input out: a fixed shape whatever rng gives.
@@ -218,4 +226,117 @@ func bitsCircuit(rng *rand.Rand, m int) *r1cs.System {
 	s.Enforce(sum, r1cs.LC{}.AddVar(r1cs.One), r1cs.LC{}.AddVar(outVar))
 	s.Finalize()
 	return s
+}
+
+// On a GPU: after the witness pass (the witness handed over in either
+// form), full MSMs over the witness the slot holds (L over every aux value,
+// A and B over selections of inputs and aux values) equal the CPU's MSMs
+// of the same scalars from the host, for a resident and a streamed key; a
+// slot without a witness and a selection of the wrong size are refused.
+func TestCUDAWitnessMSM(t *testing.T) {
+	dev := testCUDA(t)
+	rng := rand.New(rand.NewPCG(8, 9))
+	sys := bitsCircuit(rng, 3000)
+	n := 1
+	for n < sys.NumConstraints() {
+		n <<= 1
+	}
+	in, aux := sys.Inputs(), sys.Aux()
+	// sel returns the bitmap over inputs ‖ aux of the inputs di selects
+	// (nil: all) and the aux values da selects, and those values in order.
+	sel := func(di, da *r1cs.Density) ([]uint64, []fr.Element) {
+		bits := make([]uint64, (len(in)+len(aux)+63)/64)
+		var v []fr.Element
+		for i := range in {
+			if di == nil || di.Get(i) {
+				bits[i>>6] |= 1 << (uint(i) & 63)
+				v = append(v, in[i])
+			}
+		}
+		for i := range aux {
+			if da.Get(i) {
+				j := len(in) + i
+				bits[j>>6] |= 1 << (uint(j) & 63)
+				v = append(v, aux[i])
+			}
+		}
+		return bits, v
+	}
+	selA, scA := sel(nil, sys.ADensity())
+	selB, scB := sel(sys.BInputDensity(), sys.BAuxDensity())
+	var tau fr.Element
+	tau.SetUint64(1234567)
+	pk := testKey(t, rng, n, len(aux), len(scA), len(scB), tau)
+	require.NotEqual(t, len(scA), len(scB))
+
+	ctx := context.Background()
+	cpu := NewCPU(CPUOptions{Threads: 2})
+	defer cpu.Close()
+	ckey, err := cpu.LoadKey(ctx, pk)
+	require.NoError(t, err)
+	defer ckey.Release()
+	cs, err := cpu.Acquire(ctx, ckey)
+	require.NoError(t, err)
+	defer cs.Release()
+	type g1Case struct {
+		sec     Section
+		sel     []uint64
+		scalars []fr.Element
+	}
+	g1Cases := []g1Case{{SectionL, nil, aux}, {SectionA, selA, scA}, {SectionBG1, selB, scB}}
+	want := make([]bls.G1Jac, len(g1Cases))
+	for i, c := range g1Cases {
+		want[i], err = cs.TailG1(ctx, c.sec, nil, c.scalars)
+		require.NoError(t, err)
+	}
+	want2, err := cs.TailG2(ctx, nil, scB)
+	require.NoError(t, err)
+	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+	require.NoError(t, sys.Evaluate(a, b, c))
+	wantH, err := cs.ComputeH(ctx, a, b, c)
+	require.NoError(t, err)
+
+	for _, streamed := range []bool{false, true} {
+		d := dev
+		if streamed {
+			// Batch additions in chunks of 4096 bases keep the slot smaller than the key.
+			defer func(n int) { batchChunk = n }(batchChunk)
+			batchChunk = 4096
+			limit := d.slotBytes(pk, false, len(in)+len(aux)) + layoutBytesOf(sys) + keyBytes(pk)/2
+			require.Less(t, limit, keyBytes(pk)+d.slotBytes(pk, true, 0), "the key must not fit")
+			d = &CUDA{d: d.d, name: d.name, budget: pool.NewBudget(d.name, limit)}
+		}
+		key, err := d.LoadShape(ctx, pk, sys)
+		require.NoError(t, err)
+		require.Equal(t, !streamed, key.(*cudaKey).resident)
+		for _, dense := range []bool{false, true} {
+			name := fmt.Sprintf("streamed=%v/dense=%v", streamed, dense)
+			w := newWitness(sys)
+			if dense {
+				w = &Witness{Inputs: in, NumAux: len(aux), Tail: aux}
+			}
+			s, err := d.Acquire(ctx, key)
+			require.NoError(t, err)
+			ws := s.(WitnessSlot)
+			_, err = ws.MSMWitnessG1(ctx, SectionL, nil)
+			require.ErrorIs(t, err, ErrBadArgument, "%s: no witness yet", name)
+			h, err := ws.ComputeHWitness(ctx, w)
+			require.NoError(t, err, name)
+			assert.True(t, wantH.Equal(&h), "%s: H", name)
+			for i, c := range g1Cases {
+				got, err := ws.MSMWitnessG1(ctx, c.sec, c.sel)
+				require.NoError(t, err, "%s %s", name, c.sec)
+				assert.True(t, want[i].Equal(&got), "%s: %s", name, c.sec)
+			}
+			got2, err := ws.MSMWitnessG2(ctx, selB)
+			require.NoError(t, err, name)
+			assert.True(t, want2.Equal(&got2), "%s: B_G2", name)
+			_, err = ws.MSMWitnessG1(ctx, SectionA, selB)
+			require.ErrorIs(t, err, ErrBadArgument, "%s: B's selection for A", name)
+			_, err = ws.MSMWitnessG1(ctx, SectionA, nil)
+			require.ErrorIs(t, err, ErrBadArgument, "%s: every aux value for A", name)
+			s.Release()
+		}
+		key.Release()
+	}
 }

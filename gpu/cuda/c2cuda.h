@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 6
+#define C2_ABI_VERSION 7
 
 enum {
     C2_OK = 0,
@@ -137,10 +137,20 @@ typedef struct {
  * {0, 1} (host, increasing tail_idx and their values) into w (device,
  * inputs + aux Fr), then writes a = A·w, b = B·w, c = C·w into abc (device,
  * 3 * 2^log_n Fr: a, then b, then c; rows past the constraints are zero).
+ * A dense witness comes as tail_idx = NULL and ntail = r->aux: tail_vals is
+ * every aux value in order, and ones is ignored.
  * *first_bad receives the first row with a·b != c, or UINT64_MAX. */
 int c2_r1cs_eval(c2_status* st, c2_stream* s, const c2_r1cs* r, void* w, const void* inputs, const uint64_t* ones,
                  const uint32_t* tail_idx, const void* tail_vals, uint64_t ntail, void* abc, int log_n,
                  uint64_t* first_bad);
+/* Gathers the Fr values of src (device, n values) that bitmap (host,
+ * (n + 63) / 64 words, bit i of word i / 64 for value i, no bit set at or
+ * past n) selects into dst (device, count values), in order; count is the
+ * number of set bits (C2_ERR_INVALID when it differs). dst and src must
+ * not overlap. For a query's scalars taken from a witness left by
+ * c2_r1cs_eval. */
+int c2_select(c2_status* st, c2_stream* s, void* dst, const void* src, uint64_t n, const uint64_t* bitmap,
+              uint64_t count);
 /* Test/benchmark support: dst[i] = seeds[i % k] + seeds[k + (i / k) % k] as
  * affine points, for i < n (dst on device; seeds host, 2k points). */
 int c2_fill_points(c2_status* st, c2_stream* s, int group, void* dst, uint64_t n,

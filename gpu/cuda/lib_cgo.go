@@ -36,6 +36,7 @@ static int (*p_msm_indexed)(c2_status*, c2_stream*, int, const void*, uint64_t, 
                             int, void*, int*, int*);
 static int (*p_r1cs_eval)(c2_status*, c2_stream*, const c2_r1cs*, void*, const void*, const uint64_t*, const uint32_t*,
                           const void*, uint64_t, void*, int, uint64_t*);
+static int (*p_select)(c2_status*, c2_stream*, void*, const void*, uint64_t, const uint64_t*, uint64_t);
 static int (*p_fixed_base_table)(c2_status*, c2_stream*, int, const void*, int, void*);
 static int (*p_fixed_base_mul)(c2_status*, c2_stream*, int, const void*, int, const void*, int, uint64_t, void*,
                                uint64_t);
@@ -67,6 +68,7 @@ static const char* c2_open(const char* path, int* abi) {
 	C2_SYM(fill_points)
 	C2_SYM(r1cs_eval)
 	C2_SYM(msm_indexed)
+	C2_SYM(select)
 	C2_SYM(fixed_base_table)
 	C2_SYM(fixed_base_mul)
 #undef C2_SYM
@@ -122,6 +124,9 @@ static int w_r1cs_eval(c2_status* st, uintptr_t s, const c2_r1cs* r, void* w, vo
 static int w_msm_indexed(c2_status* st, uintptr_t s, int g, void* bases, uint64_t nb, void* idx, void* sc, uint64_t n,
                          int w, void* out, int* nw, int* c) {
 	return p_msm_indexed(st, (c2_stream*)s, g, bases, nb, (const uint32_t*)idx, sc, n, w, out, nw, c);
+}
+static int w_select(c2_status* st, uintptr_t s, void* dst, void* src, uint64_t n, void* bitmap, uint64_t count) {
+	return p_select(st, (c2_stream*)s, dst, src, n, (const uint64_t*)bitmap, count);
 }
 static int w_fixed_base_table(c2_status* st, uintptr_t s, int g, void* base, int nw, void* table) {
 	return p_fixed_base_table(st, (c2_stream*)s, g, base, nw, table);
@@ -359,6 +364,13 @@ func rawR1CSEval(s stream, r *R1CS, w, abc unsafe.Pointer, inputs, ones, idx, va
 	var bad C.uint64_t
 	rc := C.w_r1cs_eval(&st, C.uintptr_t(s.h), &cr, w, inputs, ones, idx, vals, C.uint64_t(ntail), abc, C.int(logN), &bad)
 	return uint64(bad), mkerr("EvalR1CS", rc, &st)
+}
+
+func rawSelect(s stream, dst, src unsafe.Pointer, n uint64, bitmap []uint64, count uint64) error {
+	var st C.c2_status
+	rc := C.w_select(&st, C.uintptr_t(s.h), dst, src, C.uint64_t(n), unsafe.Pointer(unsafe.SliceData(bitmap)),
+		C.uint64_t(count))
+	return mkerr("Select", rc, &st)
 }
 
 func rawMSMIndexed(s stream, group int, bases unsafe.Pointer, nbases uint64, idx []uint32, scalars unsafe.Pointer,

@@ -36,6 +36,9 @@ func rawR1CSEval(stream, *R1CS, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, 
 	unsafe.Pointer, uint64, int) (uint64, error) {
 	return 0, libLoad()
 }
+func rawSelect(stream, unsafe.Pointer, unsafe.Pointer, uint64, []uint64, uint64) error {
+	return libLoad()
+}
 func rawMSMIndexed(stream, int, unsafe.Pointer, uint64, []uint32, unsafe.Pointer, int, unsafe.Pointer) (int, error) {
 	return 0, libLoad()
 }

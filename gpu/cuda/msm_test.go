@@ -357,3 +357,62 @@ func TestMSMIndexed(t *testing.T) {
 	_, err = d.MSMG2Indexed(b2, n+1, []uint32{0}, randScalars(rng, 1))
 	require.ErrorIs(t, err, ErrInvalidArgument, "more bases than the buffer holds")
 }
+
+// Select gathers the values a bitmap picks, in order, for sizes on and off
+// word boundaries and selections empty, sparse and full; MSMG2OnDevice over
+// the selection equals the MSM of the same scalars from the host; bits past
+// n and a too small destination are refused.
+func TestSelect(t *testing.T) {
+	d := testDevice(t)
+	rng := testRand(t)
+	for _, n := range []int{1, 63, 64, 65, 1000, 1 << 14} {
+		for _, p := range []float64{0, 0.3, 1} {
+			src := randScalars(rng, n)
+			bitmap := make([]uint64, (n+63)/64)
+			var want []fr.Element
+			for i := range src {
+				if rng.Float64() < p {
+					bitmap[i>>6] |= 1 << (uint(i) & 63)
+					want = append(want, src[i])
+				}
+			}
+			bs, err := d.Alloc(uint64(n) * frBytes)
+			require.NoError(t, err)
+			require.NoError(t, CopyTo(bs, 0, src))
+			bd, err := d.Alloc(uint64(max(len(want), 1)) * frBytes)
+			require.NoError(t, err)
+			got, err := d.Select(bd, bs, n, bitmap)
+			require.NoError(t, err)
+			require.Equal(t, len(want), got, "n %d p %.1f", n, p)
+			back := make([]fr.Element, got)
+			require.NoError(t, CopyFrom(back, bd, 0))
+			require.Equal(t, want, back, "n %d p %.1f", n, p)
+			if n == 1000 && p == 0.3 {
+				g2 := testG2.points(t, d, rng, got)
+				b2, err := d.UploadG2(g2)
+				require.NoError(t, err)
+				sum, err := d.MSMG2OnDevice(b2, bd, got)
+				require.NoError(t, err)
+				testG2.requireEqual(t, testG2.naive(g2, want), sum, "G2 over the selection")
+				require.NoError(t, b2.Free())
+				if got > 0 {
+					_, err = d.Select(bd, bs, n, append([]uint64(nil), ^uint64(0)))
+					require.ErrorIs(t, err, ErrInvalidArgument, "bitmap of the wrong length")
+				}
+				over := append([]uint64(nil), bitmap...)
+				over[len(over)-1] |= 1 << 63 // 1000 is not a multiple of 64
+				_, err = d.Select(bd, bs, n, over)
+				require.ErrorIs(t, err, ErrInvalidArgument, "a bit past n")
+				all := make([]uint64, len(bitmap))
+				for i := range all {
+					all[i] = ^uint64(0)
+				}
+				all[len(all)-1] = 1<<(n%64) - 1
+				_, err = d.Select(bd, bs, n, all)
+				require.ErrorIs(t, err, ErrInvalidArgument, "more values than the destination holds")
+			}
+			require.NoError(t, bs.Free())
+			require.NoError(t, bd.Free())
+		}
+	}
+}

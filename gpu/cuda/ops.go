@@ -258,33 +258,53 @@ func (d *Device) MSMG1Resident(bases *Buffer, scalars []fr.Element) (bls12381.G1
 // MSMG1OnDevice is MSMG1 with both the bases and the n scalars in device
 // memory, e.g. h left on the device by ComputeHResident (no host round trip).
 func (d *Device) MSMG1OnDevice(bases, scalars *Buffer, n int) (bls12381.G1Jac, error) {
-	if n < 0 {
-		return bls12381.G1Jac{}, argError("MSMG1OnDevice", "n = %d", n)
-	}
-	if err := bases.check("MSMG1OnDevice", uint64(n)*g1Bytes); err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	if err := scalars.check("MSMG1OnDevice", uint64(n)*frBytes); err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	return g1.msm(d, bases.arg(), scalars.arg(), n, msmKnobs())
+	return g1.msmOnDevice(d, "MSMG1OnDevice", bases, scalars, n)
 }
 
 // MSMG1HostBases is MSMG1OnDevice with the bases in host memory, streamed
 // to the device in chunks while earlier chunks compute (pinned memory from
 // AllocPinned streams fastest), and the n scalars in device memory.
 func (d *Device) MSMG1HostBases(bases []bls12381.G1Affine, scalars *Buffer, n int) (bls12381.G1Jac, error) {
-	if n < 0 || len(bases) < n {
-		return bls12381.G1Jac{}, argError("MSMG1HostBases", "%d bases for n = %d", len(bases), n)
+	return g1.msmHostBases(d, "MSMG1HostBases", bases, scalars, n)
+}
+
+// MSMG2OnDevice is MSMG1OnDevice in G2.
+func (d *Device) MSMG2OnDevice(bases, scalars *Buffer, n int) (bls12381.G2Jac, error) {
+	return g2.msmOnDevice(d, "MSMG2OnDevice", bases, scalars, n)
+}
+
+// MSMG2HostBases is MSMG1HostBases in G2.
+func (d *Device) MSMG2HostBases(bases []bls12381.G2Affine, scalars *Buffer, n int) (bls12381.G2Jac, error) {
+	return g2.msmHostBases(d, "MSMG2HostBases", bases, scalars, n)
+}
+
+func (g group[A, F, J, PF, PJ]) msmOnDevice(d *Device, op string, bases, scalars *Buffer, n int) (J, error) {
+	var zero J
+	if n < 0 {
+		return zero, argError(op, "n = %d", n)
 	}
-	if err := scalars.check("MSMG1HostBases", uint64(n)*frBytes); err != nil {
-		return bls12381.G1Jac{}, err
+	if err := bases.check(op, uint64(n)*g.point); err != nil {
+		return zero, err
+	}
+	if err := scalars.check(op, uint64(n)*frBytes); err != nil {
+		return zero, err
+	}
+	return g.msm(d, bases.arg(), scalars.arg(), n, msmKnobs())
+}
+
+func (g group[A, F, J, PF, PJ]) msmHostBases(d *Device, op string, bases []A, scalars *Buffer, n int) (J, error) {
+	var zero J
+	if n < 0 || len(bases) < n {
+		return zero, argError(op, "%d bases for n = %d", len(bases), n)
+	}
+	if err := scalars.check(op, uint64(n)*frBytes); err != nil {
+		return zero, err
 	}
 	knobs := msmKnobs()
 	if msmChunkLog == 0 {
 		knobs |= hostChunkLog << 8
 	}
-	return g1.msm(d, hostPtr(bases), scalars.arg(), n, knobs)
+	return g.msm(d, hostPtr(bases), scalars.arg(), n, knobs)
 }
 
 // hostChunkLog is the log2 of the chunk in which MSMG1HostBases streams its

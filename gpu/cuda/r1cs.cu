@@ -8,6 +8,8 @@
 // thread, which also checks a_j·b_j = c_j; rows m..n-1 of the domain are
 // zero. Coefficients come from a small table; ±1 coefficients and 0/1
 // witness values take no multiplication.
+#include <vector>
+
 #include "common.cuh"
 #include "field.cuh"
 
@@ -28,6 +30,20 @@ __global__ void k_scatter(fr_t* __restrict__ w_aux, const uint32_t* __restrict__
     if (t >= count) return;
     uint32_t i = idx[t];
     if (i < naux) w_aux[i] = vals[t];
+}
+
+// dst[first[i / 64] + (set bits of word i / 64 below bit i % 64)] = src[i]
+// for every i < n whose bit is set: one thread a value, so that reads and
+// most writes are coalesced.
+__global__ void k_select(fr_t* __restrict__ dst, const fr_t* __restrict__ src, const uint64_t* __restrict__ bitmap,
+                         const uint32_t* __restrict__ first, uint64_t n) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint64_t word = bitmap[i >> 6];
+    unsigned b = (unsigned)(i & 63);
+    if (!((word >> b) & 1)) return;
+    uint64_t below = word & ((1ull << b) - 1);
+    dst[(uint64_t)first[i >> 6] + __popcll(below)] = src[i];
 }
 
 struct csr_view {
@@ -91,8 +107,10 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
                  const uint32_t* tail_idx, const void* tail_vals, uint64_t ntail, void* abc, int log_n,
                  uint64_t* first_bad) {
     stream_ctx* sc = (stream_ctx*)h;
-    if (!sc || !r || !w || !abc || !first_bad || log_n < 0 || log_n > 31 || (r->aux > 0 && !ones) ||
-        (ntail > 0 && (!tail_idx || !tail_vals)) || (r->inputs > 0 && !inputs))
+    // A dense witness: every aux value in tail_vals, in order.
+    bool dense = !tail_idx && ntail > 0 && ntail == r->aux;
+    if (!sc || !r || !w || !abc || !first_bad || log_n < 0 || log_n > 31 || (r->aux > 0 && !ones && !dense) ||
+        (ntail > 0 && ((!tail_idx && !dense) || !tail_vals)) || (r->inputs > 0 && !inputs))
         return set_status(st, C2_ERR_INVALID, 0, "c2_r1cs_eval: bad argument");
     uint64_t n = 1ull << log_n;
     if (r->constraints > n)
@@ -103,13 +121,15 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     cudaStream_t s = sc->s;
     fr_t* dw = (fr_t*)w;
     fr_t* daux = dw + r->inputs;
-    uint64_t words = (r->aux + 63) / 64;
+    uint64_t words = dense ? 0 : (r->aux + 63) / 64;
+    uint64_t nscatter = dense ? 0 : ntail;
 
-    // One scratch block for the uploaded handoff and the failure flag.
+    // One scratch block for the uploaded handoff and the failure flag; a
+    // dense witness goes straight to its place in w.
     size_t off_ones = 0;
     size_t off_idx = off_ones + words * 8;
-    size_t off_vals = (off_idx + ntail * 4 + 31) & ~(size_t)31;
-    size_t off_bad = off_vals + ntail * sizeof(fr_t);
+    size_t off_vals = (off_idx + nscatter * 4 + 31) & ~(size_t)31;
+    size_t off_bad = off_vals + nscatter * sizeof(fr_t);
     scratch buf;
     C2_CHECK(buf.alloc(off_bad + 8, s));
     char* base = buf.as<char>();
@@ -120,17 +140,19 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
 
     if (r->inputs) C2_CHECK(cudaMemcpyAsync(dw, inputs, r->inputs * sizeof(fr_t), cudaMemcpyHostToDevice, s));
     if (words) C2_CHECK(cudaMemcpyAsync(d_ones, ones, words * 8, cudaMemcpyHostToDevice, s));
-    if (ntail) {
+    if (dense) {
+        C2_CHECK(cudaMemcpyAsync(daux, tail_vals, ntail * sizeof(fr_t), cudaMemcpyHostToDevice, s));
+    } else if (ntail) {
         C2_CHECK(cudaMemcpyAsync(d_idx, tail_idx, ntail * 4, cudaMemcpyHostToDevice, s));
         C2_CHECK(cudaMemcpyAsync(d_vals, tail_vals, ntail * sizeof(fr_t), cudaMemcpyHostToDevice, s));
     }
     C2_CHECK(cudaMemsetAsync(d_bad, 0xff, 8, s));
-    if (r->aux) {
+    if (words) {
         k_expand_bits<<<blocks_for(r->aux, 256), 256, 0, s>>>(daux, d_ones, r->aux);
         C2_CHECK_LAUNCH(k_expand_bits);
     }
-    if (ntail) {
-        k_scatter<<<blocks_for(ntail, 256), 256, 0, s>>>(daux, d_idx, d_vals, ntail, r->aux);
+    if (nscatter) {
+        k_scatter<<<blocks_for(nscatter, 256), 256, 0, s>>>(daux, d_idx, d_vals, nscatter, r->aux);
         C2_CHECK_LAUNCH(k_scatter);
     }
     csr_view m3[3];
@@ -145,6 +167,45 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     if (int rc = copy_out(st, sc, &bad, d_bad, 8, 8, 1)) return rc;
     C2_CHECK(cudaGetLastError());
     *first_bad = bad;
+    return ok(st);
+}
+
+int c2_select(c2_status* st, c2_stream* h, void* dst, const void* src, uint64_t n, const uint64_t* bitmap,
+              uint64_t count) {
+    stream_ctx* sc = (stream_ctx*)h;
+    if (!sc || (n > 0 && (!dst || !src || !bitmap)) || n > UINT32_MAX)
+        return set_status(st, C2_ERR_INVALID, 0, "c2_select: bad argument");
+    uint64_t words = (n + 63) / 64;
+    // Where each word's values start in dst, counted on the host (a
+    // bitmap of 2^27 values is 2 Mi words).
+    std::vector<uint32_t> first(words);
+    uint64_t total = 0;
+    for (uint64_t k = 0; k < words; k++) {
+        uint64_t x = bitmap[k];
+        if (k == words - 1 && (n & 63)) {
+            if (x >> (n & 63))
+                return set_status(st, C2_ERR_INVALID, 0, "c2_select: bits set past the %llu values",
+                                  (unsigned long long)n);
+        }
+        first[k] = (uint32_t)total;
+        total += __builtin_popcountll(x);
+    }
+    if (total != count)
+        return set_status(st, C2_ERR_INVALID, 0, "c2_select: the bitmap selects %llu values, not %llu",
+                          (unsigned long long)total, (unsigned long long)count);
+    if (n == 0 || count == 0) return ok(st);
+    C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, "select");
+    cudaStream_t s = sc->s;
+    scratch buf;
+    C2_CHECK(buf.alloc(words * 12, s));
+    uint64_t* d_bits = buf.as<uint64_t>();
+    uint32_t* d_first = (uint32_t*)(d_bits + words);
+    C2_CHECK(cudaMemcpyAsync(d_bits, bitmap, words * 8, cudaMemcpyHostToDevice, s));
+    C2_CHECK(cudaMemcpyAsync(d_first, first.data(), words * 4, cudaMemcpyHostToDevice, s));
+    k_select<<<blocks_for(n, 256), 256, 0, s>>>((fr_t*)dst, (const fr_t*)src, d_bits, d_first, n);
+    C2_CHECK_LAUNCH(k_select);
+    C2_CHECK(cudaStreamSynchronize(s));
     return ok(st);
 }
 

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -90,6 +91,36 @@ func CopyFrom[T any](dst []T, b *Buffer, off uint64) error {
 	return b.d.copyOut("CopyFrom", unsafe.Pointer(unsafe.SliceData(dst)), b, off, bytes)
 }
 
+// Select gathers into dst the Fr values of src[:n] whose bits bitmap sets
+// (bit i of word i/64 selects value i; no bit at or past n), in order, on
+// the device, and returns their number. dst must hold that many values and
+// not overlap src.
+func (d *Device) Select(dst, src *Buffer, n int, bitmap []uint64) (int, error) {
+	const op = "Select"
+	if n < 0 || n > math.MaxUint32 || len(bitmap) != (n+63)/64 {
+		return 0, argError(op, "bitmap of %d words for %d values", len(bitmap), n)
+	}
+	count := 0
+	for _, w := range bitmap {
+		count += bits.OnesCount64(w)
+	}
+	if n%64 != 0 && bitmap[len(bitmap)-1]>>(n%64) != 0 {
+		return 0, argError(op, "bits set past the %d values", n)
+	}
+	if err := src.check(op, frBytes*uint64(n)); err != nil {
+		return 0, err
+	}
+	if err := dst.check(op, frBytes*uint64(count)); err != nil {
+		return 0, err
+	}
+	s, err := d.acquire(op)
+	if err != nil {
+		return 0, err
+	}
+	defer d.release(s)
+	return count, rawSelect(s, dst.p, src.p, uint64(n), bitmap, uint64(count))
+}
+
 // Slice returns a view of bytes [off, off+n) of b. The view shares b's
 // memory: it is valid while b is, and freeing it does nothing.
 func (b *Buffer) Slice(off, n uint64) (*Buffer, error) {
@@ -102,7 +133,8 @@ func (b *Buffer) Slice(off, n uint64) (*Buffer, error) {
 // EvalR1CS expands a witness into w and evaluates r on it into abc, on the
 // device: the witness is inputs, the bitmap ones over the aux values equal
 // to 1 (bit i of word i/64) and the aux values tail at the increasing
-// indices tailIdx (every other aux value is 0). w must hold r.Inputs+r.Aux
+// indices tailIdx (every other aux value is 0); or, dense, ones and tailIdx
+// nil and tail every aux value in order. w must hold r.Inputs+r.Aux
 // elements and abc 3·2^logN (a, b, c in turn, zero past r.Constraints).
 // It returns the first constraint with a·b ≠ c, or -1 when all hold.
 func (d *Device) EvalR1CS(r *R1CS, w, abc *Buffer, logN int, inputs []fr.Element, ones []uint64,
@@ -116,6 +148,12 @@ func (d *Device) EvalR1CS(r *R1CS, w, abc *Buffer, logN int, inputs []fr.Element
 		return 0, argError(op, "%d constraints in a domain of 2^%d", r.Constraints, logN)
 	case len(inputs) != r.Inputs:
 		return 0, argError(op, "%d inputs, the R1CS has %d", len(inputs), r.Inputs)
+	}
+	dense := ones == nil && tailIdx == nil && r.Aux > 0
+	switch {
+	case dense && len(tail) != r.Aux:
+		return 0, argError(op, "dense witness of %d aux values, the R1CS has %d", len(tail), r.Aux)
+	case dense:
 	case len(ones) != (r.Aux+63)/64:
 		return 0, argError(op, "bitmap of %d words for %d aux values", len(ones), r.Aux)
 	case len(tailIdx) != len(tail):

@@ -48,6 +48,19 @@ func selected(segs ...msm.Segment) []fr.Element {
 	return v
 }
 
+// classified runs q.classify and checks that lReady saw L first.
+func classified(t *testing.T, q *queries) (l, A, B *Split) {
+	t.Helper()
+	var early *Split
+	l, A, B, err := q.classify(context.Background(), func(l *Split, err error) {
+		require.NoError(t, err)
+		early = l
+	})
+	require.NoError(t, err)
+	require.Same(t, early, l)
+	return l, A, B
+}
+
 // classify gives L, A and B as NewSplit over their own segments would, or,
 // for values mostly neither 0 nor 1 (a PoSt's Poseidon witness), their
 // scalars in query order; lReady sees L's split first.
@@ -60,13 +73,7 @@ func TestClassifyQueries(t *testing.T) {
 	}{{"PoRep-like", 0.85, false}, {"Poseidon-like", 0.05, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := testQueries(rng, 5*(1<<16)+77, tc.pOne)
-			var early *Split
-			l, A, B, err := q.classify(context.Background(), func(l *Split, err error) {
-				require.NoError(t, err)
-				early = l
-			})
-			require.NoError(t, err)
-			require.Same(t, early, l)
+			l, A, B := classified(t, q)
 			segsL := []msm.Segment{{Scalars: q.aux}}
 			segsA := []msm.Segment{{Scalars: q.inputs}, {Scalars: q.aux, Density: q.aAux}}
 			segsB := []msm.Segment{{Scalars: q.inputs, Density: q.bInputs}, {Scalars: q.aux, Density: q.bAux}}
@@ -98,6 +105,123 @@ func TestClassifyQueries(t *testing.T) {
 	q := testQueries(rng, 1000, 0.05)
 	_, _, _, err := q.classify(ctx, func(_ *Split, err error) { require.ErrorIs(t, err, context.Canceled) })
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// picked returns the variables of inputs ‖ aux that sel selects (nil: every
+// aux value), in order: the scalars a device reads from its witness.
+func picked(sel []uint64, inputs, aux []fr.Element) []fr.Element {
+	if sel == nil {
+		return aux
+	}
+	var v []fr.Element
+	for i, x := range append(append([]fr.Element(nil), inputs...), aux...) {
+		if sel[i>>6]>>(uint(i)&63)&1 == 1 {
+			v = append(v, x)
+		}
+	}
+	return v
+}
+
+// With a device that holds the witness, a PoSt-like witness is not
+// classified: L, A and B are the device's selections (A and B gathered on
+// the host when they exceed the device's scratch); a PoRep-like one is
+// split as before, and a dense A beside a split L is selected too.
+func TestClassifyOnDevice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n = 5*(1<<16) + 77
+	check := func(t *testing.T, q *queries, wantWitness [3]bool) {
+		t.Helper()
+		l, A, B := classified(t, q)
+		for i, c := range []struct {
+			name string
+			got  *Split
+			segs []msm.Segment
+		}{
+			{"L", l, []msm.Segment{{Scalars: q.aux}}},
+			{"A", A, []msm.Segment{{Scalars: q.inputs}, {Scalars: q.aux, Density: q.aAux}}},
+			{"B", B, []msm.Segment{{Scalars: q.inputs, Density: q.bInputs}, {Scalars: q.aux, Density: q.bAux}}},
+		} {
+			want := selected(c.segs...)
+			require.Equal(t, len(want), c.got.N, c.name)
+			require.Equal(t, wantWitness[i], c.got.Witness, c.name)
+			switch {
+			case c.got.Witness:
+				require.Nil(t, c.got.Full, c.name)
+				require.Nil(t, c.got.Tail, c.name)
+				require.Equal(t, want, picked(c.got.Sel, q.inputs, q.aux), c.name)
+			case c.got.Full != nil:
+				require.Equal(t, want, c.got.Full, c.name)
+			default:
+				sp, err := msm.NewSplit(c.segs...)
+				require.NoError(t, err)
+				require.Equal(t, sp, c.got.Split, c.name)
+			}
+		}
+	}
+	t.Run("Poseidon-like", func(t *testing.T) {
+		q := testQueries(rng, n, 0.05)
+		q.onDevice = 3 * n
+		check(t, q, [3]bool{true, true, true})
+	})
+	t.Run("Poseidon-like/small scratch", func(t *testing.T) {
+		q := testQueries(rng, n, 0.05)
+		q.onDevice = 1000
+		check(t, q, [3]bool{true, false, false})
+	})
+	t.Run("PoRep-like", func(t *testing.T) {
+		q := testQueries(rng, n, 0.85)
+		q.onDevice = 3 * n
+		check(t, q, [3]bool{false, false, false})
+	})
+	t.Run("dense A beside split L", func(t *testing.T) {
+		q := testQueries(rng, n, 0.85)
+		for i := 0; i < n; i += 4 {
+			q.aux[i].SetUint64(rng.Uint64() | 2)
+		}
+		aAux := r1cs.NewDensity(n, func(i int) bool { return i%4 == 0 })
+		q.aAux = &aAux
+		q.onDevice = 3 * n
+		check(t, q, [3]bool{false, true, false})
+	})
+}
+
+// mostlyOther's sample agrees with a full count away from the boundary.
+func TestMostlyOther(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{0, 100, 1 << 20} {
+		for _, pOne := range []float64{0.05, 0.85} {
+			q := testQueries(rng, n, pOne)
+			got, err := mostlyOther(context.Background(), q.aux)
+			require.NoError(t, err)
+			require.Equal(t, n > 0 && pOne < 0.5, got, "n %d, 1 with probability %.2f", n, pOne)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := mostlyOther(ctx, make([]fr.Element, 1<<20))
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// selection over inputs ‖ aux picks what the densities pick for every
+// offset of the aux values within a word.
+func TestSelection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, nIn := range []int{1, 2, 63, 64, 65, 130} {
+		nAux := 200 + rng.IntN(100)
+		in := r1cs.NewDensity(nIn, func(int) bool { return rng.IntN(2) == 0 })
+		aux := r1cs.NewDensity(nAux, func(int) bool { return rng.IntN(3) == 0 })
+		for _, di := range []*r1cs.Density{nil, &in} {
+			sel := selection(nIn, di, &aux)
+			require.Len(t, sel, (nIn+nAux+63)/64)
+			for i := range nIn + nAux {
+				want := i >= nIn && aux.Get(i-nIn) || i < nIn && (di == nil || di.Get(i))
+				require.Equal(t, want, sel[i>>6]>>(uint(i)&63)&1 == 1, "inputs %d, variable %d", nIn, i)
+			}
+			if r := (nIn + nAux) % 64; r != 0 {
+				require.Zero(t, sel[len(sel)-1]>>r, "no bit past the variables")
+			}
+		}
+	}
 }
 
 // BenchmarkClassifyQueries prepares the L, A and B MSMs of 2^22 aux values

@@ -61,7 +61,11 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 		if pr.lErr != nil {
 			return nil, pr.lErr
 		}
-		if err := stage(&r.o.Times.H, func() (err error) { sums.H, err = ws.ComputeHWitness(ctx, pr.witness(sys)); return }); err != nil {
+		err := stage(&r.o.Times.H, func() (err error) { sums.H, err = ws.ComputeHWitness(ctx, pr.witness(sys)); return })
+		if err == nil && pr.l.Witness {
+			ls.Release() // the device holds the witness now
+		}
+		if err != nil {
 			var ue *r1cs.UnsatisfiedError
 			if errors.As(err, &ue) && hostSatisfied(ctx, sys, ls, pr) == nil {
 				// The host finds every constraint satisfied: the device erred.
@@ -94,14 +98,14 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 	ones := make([]bls.G1Jac, len(g1))
 	var ones2 bls.G2Jac
 	for i, q := range g1 {
-		if q.sp.Full != nil {
+		if q.sp.dense() {
 			continue
 		}
 		if err := stage(&r.o.Times.Batch, func() (err error) { ones[i], err = slot.BatchAddG1(ctx, q.sec, q.sp.Ones); return }); err != nil {
 			return nil, err
 		}
 	}
-	if pr.B.Full == nil {
+	if !pr.B.dense() {
 		if err := stage(&r.o.Times.Batch, func() (err error) { ones2, err = slot.BatchAddG2(ctx, pr.B.Ones); return }); err != nil {
 			return nil, err
 		}
@@ -112,7 +116,11 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 		if scalars == nil {
 			idx, scalars = q.sp.TailIdx, q.sp.Tail
 		}
-		if err := stage(&r.o.Times.Tail, func() (err error) { *q.dst, err = slot.TailG1(ctx, q.sec, idx, scalars); return }); err != nil {
+		tail := func() (err error) { *q.dst, err = slot.TailG1(ctx, q.sec, idx, scalars); return }
+		if q.sp.Witness {
+			tail = func() (err error) { *q.dst, err = slot.(gpu.WitnessSlot).MSMWitnessG1(ctx, q.sec, q.sp.Sel); return }
+		}
+		if err := stage(&r.o.Times.Tail, tail); err != nil {
 			return nil, err
 		}
 		q.dst.AddAssign(&ones[i])
@@ -125,6 +133,10 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 			return nil, err
 		}
 		sums.BG2 = g2.sum
+	} else if pr.B.Witness {
+		if err := stage(&r.o.Times.Tail, func() (err error) { sums.BG2, err = slot.(gpu.WitnessSlot).MSMWitnessG2(ctx, pr.B.Sel); return }); err != nil {
+			return nil, err
+		}
 	} else if err := stage(&r.o.Times.Tail, func() (err error) { sums.BG2, err = slot.TailG2(ctx, g2idx, g2scalars); return }); err != nil {
 		return nil, err
 	}
@@ -171,6 +183,10 @@ func (r *Runner) runG2(ctx context.Context, pk *groth16.ProvingKey, pr *prepared
 		return
 	}
 	if g.err = ctx.Err(); g.err != nil {
+		return
+	}
+	if pr.B.Witness {
+		g.err = errors.New("stage: B_G2 on the CPU for a query the device selects from its witness")
 		return
 	}
 	t0 := time.Now()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -47,8 +48,12 @@ func (pr *prepared) freeABC() {
 }
 
 // witness is the partition's assignment as the device takes it: L's
-// classification covers every aux value, in order.
+// classification covers every aux value, in order; a dense L's is the aux
+// values themselves.
 func (pr *prepared) witness(sys *r1cs.System) *gpu.Witness {
+	if pr.l.Witness {
+		return &gpu.Witness{Inputs: sys.Inputs(), NumAux: sys.NumAux(), Tail: sys.Aux()}
+	}
 	return &gpu.Witness{Inputs: sys.Inputs(), NumAux: sys.NumAux(), Ones: pr.l.Ones, TailIdx: pr.l.TailIdx, Tail: pr.l.Tail}
 }
 
@@ -71,15 +76,26 @@ func hostSatisfied(ctx context.Context, sys *r1cs.System, ls *Lease, pr *prepare
 type Split struct {
 	*msm.Split
 	Full []fr.Element // non-nil: run one full MSM over these
+	// Witness: run one full MSM over the witness the device holds, over the
+	// variables Sel selects (nil: every aux value; gpu.WitnessSlot's
+	// selection). N alone of the split is set.
+	Witness bool
+	Sel     []uint64
 }
+
+// dense reports whether s is one full MSM rather than a batch addition and
+// a tail.
+func (s *Split) dense() bool { return s.Full != nil || s.Witness }
 
 // prepare, when abc is set, evaluates a, b, c into one host buffer
 // (zero-padded to the domain) and checks that the constraints hold (else the
-// device does both from the witness); then it classifies the scalars of L,
-// A and B in the background (so that H can start on the device meanwhile),
-// releases ls once all three are classified, and calls done when
-// everything is finished or failed.
-func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, abc bool, ls *Lease, done func()) (*prepared, error) {
+// device does both from the witness, and with witnessMSM its dense
+// queries' MSMs read that witness on the device); then it classifies the scalars of L, A and B in
+// the background (so that H can start on the device meanwhile), releases ls
+// once all three are classified unless L is dense (its MSM, or the
+// device's copy of the witness, reads it), and calls done when everything
+// is finished or failed.
+func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, abc, witnessMSM bool, ls *Lease, done func()) (*prepared, error) {
 	t0 := time.Now()
 	pr := &prepared{classified: make(chan struct{}), lDone: make(chan struct{})}
 	fail := func(err error) (*prepared, error) {
@@ -110,6 +126,10 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 	}
 
 	q := queries{inputs: sys.Inputs(), aux: sys.Aux(), bInputs: sys.BInputDensity(), aAux: sys.ADensity(), bAux: sys.BAuxDensity()}
+	if witnessMSM {
+		// The slot's a‖b‖c scratch takes a selected query's scalars.
+		q.onDevice = 3 * pk.DomainSize()
+	}
 	go func() {
 		defer done()
 		defer close(pr.classified)
@@ -118,9 +138,10 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 			pr.l, pr.lErr = l, err
 			close(pr.lDone)
 		})
-		if pr.classErr == nil && pr.l.Full == nil {
+		if pr.classErr == nil && !pr.l.dense() {
 			// Before classified closes: final once it is. A dense L's
-			// scalars are the witness itself, kept to the partition's end.
+			// scalars are the witness itself, kept until the device has
+			// it, or to the partition's end.
 			ls.Release()
 		}
 		r.o.Times.Add(&r.o.Times.Prep, time.Since(t0))
@@ -134,10 +155,13 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 
 // queries are the values and densities of a partition's L, A and B MSMs:
 // L takes every aux value, A the inputs and the aux values aAux selects, B
-// the inputs bInputs selects and the aux values bAux selects.
+// the inputs bInputs selects and the aux values bAux selects. onDevice,
+// when positive, says that the device holds the witness and can select
+// up to that many of its values for one dense query.
 type queries struct {
 	inputs, aux         []fr.Element
 	bInputs, aAux, bAux *r1cs.Density
+	onDevice            int
 }
 
 // classify classifies L's scalars, calls lReady with the result (the
@@ -146,9 +170,30 @@ type queries struct {
 // when more than half of its bases would go to the tail (SupraSeal's rule:
 // splitting then saves less than the gathering costs): a dense L's scalars
 // are aux itself, which the caller then keeps until L's MSM is done; a
-// dense A or B holds a copy of its scalars and N alone, no split. It
-// returns ctx's error within about a millisecond of ctx's end.
+// dense A or B holds a copy of its scalars and N alone, no split. With
+// onDevice the device reads dense queries from its witness instead: L is
+// judged from a sample first (a PoSt's witness is not classified at all)
+// and, when dense, A and B are too; a dense A or B holds its selection.
+// It returns ctx's error within about a millisecond of ctx's end.
 func (q *queries) classify(ctx context.Context, lReady func(*Split, error)) (l, A, B *Split, err error) {
+	if q.onDevice > 0 {
+		other, err := mostlyOther(ctx, q.aux)
+		if err != nil {
+			lReady(nil, err)
+			return nil, nil, nil, err
+		}
+		if other {
+			l = &Split{Split: &msm.Split{N: len(q.aux)}, Witness: true}
+			lReady(l, nil)
+			if A, err = q.witnessQuery(ctx, nil, q.aAux); err == nil {
+				B, err = q.witnessQuery(ctx, q.bInputs, q.bAux)
+			}
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return l, A, B, nil
+		}
+	}
 	sp, err := msm.NewSplitContext(ctx, msm.Segment{Scalars: q.aux})
 	if err == nil {
 		l = &Split{Split: sp}
@@ -170,7 +215,7 @@ func (q *queries) classify(ctx context.Context, lReady func(*Split, error)) (l, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			*x.dst, errs[i] = selectQuery(ctx, l.Split, x.head, q.aux, x.d)
+			*x.dst, errs[i] = q.selectQuery(ctx, l.Split, x.head, x.d)
 		}()
 	}
 	wg.Wait()
@@ -180,11 +225,12 @@ func (q *queries) classify(ctx context.Context, lReady func(*Split, error)) (l, 
 	return l, A, B, nil
 }
 
-// selectQuery classifies the query of head's segments followed by the aux
-// values d selects, from l, the classification of every aux value. When it
-// goes dense it gathers only the scalars (its Split holds N alone): the
-// split's bitmap and tail would go unused.
-func selectQuery(ctx context.Context, l *msm.Split, head []msm.Segment, aux []fr.Element, d *r1cs.Density) (*Split, error) {
+// selectQuery classifies the query of head's segments (the inputs)
+// followed by the aux values d selects, from l, the classification of
+// every aux value. When it goes dense it gathers only the scalars, or on
+// the device its selection (its Split holds N alone): the split's bitmap
+// and tail would go unused.
+func (q *queries) selectQuery(ctx context.Context, l *msm.Split, head []msm.Segment, d *r1cs.Density) (*Split, error) {
 	hs, err := msm.NewSplitContext(ctx, head...)
 	if err != nil {
 		return nil, err
@@ -194,7 +240,10 @@ func selectQuery(ctx context.Context, l *msm.Split, head []msm.Segment, aux []fr
 		return nil, err
 	}
 	if n := hs.N + d.Count(); 2*(len(hs.Tail)+tail) > n {
-		full, err := gather(ctx, append(head, msm.Segment{Scalars: aux, Density: d}), n)
+		if n <= q.onDevice {
+			return &Split{Split: &msm.Split{N: n}, Witness: true, Sel: selection(len(q.inputs), head[0].Density, d)}, nil
+		}
+		full, err := gather(ctx, append(head, msm.Segment{Scalars: q.aux, Density: d}), n)
 		if err != nil {
 			return nil, err
 		}
@@ -255,4 +304,69 @@ func gather(ctx context.Context, segs []msm.Segment, n int) ([]fr.Element, error
 		return nil, fmt.Errorf("stage: gathered %d scalars for a query of %d", off, n)
 	}
 	return full, nil
+}
+
+// witnessQuery is the dense query of the inputs in (nil: every input) and
+// the aux values aux selects: the device's selection from its witness when
+// it fits there, else its scalars gathered on the host.
+func (q *queries) witnessQuery(ctx context.Context, in, aux *r1cs.Density) (*Split, error) {
+	n := len(q.inputs) + aux.Count()
+	if in != nil {
+		n = in.Count() + aux.Count()
+	}
+	if n <= q.onDevice {
+		return &Split{Split: &msm.Split{N: n}, Witness: true, Sel: selection(len(q.inputs), in, aux)}, nil
+	}
+	full, err := gather(ctx, []msm.Segment{{Scalars: q.inputs, Density: in}, {Scalars: q.aux, Density: aux}}, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Split{Split: &msm.Split{N: n}, Full: full}, nil
+}
+
+// selection returns the bitmap over w = inputs ‖ aux (nIn inputs, bit i of
+// word i/64 for variable i) that selects the inputs in selects (nil: every
+// input) and the aux values aux selects.
+func selection(nIn int, in, aux *r1cs.Density) []uint64 {
+	out := make([]uint64, (nIn+aux.Len()+63)/64)
+	for i := range nIn {
+		if in == nil || in.Get(i) {
+			out[i>>6] |= 1 << (uint(i) & 63)
+		}
+	}
+	base, sh := nIn>>6, uint(nIn)&63
+	for j, x := range aux.Words() {
+		out[base+j] |= x << sh
+		if sh != 0 && base+j+1 < len(out) {
+			out[base+j+1] |= x >> (64 - sh)
+		}
+	}
+	return out
+}
+
+// mostlyOther estimates whether more than half of v is neither 0 nor 1,
+// from one piece of 4,096 values in every eight (all of v when it is
+// short): the device's dense rule for L, decided without classifying.
+func mostlyOther(ctx context.Context, v []fr.Element) (bool, error) {
+	const piece, every = 1 << 12, 8
+	pieces := (len(v) + piece - 1) / piece
+	sampled := (pieces + every - 1) / every
+	if pieces < 4*every {
+		sampled = pieces
+	}
+	step := pieces / max(sampled, 1)
+	var seen, other atomic.Int64
+	err := parallel.Each(ctx, sampled, func(k int) {
+		lo := k * step * piece
+		c := 0
+		one := fr.One()
+		for _, x := range v[lo:min(len(v), lo+piece)] {
+			if !x.IsZero() && x != one {
+				c++
+			}
+		}
+		seen.Add(int64(min(len(v), lo+piece) - lo))
+		other.Add(int64(c))
+	})
+	return 2*other.Load() > seen.Load(), err
 }

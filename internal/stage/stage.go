@@ -164,7 +164,8 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 	if !onDevice {
 		ls = nil // the host evaluates a, b, c from the witness: kept to the end
 	}
-	pr, err := r.prepare(ctx, pk, sys, !onDevice, ls, prepared)
+	// A device that takes the witness and does G2 reads dense queries' scalars from it.
+	pr, err := r.prepare(ctx, pk, sys, !onDevice, onDevice && d.Info().G2, ls, prepared)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
