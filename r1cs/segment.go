@@ -3,6 +3,7 @@ package r1cs
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -106,6 +107,78 @@ type Segment struct {
 	// segment's own variables, until Done.
 	ownIn, ownAux []fr.Element
 	done          bool
+	// copyOf: a segment claimed by Repeat, whose constraints are copyOf's
+	// with copyOf's variables moved to this segment's.
+	copyOf *Segment
+}
+
+// source returns the segment whose matrices and coefficients stand for
+// g's: g's own, or, for a copy, the original's.
+func (g *Segment) source() *Segment {
+	if g.copyOf != nil {
+		return g.copyOf
+	}
+	return g
+}
+
+// Repeat claims n more segments, each a copy of g moved to its own
+// variables: g's constraints, coefficients and densities with g's inputs
+// and aux variables replaced by the new segment's, ONE kept. g must be
+// Done, with all of its variables allocated, and its constraints may use
+// no variable but ONE and its own; otherwise Repeat claims nothing and
+// says why. For a
+// circuit of n+1 alike parts that share nothing but ONE (a PoSt's
+// sectors), recording one and repeating it gives the System recording all
+// of them gives, in about the time and memory of the joined System alone.
+func (r *Segmented) Repeat(g *Segment, n int) error {
+	switch {
+	case r.joined:
+		return fmt.Errorf("r1cs: Repeat after System")
+	case g.r != r || g.copyOf != nil:
+		return fmt.Errorf("r1cs: Repeat of a segment not recorded in this recording")
+	case !g.done:
+		return fmt.Errorf("r1cs: Repeat of segment %d before its Done", g.index)
+	case g.inEnd != g.inLimit || g.auxEnd != g.auxLimit:
+		return fmt.Errorf("r1cs: segment %d allocated %d inputs and %d aux of %d and %d",
+			g.index, g.inEnd-g.inBase, g.auxEnd-g.auxBase, g.inLimit-g.inBase, g.auxLimit-g.auxBase)
+	case len(g.aExt) > 0 || len(g.bExt) > 0:
+		return fmt.Errorf("r1cs: segment %d uses aux variables of earlier segments", g.index)
+	case n < 0:
+		return fmt.Errorf("r1cs: Repeat %d times", n)
+	}
+	for k := range g.m {
+		for _, v := range g.m[k].Vars {
+			i := v.Index()
+			if v != One && (v.IsAux() && i < g.auxBase || !v.IsAux() && i < g.inBase) {
+				return fmt.Errorf("r1cs: segment %d uses %v, a variable of an earlier segment", g.index, v)
+			}
+		}
+	}
+	nIn, nAux := g.inLimit-g.inBase, g.auxLimit-g.auxBase
+	if n*nIn > r.totalIn-r.nIn || n*nAux > r.totalAux-r.nAux {
+		return fmt.Errorf("r1cs: %d copies of %d inputs and %d aux exceed the recording's %d and %d",
+			n, nIn, nAux, r.totalIn, r.totalAux)
+	}
+	for range n {
+		c := &Segment{r: r, index: len(r.segs), inBase: r.nIn, inEnd: r.nIn + nIn, inLimit: r.nIn + nIn,
+			auxBase: r.nAux, auxEnd: r.nAux + nAux, auxLimit: r.nAux + nAux, done: true, copyOf: g}
+		r.nIn += nIn
+		r.nAux += nAux
+		r.segs = append(r.segs, c)
+	}
+	return nil
+}
+
+// moved returns v of segment src as it stands in its copy g.
+func (g *Segment) moved(src *Segment, v Variable) Variable {
+	switch {
+	case v == One:
+		return v
+	case v.IsAux():
+		return AuxVariable(v.Index() - src.auxBase + g.auxBase)
+	default:
+		return InputVariable(v.Index() - src.inBase + g.inBase)
+	}
 }
 
 // Alloc implements [Builder].
@@ -198,7 +271,7 @@ func (g *Segment) checkVar(v Variable) {
 }
 
 // NumConstraints returns the number of constraints the segment recorded.
-func (g *Segment) NumConstraints() int { return len(g.m[0].RowStart) - 1 }
+func (g *Segment) NumConstraints() int { return len(g.source().m[0].RowStart) - 1 }
 
 // System joins the segments, in the order they were claimed, into a
 // finalized System (with bellperson's per-input constraints appended, as
@@ -232,9 +305,14 @@ func (r *Segmented) System(workers int) (*System, error) {
 	terms := make([][3]uint64, len(r.segs)+1)
 	remap := make([][]uint32, len(r.segs))
 	for i, g := range r.segs {
+		src := g.source()
 		rows[i+1] = rows[i] + g.NumConstraints()
-		for k := range g.m {
-			terms[i+1][k] = terms[i][k] + uint64(len(g.m[k].Vars))
+		for k := range src.m {
+			terms[i+1][k] = terms[i][k] + uint64(len(src.m[k].Vars))
+		}
+		if src != g {
+			remap[i] = remap[src.index] // coefficients already in the table
+			continue
 		}
 		remap[i] = make([]uint32, len(g.coeffs))
 		for j := range g.coeffs {
@@ -254,7 +332,14 @@ func (r *Segmented) System(workers int) (*System, error) {
 		s.m[k] = Matrix{RowStart: make([]uint32, nc+nIn+1), Vars: make([]Variable, n), CoeffIdx: make([]uint32, n)}
 	}
 
-	// Copy the segments' rows in place, releasing each once copied.
+	// Copy the segments' rows in place, releasing each once copied (a
+	// segment with copies once the whole System is joined).
+	repeated := make([]bool, len(r.segs))
+	for _, g := range r.segs {
+		if g.copyOf != nil {
+			repeated[g.copyOf.index] = true
+		}
+	}
 	workers = max(1, min(workers, len(r.segs)))
 	var wg sync.WaitGroup
 	var next sync.Mutex
@@ -272,18 +357,28 @@ func (r *Segmented) System(workers int) (*System, error) {
 					return
 				}
 				g := r.segs[i]
-				for k := range g.m {
-					src, dst := &g.m[k], &s.m[k]
+				from := g.source()
+				for k := range from.m {
+					src, dst := &from.m[k], &s.m[k]
 					t0 := uint32(terms[i][k])
 					for j, v := range src.RowStart[1:] {
 						dst.RowStart[rows[i]+1+j] = t0 + v
 					}
-					copy(dst.Vars[t0:], src.Vars)
+					if from == g {
+						copy(dst.Vars[t0:], src.Vars)
+					} else {
+						vars := dst.Vars[t0 : int(t0)+len(src.Vars)]
+						for j, v := range src.Vars {
+							vars[j] = g.moved(from, v)
+						}
+					}
 					ci := dst.CoeffIdx[t0 : int(t0)+len(src.CoeffIdx)]
 					for j, c := range src.CoeffIdx {
 						ci[j] = remap[i][c]
 					}
-					*src = Matrix{}
+					if from == g && !repeated[i] {
+						*src = Matrix{} // copied for the last time
+					}
 				}
 			}
 		}()
@@ -309,6 +404,26 @@ func (r *Segmented) System(workers int) (*System, error) {
 	s.bAux = Density{bits: make([]uint64, (nAux+63)/64), n: nAux}
 	s.bInputs = Density{bits: make([]uint64, (nIn+63)/64), n: nIn}
 	for _, g := range r.segs {
+		if src := g.copyOf; src != nil {
+			// The original's densities, moved bit by bit.
+			for k, d := range []*Density{&s.aAux, &s.bAux} {
+				for j, w := range [][]uint64{src.aAux, src.bAux}[k] {
+					for ; w != 0; w &= w - 1 {
+						d.set(64*(src.auxBase>>6+j) + bits.TrailingZeros64(w) - src.auxBase + g.auxBase)
+					}
+				}
+			}
+			for j, w := range src.bInputs {
+				for ; w != 0; w &= w - 1 {
+					if v := InputVariable(64*j + bits.TrailingZeros64(w)); v == One {
+						s.bInputs.set(0)
+					} else {
+						s.bInputs.set(g.moved(src, v).Index())
+					}
+				}
+			}
+			continue
+		}
 		w0 := g.auxBase >> 6
 		for j, w := range g.aAux {
 			s.aAux.bits[w0+j] |= w

@@ -195,3 +195,85 @@ func TestSegmentedShapeValues(t *testing.T) {
 	require.Equal(t, Counts{Constraints: 4, Inputs: 2, Aux: 3, AAux: 2, BInputs: 1, BAux: 0}, s.Counts(), "two constraints and a per-input one each")
 	require.Error(t, s.IsSatisfied(), "no assignment to check")
 }
+
+// alikePart allocates nIn inputs and 77 aux variables and enforces
+// constraints over them and ONE only, the same whatever its place: the
+// shape of one PoSt sector.
+func alikePart(b Builder, nIn int) {
+	r := rand.New(rand.NewPCG(11, 12))
+	elem := func(v uint64) (e fr.Element) { e.SetUint64(v); return }
+	var own []Variable
+	for range nIn {
+		own = append(own, b.AllocInput(elem(r.Uint64N(50))))
+	}
+	for range 77 {
+		own = append(own, b.Alloc(elem(r.Uint64N(50))))
+	}
+	lc := func() LC {
+		var l LC
+		for range r.IntN(4) {
+			v := own[r.IntN(len(own))]
+			if r.IntN(6) == 0 {
+				v = One
+			}
+			l = l.Add(v, elem(uint64(1+r.IntN(5))))
+		}
+		return l
+	}
+	for range 60 {
+		b.Enforce(lc(), lc(), lc())
+	}
+}
+
+// A part recorded once and repeated gives the System that recording every
+// part gives (matrices, coefficients, densities across word boundaries),
+// after a first segment unlike the others.
+func TestSegmentedRepeat(t *testing.T) {
+	const parts, nIn = 9, 2
+	head := &segCircuit{seed: 3, ins: []int{1}, aux: []int{70}}
+	want := NewSystem()
+	head.run(want, 0, 1, 0)
+	for range parts {
+		alikePart(want, nIn)
+	}
+	want.Finalize()
+
+	rec := NewSegmentedShape(1+1+parts*nIn, 70+parts*77)
+	h := rec.Segment(1, 70)
+	head.run(h, 0, 1, 0)
+	h.Done()
+	first := rec.Segment(nIn, 77)
+	alikePart(first, nIn)
+	require.Error(t, rec.Repeat(first, parts-1), "before Done")
+	first.Done()
+	require.Error(t, rec.Repeat(first, parts), "more copies than variables")
+	require.NoError(t, rec.Repeat(first, parts-1))
+	got, err := rec.System(2)
+	require.NoError(t, err)
+	require.Equal(t, want.Counts(), got.Counts())
+	require.Equal(t, want.Coeffs(), got.Coeffs())
+	for k, m := range []*Matrix{want.A(), want.B(), want.C()} {
+		g := []*Matrix{got.A(), got.B(), got.C()}[k]
+		require.Equal(t, m.RowStart, g.RowStart, "matrix %d", k)
+		require.Equal(t, m.Vars, g.Vars, "matrix %d", k)
+		require.Equal(t, m.CoeffIdx, g.CoeffIdx, "matrix %d", k)
+	}
+	require.Equal(t, want.ADensity(), got.ADensity())
+	require.Equal(t, want.BAuxDensity(), got.BAuxDensity())
+	require.Equal(t, want.BInputDensity(), got.BInputDensity())
+
+	// A part that uses an earlier part's variable cannot be repeated.
+	rec = NewSegmentedShape(1, 2+2)
+	a := rec.Segment(0, 1)
+	a.Alloc(fr.One())
+	a.Done()
+	b := rec.Segment(0, 1)
+	v := b.Alloc(fr.One())
+	b.Enforce(LC{}.AddVar(AuxVariable(0)), LC{}.AddVar(v), nil)
+	b.Done()
+	require.ErrorContains(t, rec.Repeat(b, 1), "earlier segment")
+	require.NoError(t, rec.Repeat(a, 0))
+	c := rec.Segment(0, 1)
+	c.Done()
+	require.ErrorContains(t, rec.Repeat(c, 1), "allocated 0")
+}
