@@ -141,19 +141,24 @@ func checkLayout(sys *r1cs.System) error {
 // layout. sys must pass checkLayout.
 func convertMatrix(sys *r1cs.System, k int) (rows, cols []uint32, coef []uint16) {
 	m := []*r1cs.Matrix{sys.A(), sys.B(), sys.C()}[k]
-	rows = m.RowStart
-	nin := uint32(sys.NumInputs())
 	cols = make([]uint32, len(m.Vars))
 	coef = make([]uint16, len(m.Vars))
-	for x, v := range m.Vars {
+	convertTerms(m, sys.NumInputs(), 0, cols, coef)
+	return m.RowStart, cols, coef
+}
+
+// convertTerms writes m's terms lo, lo+1, … in the device layout into cols
+// and coef (as many as cols holds): columns over w = inputs ‖ aux with nin
+// inputs, coefficient indices as uint16 (checkLayout bounds them).
+func convertTerms(m *r1cs.Matrix, nin, lo int, cols []uint32, coef []uint16) {
+	for j, v := range m.Vars[lo : lo+len(cols)] {
 		if v.IsAux() {
-			cols[x] = nin + uint32(v.Index())
+			cols[j] = uint32(nin + v.Index())
 		} else {
-			cols[x] = uint32(v.Index())
+			cols[j] = uint32(v.Index())
 		}
-		coef[x] = uint16(m.CoeffIdx[x])
+		coef[j] = uint16(m.CoeffIdx[lo+j])
 	}
-	return rows, cols, coef
 }
 
 // coeffKinds classifies sys's coefficient table.

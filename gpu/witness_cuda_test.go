@@ -231,8 +231,9 @@ func bitsCircuit(rng *rand.Rand, m int) *r1cs.System {
 // On a GPU: after the witness pass (the witness handed over in either
 // form), full MSMs over the witness the slot holds (L over every aux value,
 // A and B over selections of inputs and aux values) equal the CPU's MSMs
-// of the same scalars from the host, for a resident and a streamed key; a
-// slot without a witness and a selection of the wrong size are refused.
+// of the same scalars from the host, for a resident and a streamed key (its
+// R1CS uploaded in small chunks); a slot without a witness and a selection
+// of the wrong size are refused.
 func TestCUDAWitnessMSM(t *testing.T) {
 	dev := testCUDA(t)
 	rng := rand.New(rand.NewPCG(8, 9))
@@ -299,9 +300,10 @@ func TestCUDAWitnessMSM(t *testing.T) {
 	for _, streamed := range []bool{false, true} {
 		d := dev
 		if streamed {
-			// Batch additions in chunks of 4096 bases keep the slot smaller than the key.
-			defer func(n int) { batchChunk = n }(batchChunk)
-			batchChunk = 4096
+			// Batch additions in chunks of 4096 bases keep the slot smaller
+			// than the key; the R1CS goes up in chunks of 1000 terms.
+			defer func(n, m int) { batchChunk, r1csChunk = n, m }(batchChunk, r1csChunk)
+			batchChunk, r1csChunk = 4096, 1000
 			limit := d.slotBytes(pk, false, len(in)+len(aux)) + layoutBytesOf(sys) + keyBytes(pk)/2
 			require.Less(t, limit, keyBytes(pk)+d.slotBytes(pk, true, 0), "the key must not fit")
 			d = &CUDA{d: d.d, name: d.name, budget: pool.NewBudget(d.name, limit)}

@@ -345,10 +345,11 @@ func selection(nIn int, in, aux *r1cs.Density) []uint64 {
 }
 
 // mostlyOther estimates whether more than half of v is neither 0 nor 1,
-// from one piece of 4,096 values in every eight (all of v when it is
-// short): the device's dense rule for L, decided without classifying.
+// from one piece of 4,096 values in every 32 (all of v when it is short):
+// the device's dense rule for L, decided without classifying (a PoSt's
+// witness is ~95 % other values, a PoRep's ~1 %).
 func mostlyOther(ctx context.Context, v []fr.Element) (bool, error) {
-	const piece, every = 1 << 12, 8
+	const piece, every = 1 << 12, 32
 	pieces := (len(v) + piece - 1) / piece
 	sampled := (pieces + every - 1) / every
 	if pieces < 4*every {
