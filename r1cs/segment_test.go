@@ -112,8 +112,7 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 		got, err := rec.System(workers)
 		require.NoError(t, err)
 		require.True(t, got.Finalized())
-		require.Equal(t, want.Counts(), got.Counts())
-		require.Equal(t, want.Coeffs(), got.Coeffs())
+		requireSameConstraints(t, want, got)
 		require.Equal(t, !tc.shapeOnly, got.Assigned())
 		require.Equal(t, want.NumInputs(), got.NumInputs())
 		require.Equal(t, want.NumAux(), got.NumAux())
@@ -121,15 +120,6 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 			require.Equal(t, want.Inputs(), got.Inputs())
 			require.Equal(t, want.Aux(), got.Aux())
 		}
-		for k, m := range []*Matrix{want.A(), want.B(), want.C()} {
-			g := []*Matrix{got.A(), got.B(), got.C()}[k]
-			require.Equal(t, m.RowStart, g.RowStart, "matrix %d", k)
-			require.Equal(t, m.Vars, g.Vars, "matrix %d", k)
-			require.Equal(t, m.CoeffIdx, g.CoeffIdx, "matrix %d", k)
-		}
-		require.Equal(t, want.ADensity(), got.ADensity())
-		require.Equal(t, want.BAuxDensity(), got.BAuxDensity())
-		require.Equal(t, want.BInputDensity(), got.BInputDensity())
 		d, err := got.CanonicalDigest()
 		require.NoError(t, err)
 		require.Equal(t, wantDigest, d)
@@ -139,6 +129,23 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 		_, err = rec.System(workers)
 		require.Error(t, err, "joined twice")
 	}
+}
+
+// requireSameConstraints checks that got records want's constraints:
+// counts, coefficient table, matrices row by row and densities.
+func requireSameConstraints(t *testing.T, want, got *System) {
+	t.Helper()
+	require.Equal(t, want.Counts(), got.Counts())
+	require.Equal(t, want.Coeffs(), got.Coeffs())
+	for k, m := range []*Matrix{want.A(), want.B(), want.C()} {
+		g := []*Matrix{got.A(), got.B(), got.C()}[k]
+		require.Equal(t, m.RowStart, g.RowStart, "matrix %d", k)
+		require.Equal(t, m.Vars, g.Vars, "matrix %d", k)
+		require.Equal(t, m.CoeffIdx, g.CoeffIdx, "matrix %d", k)
+	}
+	require.Equal(t, want.ADensity(), got.ADensity())
+	require.Equal(t, want.BAuxDensity(), got.BAuxDensity())
+	require.Equal(t, want.BInputDensity(), got.BInputDensity())
 }
 
 func TestSegmentedErrors(t *testing.T) {
@@ -250,17 +257,7 @@ func TestSegmentedRepeat(t *testing.T) {
 	require.NoError(t, rec.Repeat(first, parts-1))
 	got, err := rec.System(2)
 	require.NoError(t, err)
-	require.Equal(t, want.Counts(), got.Counts())
-	require.Equal(t, want.Coeffs(), got.Coeffs())
-	for k, m := range []*Matrix{want.A(), want.B(), want.C()} {
-		g := []*Matrix{got.A(), got.B(), got.C()}[k]
-		require.Equal(t, m.RowStart, g.RowStart, "matrix %d", k)
-		require.Equal(t, m.Vars, g.Vars, "matrix %d", k)
-		require.Equal(t, m.CoeffIdx, g.CoeffIdx, "matrix %d", k)
-	}
-	require.Equal(t, want.ADensity(), got.ADensity())
-	require.Equal(t, want.BAuxDensity(), got.BAuxDensity())
-	require.Equal(t, want.BInputDensity(), got.BInputDensity())
+	requireSameConstraints(t, want, got)
 
 	// A part that uses an earlier part's variable cannot be repeated.
 	rec = NewSegmentedShape(1, 2+2)
