@@ -629,18 +629,47 @@ func (p *parser) describe() string {
 	return fmt.Sprintf("%q at byte %d", p.b[p.i:end], p.i)
 }
 
-// object reads an object, calling f for each key with the parser positioned
-// at the key's value, which f must consume. The key is on the path during f.
-func (p *parser) object(f func(key string) error) error {
-	if p.peek() != '{' {
-		return p.fail(fmt.Errorf("want an object, found %s", p.describe()))
+// members reads a container delimited by opening and closing, what naming
+// it ("an object") in the error for a wrong opening: it calls member(i) for
+// the i-th member, which must consume it, then wants ',' or closing. A
+// wrong separator is reported at the container's path followed by sep(i).
+func (p *parser) members(opening, closing byte, what string, sep func(i int) string, member func(i int) error) error {
+	if p.peek() != opening {
+		return p.fail(fmt.Errorf("want %s, found %s", what, p.describe()))
 	}
 	p.i++
-	if p.peek() == '}' {
+	if p.peek() == closing {
 		p.i++
 		return nil
 	}
-	for {
+	for i := 0; ; i++ {
+		if err := member(i); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case closing:
+			p.i++
+			return nil
+		default:
+			return p.failAt(sep(i), fmt.Errorf("want ',' or '%c', found %s", closing, p.describe()))
+		}
+	}
+}
+
+// within calls f with seg on the path.
+func (p *parser) within(seg pathSeg, f func() error) error {
+	p.path = append(p.path, seg)
+	err := f()
+	p.path = p.path[:len(p.path)-1]
+	return err
+}
+
+// object reads an object, calling f for each key with the parser positioned
+// at the key's value, which f must consume. The key is on the path during f.
+func (p *parser) object(f func(key string) error) error {
+	return p.members('{', '}', "an object", func(int) string { return "" }, func(int) error {
 		if p.peek() != '"' {
 			return p.fail(fmt.Errorf("want a member name, found %s", p.describe()))
 		}
@@ -652,22 +681,8 @@ func (p *parser) object(f func(key string) error) error {
 			return p.failAt(key, fmt.Errorf("want ':', found %s", p.describe()))
 		}
 		p.i++
-		p.path = append(p.path, pathSeg{key: key})
-		err = f(key)
-		p.path = p.path[:len(p.path)-1]
-		if err != nil {
-			return err
-		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return nil
-		default:
-			return p.fail(fmt.Errorf("want ',' or '}', found %s", p.describe()))
-		}
-	}
+		return p.within(pathSeg{key: key}, func() error { return f(key) })
+	})
 }
 
 // fields reads an object whose members are fs: each at most once, the
@@ -720,31 +735,9 @@ func (p *parser) variant(allowed []string, f func(tag string) error) error {
 // array reads an array, calling f for each element with the parser
 // positioned at it; the index is on the path during f.
 func (p *parser) array(f func(i int) error) error {
-	if p.peek() != '[' {
-		return p.fail(fmt.Errorf("want an array, found %s", p.describe()))
-	}
-	p.i++
-	if p.peek() == ']' {
-		p.i++
-		return nil
-	}
-	for i := 0; ; i++ {
-		p.path = append(p.path, pathSeg{idx: i})
-		err := f(i)
-		p.path = p.path[:len(p.path)-1]
-		if err != nil {
-			return err
-		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return nil
-		default:
-			return p.failAt("["+strconv.Itoa(i)+"]", fmt.Errorf("want ',' or ']', found %s", p.describe()))
-		}
-	}
+	return p.members('[', ']', "an array", func(i int) string { return "[" + strconv.Itoa(i) + "]" }, func(i int) error {
+		return p.within(pathSeg{idx: i}, func() error { return f(i) })
+	})
 }
 
 // arrayParallel reads an array whose elements parse independently: it

@@ -42,8 +42,9 @@ type vanillaProof struct{}
 
 func (vanillaProof) Subject() string { return "post: vanilla proof" }
 
-// jsonSectorProof mirrors the serde JSON of FallbackPoStSectorProof; the
-// Merkle proofs stay raw so that their errors can be placed.
+// jsonSectorProof mirrors the serde JSON of FallbackPoStSectorProof, its
+// pointer fields the required members ([vanilla.Required]); the Merkle
+// proofs stay raw so that their errors can be placed.
 type jsonSectorProof struct {
 	SectorID     *uint64       `json:"sector_id"`
 	CommR        *porep.Domain `json:"comm_r"`
@@ -66,30 +67,15 @@ func DecodeSectorProofJSON(b []byte) (*SectorProof, error) {
 // *vanilla.FieldError values.
 func (p *SectorProof) decodeJSON(b []byte, at string) error {
 	var j jsonSectorProof
-	if err := vanilla.Strict(b, &j, at); err != nil {
+	if err := vanilla.Object(b, &j, at); err != nil {
 		return err
-	}
-	switch {
-	case j.SectorID == nil:
-		return vanilla.Missing(at, "sector_id")
-	case j.CommR == nil:
-		return vanilla.Missing(at, "comm_r")
-	case j.VanillaProof == nil:
-		return vanilla.Missing(at, "vanilla_proof")
-	case j.VanillaProof.Sectors == nil:
-		return vanilla.Missing(at, "vanilla_proof.sectors")
 	}
 	p.SectorID, p.CommR = *j.SectorID, *j.CommR
 	p.Sectors = make([]VanillaSector, len(*j.VanillaProof.Sectors))
 	for i, s := range *j.VanillaProof.Sectors {
 		f := vanilla.Join(at, fmt.Sprintf("vanilla_proof.sectors[%d]", i))
-		switch {
-		case s.InclusionProofs == nil:
-			return vanilla.Missing(f, "inclusion_proofs")
-		case s.CommC == nil:
-			return vanilla.Missing(f, "comm_c")
-		case s.CommRLast == nil:
-			return vanilla.Missing(f, "comm_r_last")
+		if err := vanilla.Required(&s, f); err != nil {
+			return err
 		}
 		v := &p.Sectors[i]
 		v.CommC, v.CommRLast = *s.CommC, *s.CommRLast

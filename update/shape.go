@@ -117,14 +117,14 @@ var Shapes = func() []Shape {
 }()
 
 // ShapeByName returns the registered shape named name (a
-// RegisteredUpdateProof variant such as "StackedDrg2KiBV1").
+// RegisteredUpdateProof variant such as "StackedDrg2KiBV1"): that of the
+// sector size of the PoRep shape of the same name.
 func ShapeByName(name string) (Shape, bool) {
-	for _, s := range Shapes {
-		if s.Name == name {
-			return s, true
-		}
+	ps, ok := porep.ShapeByName(name)
+	if !ok {
+		return Shape{}, false
 	}
-	return Shape{}, false
+	return ShapeForSize(ps.SectorSize)
 }
 
 // Nodes returns the number of 32-byte nodes of the sector.

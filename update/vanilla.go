@@ -48,6 +48,8 @@ func fieldErr(field, format string, args ...any) *VanillaError {
 // placed turns a *vanilla.FieldError into a *VanillaError.
 func placed(err error) error { return vanilla.Place(err, fielderr.Wrap[vanillaProof]) }
 
+// jsonPartitionProof mirrors the serde JSON of PartitionProof, its pointer
+// fields the required members ([vanilla.Required]).
 type jsonPartitionProof struct {
 	CommC           *porep.Domain    `json:"comm_c"`
 	ApexLeafs       *[]porep.Domain  `json:"apex_leafs"`
@@ -70,16 +72,8 @@ func DecodePartitionProofJSON(b []byte) (*PartitionProof, error) {
 // *vanilla.FieldError values.
 func (p *PartitionProof) decodeJSON(b []byte, at string) error {
 	var j jsonPartitionProof
-	if err := vanilla.Strict(b, &j, at); err != nil {
+	if err := vanilla.Object(b, &j, at); err != nil {
 		return err
-	}
-	switch {
-	case j.CommC == nil:
-		return vanilla.Missing(at, "comm_c")
-	case j.ApexLeafs == nil:
-		return vanilla.Missing(at, "apex_leafs")
-	case j.ChallengeProofs == nil:
-		return vanilla.Missing(at, "challenge_proofs")
 	}
 	p.CommC, p.ApexLeafs = *j.CommC, *j.ApexLeafs
 	p.ChallengeProofs = make([]ChallengeProof, len(*j.ChallengeProofs))
