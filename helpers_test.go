@@ -84,15 +84,19 @@ func writeDummyKey(t *testing.T, path string, numInputs, hPoints int) {
 }
 
 // cancelLoad runs load (a first call, which reads a key and records an
-// R1CS) under a context cancelled after after, requires context.Canceled,
-// and returns how long after the cancellation load returned and the
-// goroutines it started (the read, the recording) had ended, waiting for
-// those at most 10 s.
+// R1CS) under a context cancelled after after (before the call when after
+// is 0), requires context.Canceled, and returns how long after the
+// cancellation load returned and the goroutines it started (the read, the
+// recording) had ended, waiting for those at most 10 s.
 func cancelLoad(t *testing.T, after time.Duration, load func(context.Context) error) (returned, stopped time.Duration) {
 	base := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(after, cancel)
+	if after == 0 {
+		cancel()
+	} else {
+		time.AfterFunc(after, cancel)
+	}
 	t0 := time.Now()
 	err := load(ctx)
 	returned = time.Since(t0) - after

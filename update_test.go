@@ -224,18 +224,19 @@ func TestVanillaCircuitsCancelledFirstCall(t *testing.T) {
 	defer p.Close()
 
 	for _, tc := range []struct {
-		name string
-		load func(context.Context) error
+		name  string
+		after time.Duration // 0: cancelled before the call (a recording faster than any timer)
+		load  func(context.Context) error
 	}{
-		{"ProveUpdate " + snap.Name, func(ctx context.Context) error {
+		{"ProveUpdate " + snap.Name, 100 * time.Millisecond, func(ctx context.Context) error {
 			_, err := p.ProveUpdate(ctx, c.proof, c.comms, c.bincode)
 			return err
 		}},
-		{"PreloadPoSt " + winning.Name, func(ctx context.Context) error { return p.PreloadPoSt(ctx, winning.Name) }},
-		{"PreloadPoSt " + window64.Name, func(ctx context.Context) error { return p.PreloadPoSt(ctx, window64.Name) }},
-		{"PreloadUpdate " + snap64.Name, func(ctx context.Context) error { return p.PreloadUpdate(ctx, snap64.Name) }},
+		{"PreloadPoSt " + winning.Name, 0, func(ctx context.Context) error { return p.PreloadPoSt(ctx, winning.Name) }},
+		{"PreloadPoSt " + window64.Name, 100 * time.Millisecond, func(ctx context.Context) error { return p.PreloadPoSt(ctx, window64.Name) }},
+		{"PreloadUpdate " + snap64.Name, 100 * time.Millisecond, func(ctx context.Context) error { return p.PreloadUpdate(ctx, snap64.Name) }},
 	} {
-		const after = 100 * time.Millisecond
+		after := tc.after
 		returned, stopped := cancelLoad(t, after, tc.load)
 		t.Logf("%s cancelled after %v: returned %v later, the recording stopped %v later", tc.name, after, returned, stopped)
 		require.Less(t, returned, time.Second, tc.name)

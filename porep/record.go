@@ -65,7 +65,7 @@ func RecordContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return rec.System(workers)
+	return rec.System(ctx, workers)
 }
 
 // recordSizes returns the numbers of inputs and aux variables the global

@@ -187,7 +187,7 @@ func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, err
 	if err := rec.Repeat(first, len(blank.Sectors)-1); err != nil {
 		return nil, fmt.Errorf("post: %s: sectors cannot be repeated: %w", s.Name, err)
 	}
-	return rec.System(workers)
+	return rec.System(ctx, workers)
 }
 
 // BlankPartition returns a partition of shape s whose values are all zero:

@@ -1,6 +1,7 @@
 package r1cs
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -278,8 +279,9 @@ func (g *Segment) NumConstraints() int { return len(g.source().m[0].RowStart) - 
 // [System.Finalize] does), copying on up to workers goroutines. Every
 // variable must have been claimed and every segment must have allocated
 // all of its variables. The segments are released; the Segmented can be
-// used no more.
-func (r *Segmented) System(workers int) (*System, error) {
+// used no more. Once ctx is done it stops within a segment's copy and
+// returns ctx's error.
+func (r *Segmented) System(ctx context.Context, workers int) (*System, error) {
 	if r.joined {
 		return nil, fmt.Errorf("r1cs: Segmented.System called twice")
 	}
@@ -353,7 +355,7 @@ func (r *Segmented) System(workers int) (*System, error) {
 				i := ni
 				ni++
 				next.Unlock()
-				if i >= len(r.segs) {
+				if i >= len(r.segs) || ctx.Err() != nil {
 					return
 				}
 				g := r.segs[i]
@@ -384,6 +386,10 @@ func (r *Segmented) System(workers int) (*System, error) {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		r.segs = nil
+		return nil, err
+	}
 
 	// Finalize's per-input constraints input_i · 0 = 0.
 	one := s.coeffID(&oneElement)
@@ -404,6 +410,10 @@ func (r *Segmented) System(workers int) (*System, error) {
 	s.bAux = Density{bits: make([]uint64, (nAux+63)/64), n: nAux}
 	s.bInputs = Density{bits: make([]uint64, (nIn+63)/64), n: nIn}
 	for _, g := range r.segs {
+		if err := ctx.Err(); err != nil {
+			r.segs = nil
+			return nil, err
+		}
 		if src := g.copyOf; src != nil {
 			// The original's densities, moved bit by bit.
 			for k, d := range []*Density{&s.aAux, &s.bAux} {

@@ -1,6 +1,7 @@
 package r1cs
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -109,7 +110,7 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 				g.Done()
 			}
 		}
-		got, err := rec.System(workers)
+		got, err := rec.System(context.Background(), workers)
 		require.NoError(t, err)
 		require.True(t, got.Finalized())
 		requireSameConstraints(t, want, got)
@@ -126,7 +127,7 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 		if !tc.shapeOnly {
 			require.Equal(t, want.IsSatisfied() == nil, got.IsSatisfied() == nil)
 		}
-		_, err = rec.System(workers)
+		_, err = rec.System(context.Background(), workers)
 		require.Error(t, err, "joined twice")
 	}
 }
@@ -152,14 +153,14 @@ func TestSegmentedErrors(t *testing.T) {
 	// Unclaimed variables.
 	rec := NewSegmented(2, 3)
 	rec.Segment(1, 2)
-	_, err := rec.System(1)
+	_, err := rec.System(context.Background(), 1)
 	require.Error(t, err)
 
 	// A segment that allocated fewer than it claimed.
 	rec = NewSegmented(1, 3)
 	g := rec.Segment(0, 3)
 	g.Alloc(fr.One())
-	_, err = rec.System(1)
+	_, err = rec.System(context.Background(), 1)
 	require.Error(t, err)
 
 	// Over-allocation and unallocated variables are circuit bugs.
@@ -171,7 +172,7 @@ func TestSegmentedErrors(t *testing.T) {
 	b.Alloc(fr.One())
 	b.Enforce(LC{}.AddVar(AuxVariable(0)), LC{}.AddVar(AuxVariable(1)), nil)
 	require.Panics(t, func() { rec.Segment(0, 1) })
-	s, err := rec.System(2)
+	s, err := rec.System(context.Background(), 2)
 	require.NoError(t, err)
 	require.Equal(t, Counts{Constraints: 2, Inputs: 1, Aux: 2, AAux: 1, BInputs: 0, BAux: 1}, s.Counts())
 }
@@ -196,7 +197,7 @@ func TestSegmentedShapeValues(t *testing.T) {
 	require.Panics(t, func() { a.Alloc(seven) }, "after Done")
 	a.Enforce(LC{}.AddVar(y), LC{}.AddVar(One), LC{}.AddVar(x))
 	b.Alloc(seven)
-	s, err := rec.System(1)
+	s, err := rec.System(context.Background(), 1)
 	require.NoError(t, err)
 	require.False(t, s.Assigned())
 	require.Equal(t, Counts{Constraints: 4, Inputs: 2, Aux: 3, AAux: 2, BInputs: 1, BAux: 0}, s.Counts(), "two constraints and a per-input one each")
@@ -245,17 +246,34 @@ func TestSegmentedRepeat(t *testing.T) {
 	}
 	want.Finalize()
 
-	rec := NewSegmentedShape(1+1+parts*nIn, 70+parts*77)
-	h := rec.Segment(1, 70)
-	head.run(h, 0, 1, 0)
-	h.Done()
-	first := rec.Segment(nIn, 77)
-	alikePart(first, nIn)
+	// record records the head and the first part, Done unless early.
+	record := func(early bool) (*Segmented, *Segment) {
+		rec := NewSegmentedShape(1+1+parts*nIn, 70+parts*77)
+		h := rec.Segment(1, 70)
+		head.run(h, 0, 1, 0)
+		h.Done()
+		first := rec.Segment(nIn, 77)
+		alikePart(first, nIn)
+		if !early {
+			first.Done()
+		}
+		return rec, first
+	}
+	rec, first := record(true)
 	require.Error(t, rec.Repeat(first, parts-1), "before Done")
 	first.Done()
 	require.Error(t, rec.Repeat(first, parts), "more copies than variables")
 	require.NoError(t, rec.Repeat(first, parts-1))
-	got, err := rec.System(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := rec.System(ctx, 2)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = rec.System(context.Background(), 2)
+	require.Error(t, err, "a cancelled join leaves the recording spent")
+
+	rec, first = record(false)
+	require.NoError(t, rec.Repeat(first, parts-1))
+	got, err := rec.System(context.Background(), 2)
 	require.NoError(t, err)
 	requireSameConstraints(t, want, got)
 

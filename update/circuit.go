@@ -433,7 +433,7 @@ func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, err
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return rec.System(workers)
+	return rec.System(ctx, workers)
 }
 
 // SynthesizeBlank synthesizes the circuit of shape s from its
