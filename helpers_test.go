@@ -22,6 +22,7 @@ import (
 // verification within the proving span.
 func requireTimes(t *testing.T, tm c2.ProveTimes, wall time.Duration) {
 	t.Helper()
+	require.Positive(t, tm.Checks)
 	require.Positive(t, tm.Synthesis)
 	require.Positive(t, tm.Prove)
 	require.Positive(t, tm.Verify)

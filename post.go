@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -154,20 +155,38 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 	if shape.Kind != kind {
 		return nil, tm, &post.InputError{Field: "proof", Msg: fmt.Sprintf("%s is a %s PoSt proof, not %s", name, shape.Kind, kind)}
 	}
-	proofs, err := DecodeVanillaPoSt(vanilla)
+	t0 := time.Now()
+	parts, want, err := checkPoSt(shape, randomness, vanilla, partition)
+	tm.Checks = time.Since(t0)
 	if err != nil {
 		return nil, tm, err
+	}
+	out, err := postCircuits.prove(ctx, p, shape, want, "the randomness and sectors", &tm,
+		func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error) {
+			return post.WitnessContext(ctx, shape, parts[k], workers, aux)
+		})
+	return out, tm, err
+}
+
+// checkPoSt decodes the vanilla proofs of a PoSt of shape (partition ≥ 0:
+// one Window partition's) and checks them natively: roots, partition
+// bounds and every partition's inclusion paths. It returns the
+// partitions and each one's public inputs (ONE excluded).
+func checkPoSt(shape post.Shape, randomness [32]byte, vanilla [][]byte, partition int) ([]*post.Partition, [][]fr.Element, error) {
+	proofs, err := DecodeVanillaPoSt(vanilla)
+	if err != nil {
+		return nil, nil, err
 	}
 	parts, pub, err := post.Partitions(shape, proofs)
 	if err != nil {
-		return nil, tm, err
+		return nil, nil, err
 	}
 	if err := post.CheckRoots(proofs); err != nil {
-		return nil, tm, err
+		return nil, nil, err
 	}
 	if partition >= 0 {
 		if err := checkPartition(shape, len(pub), partition); err != nil {
-			return nil, tm, err
+			return nil, nil, err
 		}
 	}
 	// Check every partition natively first: a bad vanilla proof fails in
@@ -179,22 +198,18 @@ func (p *Prover) provePoSt(ctx context.Context, kind post.Kind, name string, ran
 		own, idx := pub, partition
 		if partition < 0 {
 			if own, err = shape.PartitionSectors(pub, k); err != nil {
-				return nil, tm, err
+				return nil, nil, err
 			}
 			idx = k
 		}
 		if err := shape.VerifyPartition(randomness, own, part, idx); err != nil {
-			return nil, tm, err
+			return nil, nil, err
 		}
 		if want[k], err = post.PartitionInputs(shape, randomness, own, idx); err != nil {
-			return nil, tm, err
+			return nil, nil, err
 		}
 	}
-	out, err := postCircuits.prove(ctx, p, shape, want, "the randomness and sectors", &tm,
-		func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error) {
-			return post.WitnessContext(ctx, shape, parts[k], workers, aux)
-		})
-	return out, tm, err
+	return parts, want, nil
 }
 
 // checkPartition checks the n sectors of Window partition partition

@@ -120,7 +120,8 @@ type ProveTimes struct {
 	// checking it natively (PoRep: the C1's decoding, its consistency, the
 	// derived public inputs and, on a shape's first call, the vanilla
 	// proofs' verification, which later calls do partition by partition
-	// inside Synthesis); zero for the proof kinds that do not time it.
+	// inside Synthesis; PoSt and SnapDeals: the vanilla proofs' decoding,
+	// their verification and the derived public inputs).
 	Checks time.Duration
 	// ParamsLoad is the wait for the shape's proving key and recorded R1CS:
 	// on the shape's first call (the first after Evict, or one joining a

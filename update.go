@@ -3,6 +3,7 @@ package c2
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -108,16 +109,34 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 	if err != nil {
 		return nil, tm, err
 	}
-	pub, err := comms.PublicInputs(shape)
+	t0 := time.Now()
+	pub, parts, want, err := checkUpdate(shape, comms, vanilla)
+	tm.Checks = time.Since(t0)
 	if err != nil {
 		return nil, tm, err
+	}
+	out, err := updateCircuits.prove(ctx, p, shape, want, "the commitments", &tm,
+		func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error) {
+			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers, aux)
+		})
+	return out, tm, err
+}
+
+// checkUpdate derives the public inputs of a SnapDeals proof of shape
+// from comms, decodes its vanilla partition proofs and checks each one
+// natively. It returns the public inputs, the partitions and each one's
+// public inputs for the circuit (ONE excluded).
+func checkUpdate(shape update.Shape, comms UpdateCommitments, vanilla [][]byte) (update.PublicInputs, []*update.Partition, [][]fr.Element, error) {
+	pub, err := comms.PublicInputs(shape)
+	if err != nil {
+		return pub, nil, nil, err
 	}
 	proofs, err := DecodeVanillaUpdate(vanilla)
 	if err != nil {
-		return nil, tm, err
+		return pub, nil, nil, err
 	}
 	if len(proofs) != shape.Partitions {
-		return nil, tm, &update.VanillaError{Err: fmt.Errorf("%d partition proofs, %s has %d partitions", len(proofs), shape.Name, shape.Partitions)}
+		return pub, nil, nil, &update.VanillaError{Err: fmt.Errorf("%d partition proofs, %s has %d partitions", len(proofs), shape.Name, shape.Partitions)}
 	}
 	// Check every partition natively first: a bad vanilla proof fails in
 	// milliseconds, named, before parameters are read or anything is proved.
@@ -126,20 +145,16 @@ func (p *Prover) ProveUpdateTimed(ctx context.Context, proof string, comms Updat
 	for k := range proofs {
 		at := fmt.Sprintf("[%d]", k)
 		if err := shape.Verify(pub, &proofs[k], k, at); err != nil {
-			return nil, tm, err
+			return pub, nil, nil, err
 		}
 		if parts[k], err = shape.FromVanilla(&proofs[k], at); err != nil {
-			return nil, tm, err
+			return pub, nil, nil, err
 		}
 		if want[k], err = shape.Inputs(pub, k); err != nil {
-			return nil, tm, err
+			return pub, nil, nil, err
 		}
 	}
-	out, err := updateCircuits.prove(ctx, p, shape, want, "the commitments", &tm,
-		func(ctx context.Context, k, workers int, aux []fr.Element) (*r1cs.Witness, error) {
-			return update.WitnessContext(ctx, shape, pub, parts[k], k, workers, aux)
-		})
-	return out, tm, err
+	return pub, parts, want, nil
 }
 
 // DecodeVanillaUpdate decodes the vanilla partition proofs of a SnapDeals

@@ -635,7 +635,7 @@ func TestPreloadEvictCircuits(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, c2.DevParamsPrefix+w.name+".params"), make([]byte, sizes[w.circuit]), 0o644))
 	}
 	f := &loaderFake{shapeKindFake: &shapeKindFake{kindFake: newKindFake()}, times: c2.ProveTimes{
-		ParamsLoad: 1200 * time.Millisecond, Synthesis: 300 * time.Millisecond, Prove: 2300 * time.Millisecond, Verify: 5 * time.Millisecond}}
+		Checks: 400 * time.Millisecond, ParamsLoad: 1200 * time.Millisecond, Synthesis: 300 * time.Millisecond, Prove: 2300 * time.Millisecond, Verify: 5 * time.Millisecond}}
 	f.block = make(chan struct{})
 	ts := startServer(t, "unix", f, Options{Params: dir})
 	ctx := context.Background()
@@ -715,6 +715,7 @@ func TestPreloadEvictCircuits(t *testing.T) {
 	require.NoError(t, err)
 	for _, k := range []string{"WINDOW_POST_PARTITION", "WINNING_POST", "SNAP_DEALS_UPDATE"} {
 		assert.Contains(t, text, `c2_serve_stage_seconds_count{kind="`+k+`",stage="srs_load"} 1`)
+		assert.Contains(t, text, `c2_serve_stage_seconds_sum{kind="`+k+`",stage="checks"} 0.4`)
 		assert.Contains(t, text, `c2_serve_stage_seconds_sum{kind="`+k+`",stage="gpu_compute"} 2`)
 	}
 }

@@ -33,9 +33,10 @@ func newMetrics(e *Engine) *metrics {
 		}, []string{"kind", "outcome"}),
 		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "c2_serve_stage_seconds",
-			Help: "Per-job durations: queue_wait, prove and total for every job; srs_load, synthesis and " +
-				"gpu_compute (the call's parameter wait, witness synthesis and the rest of its partitions' proving, " +
-				"as srs_load_ms, synthesis_ms and gpu_compute_ms of AwaitProofResponse) for completed " +
+			Help: "Per-job durations: queue_wait, prove and total for every job; checks, srs_load, synthesis and " +
+				"gpu_compute (the call's decoding and native checks of its input, parameter wait, witness synthesis " +
+				"and the rest of its partitions' proving; the last three as srs_load_ms, synthesis_ms and " +
+				"gpu_compute_ms of AwaitProofResponse) for completed " +
 				"jobs when the prover times its calls; the prover's stages " +
 				"(prep, h, batch_add, tail, bg2, epilogue, verify; summed over partitions) for completed " +
 				"jobs that ran alone, since the prover's counters are process-wide.",
@@ -85,6 +86,7 @@ func (m *metrics) observe(j *job, r *pb.AwaitProofResponse, times *c2.ProveTimes
 	}
 	obs("total", j.ended.Sub(j.submitted))
 	if times != nil && r.Status == pb.AwaitProofResponse_COMPLETED {
+		obs("checks", times.Checks)
 		obs("srs_load", times.ParamsLoad)
 		obs("synthesis", times.Synthesis)
 		obs("gpu_compute", gpuCompute(times))
