@@ -14,7 +14,6 @@ import (
 
 	"github.com/sealc2/c2/gpu/cuda"
 	"github.com/sealc2/c2/groth16"
-	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/msm"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/r1cs"
@@ -621,7 +620,7 @@ func (c *CUDA) attachShape(k *cudaKey, sys *r1cs.System) error {
 var r1csChunk = 1 << 24
 
 // uploadR1CS converts sys into device buffers, r1csChunk terms at a time
-// on all cores: the host holds one chunk's conversion, not a matrix's.
+// (convertChunks): the host holds one chunk's conversion, not a matrix's.
 func (c *CUDA) uploadR1CS(sys *r1cs.System) (r *cuda.R1CS, err error) {
 	r = &cuda.R1CS{Constraints: sys.NumConstraints(), Inputs: sys.NumInputs(), Aux: sys.NumAux()}
 	defer func() {
@@ -637,37 +636,26 @@ func (c *CUDA) uploadR1CS(sys *r1cs.System) (r *cuda.R1CS, err error) {
 		*dst = b
 		return copyIn(b)
 	}
-	mats := []*r1cs.Matrix{sys.A(), sys.B(), sys.C()}
-	longest := 0
-	for _, m := range mats {
-		longest = max(longest, len(m.Vars))
-	}
-	cols, coef := make([]uint32, min(r1csChunk, longest)), make([]uint16, min(r1csChunk, longest))
-	const piece = 1 << 16 // terms a goroutine converts at once
-	for k, sm := range mats {
-		m, n := &r.Mats[k], len(sm.Vars)
+	for k, sm := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
+		m, n := &r.Mats[k], uint64(len(sm.Vars))
 		if err := put(&m.RowStart, 4*uint64(len(sm.RowStart)), func(b *cuda.Buffer) error { return cuda.CopyTo(b, 0, sm.RowStart) }); err != nil {
 			return nil, err
 		}
-		if err := put(&m.Col, 4*uint64(n), func(*cuda.Buffer) error { return nil }); err != nil {
+		if err := put(&m.Col, 4*n, func(*cuda.Buffer) error { return nil }); err != nil {
 			return nil, err
 		}
-		if err := put(&m.Coeff, 2*uint64(n), func(*cuda.Buffer) error { return nil }); err != nil {
+		if err := put(&m.Coeff, 2*n, func(*cuda.Buffer) error { return nil }); err != nil {
 			return nil, err
 		}
-		for lo := 0; lo < n; lo += len(cols) {
-			hi := min(n, lo+len(cols))
-			_ = parallel.Each(context.Background(), (hi-lo+piece-1)/piece, func(p int) {
-				a, b := p*piece, min(hi-lo, (p+1)*piece)
-				convertTerms(sm, sys.NumInputs(), lo+a, cols[a:b], coef[a:b])
-			})
-			if err := cuda.CopyTo(m.Col, 4*uint64(lo), cols[:hi-lo]); err != nil {
-				return nil, err
-			}
-			if err := cuda.CopyTo(m.Coeff, 2*uint64(lo), coef[:hi-lo]); err != nil {
-				return nil, err
-			}
+	}
+	err = convertChunks(sys, r1csChunk, func(k, lo int, cols []uint32, coef []uint16) error {
+		if err := cuda.CopyTo(r.Mats[k].Col, 4*uint64(lo), cols); err != nil {
+			return err
 		}
+		return cuda.CopyTo(r.Mats[k].Coeff, 2*uint64(lo), coef)
+	})
+	if err != nil {
+		return nil, err
 	}
 	coeffs, kinds := sys.Coeffs(), coeffKinds(sys.Coeffs())
 	if err := put(&r.Coeffs, uint64(frSize)*uint64(len(coeffs)), func(b *cuda.Buffer) error { return cuda.CopyTo(b, 0, coeffs) }); err != nil {

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -145,6 +146,34 @@ func convertMatrix(sys *r1cs.System, k int) (rows, cols []uint32, coef []uint16)
 	coef = make([]uint16, len(m.Vars))
 	convertTerms(m, sys.NumInputs(), 0, cols, coef)
 	return m.RowStart, cols, coef
+}
+
+// convertChunks converts sys's matrices into the device layout chunk
+// terms at a time, each chunk on all cores, and calls put with matrix k
+// (A, B, C), the chunk's first term and its columns and coefficient
+// indices, matrix after matrix in term order; the slices are reused after
+// put returns. It returns put's first error.
+func convertChunks(sys *r1cs.System, chunk int, put func(k, lo int, cols []uint32, coef []uint16) error) error {
+	const piece = 1 << 16 // terms a goroutine converts at once
+	mats := []*r1cs.Matrix{sys.A(), sys.B(), sys.C()}
+	longest := 0
+	for _, m := range mats {
+		longest = max(longest, len(m.Vars))
+	}
+	cols, coef := make([]uint32, min(chunk, longest)), make([]uint16, min(chunk, longest))
+	for k, m := range mats {
+		for lo := 0; lo < len(m.Vars); lo += len(cols) {
+			n := min(len(cols), len(m.Vars)-lo)
+			_ = parallel.Each(context.Background(), (n+piece-1)/piece, func(p int) {
+				a, b := p*piece, min(n, (p+1)*piece)
+				convertTerms(m, sys.NumInputs(), lo+a, cols[a:b], coef[a:b])
+			})
+			if err := put(k, lo, cols[:n], coef[:n]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // convertTerms writes m's terms lo, lo+1, … in the device layout into cols

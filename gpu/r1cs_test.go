@@ -201,3 +201,39 @@ func TestR1CSLayoutLimits(t *testing.T) {
 func (r *R1CS) bytes() int64 {
 	return layoutBytes(r.Constraints, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]), len(r.Coeffs))
 }
+
+// convertChunks hands over, chunk after chunk and matrix after matrix,
+// exactly the conversion of the whole matrices, for chunks smaller than a
+// goroutine's piece, spanning several pieces, and larger than any matrix;
+// put's error stops it.
+func TestConvertChunks(t *testing.T) {
+	sys, _ := synthSystem(t, 16, 3)
+	var want [3]struct {
+		cols []uint32
+		coef []uint16
+	}
+	for k := range want {
+		_, want[k].cols, want[k].coef = convertMatrix(sys, k)
+	}
+	require.Greater(t, len(want[0].cols), 1<<16, "A spans several pieces")
+	for _, chunk := range []int{1000, 1<<16 + 5, 1 << 24} {
+		var got [3]struct {
+			cols []uint32
+			coef []uint16
+		}
+		err := convertChunks(sys, chunk, func(k, lo int, cols []uint32, coef []uint16) error {
+			require.Equal(t, len(got[k].cols), lo, "chunk %d: matrix %d in term order", chunk, k)
+			require.LessOrEqual(t, len(cols), chunk)
+			got[k].cols = append(got[k].cols, cols...)
+			got[k].coef = append(got[k].coef, coef...)
+			return nil
+		})
+		require.NoError(t, err)
+		require.Equal(t, want, got, "chunk %d", chunk)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err := convertChunks(sys, 1000, func(int, int, []uint32, []uint16) error { calls++; return stop })
+	require.ErrorIs(t, err, stop)
+	require.Equal(t, 1, calls)
+}
