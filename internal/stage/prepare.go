@@ -76,9 +76,9 @@ func hostSatisfied(ctx context.Context, sys *r1cs.System, ls *Lease, pr *prepare
 type Split struct {
 	*msm.Split
 	Full []fr.Element // non-nil: run one full MSM over these
-	// Witness: run one full MSM over the witness the device holds, over the
-	// variables Sel selects (nil: every aux value; gpu.WitnessSlot's
-	// selection). N alone of the split is set.
+	// Witness: run one full MSM over the variables Sel selects (nil: every
+	// aux value) of the witness the device holds, as gpu.WitnessSlot's
+	// MSMs take them; the split holds N alone.
 	Witness bool
 	Sel     []uint64
 }
@@ -88,13 +88,13 @@ type Split struct {
 func (s *Split) dense() bool { return s.Full != nil || s.Witness }
 
 // prepare, when abc is set, evaluates a, b, c into one host buffer
-// (zero-padded to the domain) and checks that the constraints hold (else the
-// device does both from the witness, and with witnessMSM its dense
-// queries' MSMs read that witness on the device); then it classifies the scalars of L, A and B in
-// the background (so that H can start on the device meanwhile), releases ls
-// once all three are classified unless L is dense (its MSM, or the
-// device's copy of the witness, reads it), and calls done when everything
-// is finished or failed.
+// (zero-padded to the domain) and checks that the constraints hold (else
+// the device does both from the witness, and with witnessMSM its dense
+// queries' MSMs read that witness on the device); then it classifies the
+// scalars of L, A and B in the background (so that H can start on the
+// device meanwhile), releases ls once all three are classified unless L is
+// dense (its MSM, or the device's copy of the witness, reads it), and
+// calls done when everything is finished or failed.
 func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System, abc, witnessMSM bool, ls *Lease, done func()) (*prepared, error) {
 	t0 := time.Now()
 	pr := &prepared{classified: make(chan struct{}), lDone: make(chan struct{})}
