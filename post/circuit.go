@@ -184,7 +184,7 @@ func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := rec.Repeat(first, len(blank.Sectors)-1); err != nil {
+	if err := rec.Repeat(first, len(blank.Sectors)-1, nil); err != nil {
 		return nil, fmt.Errorf("post: %s: sectors cannot be repeated: %w", s.Name, err)
 	}
 	return rec.System(ctx, workers)

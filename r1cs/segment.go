@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -109,8 +110,11 @@ type Segment struct {
 	ownIn, ownAux []fr.Element
 	done          bool
 	// copyOf: a segment claimed by Repeat, whose constraints are copyOf's
-	// with copyOf's variables moved to this segment's.
+	// with copyOf's variables moved to this segment's, and the variables
+	// of earlier segments copyOf uses (its ext, by index) replaced by shared.
 	copyOf *Segment
+	shared []Variable
+	ext    map[Variable]int
 }
 
 // source returns the segment whose matrices and coefficients stand for
@@ -124,14 +128,16 @@ func (g *Segment) source() *Segment {
 
 // Repeat claims n more segments, each a copy of g moved to its own
 // variables: g's constraints, coefficients and densities with g's inputs
-// and aux variables replaced by the new segment's, ONE kept. g must be
-// Done, with all of its variables allocated, and its constraints may use
-// no variable but ONE and its own; otherwise Repeat claims nothing and
-// says why. For a
-// circuit of n+1 alike parts that share nothing but ONE (a PoSt's
-// sectors), recording one and repeating it gives the System recording all
-// of them gives, in about the time and memory of the joined System alone.
-func (r *Segmented) Repeat(g *Segment, n int) error {
+// and aux variables replaced by the new segment's, ONE kept, and each
+// variable of an earlier segment v that g uses replaced, in copy i (1 to
+// n), by shared(i, v), a variable claimed before that copy. g must be Done,
+// with all of its variables allocated; with shared nil it may use no
+// variable but ONE and its own. Otherwise Repeat claims nothing and says
+// why. For a circuit of n+1 alike parts (a PoSt's sectors, a SnapDeals
+// partition's challenges), recording one and repeating it gives the
+// System recording all of them gives, in about the time and memory of the
+// joined System alone.
+func (r *Segmented) Repeat(g *Segment, n int, shared func(i int, v Variable) Variable) error {
 	switch {
 	case r.joined:
 		return fmt.Errorf("r1cs: Repeat after System")
@@ -142,27 +148,55 @@ func (r *Segmented) Repeat(g *Segment, n int) error {
 	case g.inEnd != g.inLimit || g.auxEnd != g.auxLimit:
 		return fmt.Errorf("r1cs: segment %d allocated %d inputs and %d aux of %d and %d",
 			g.index, g.inEnd-g.inBase, g.auxEnd-g.auxBase, g.inLimit-g.inBase, g.auxLimit-g.auxBase)
-	case len(g.aExt) > 0 || len(g.bExt) > 0:
-		return fmt.Errorf("r1cs: segment %d uses aux variables of earlier segments", g.index)
 	case n < 0:
 		return fmt.Errorf("r1cs: Repeat %d times", n)
-	}
-	for k := range g.m {
-		for _, v := range g.m[k].Vars {
-			i := v.Index()
-			if v != One && (v.IsAux() && i < g.auxBase || !v.IsAux() && i < g.inBase) {
-				return fmt.Errorf("r1cs: segment %d uses %v, a variable of an earlier segment", g.index, v)
-			}
-		}
 	}
 	nIn, nAux := g.inLimit-g.inBase, g.auxLimit-g.auxBase
 	if n*nIn > r.totalIn-r.nIn || n*nAux > r.totalAux-r.nAux {
 		return fmt.Errorf("r1cs: %d copies of %d inputs and %d aux exceed the recording's %d and %d",
 			n, nIn, nAux, r.totalIn, r.totalAux)
 	}
-	for range n {
+	// The earlier segments' variables g uses, and what each copy uses instead.
+	ext := map[Variable]int{}
+	var used []Variable
+	for k := range g.m {
+		for _, v := range g.m[k].Vars {
+			if _, seen := ext[v]; !seen && v != One && !g.owns(v) {
+				if shared == nil {
+					return fmt.Errorf("r1cs: segment %d uses %v, a variable of an earlier segment", g.index, v)
+				}
+				ext[v] = len(used)
+				used = append(used, v)
+			}
+		}
+	}
+	// Rows keep their order (inputs, then aux, each by index) only if
+	// shared keeps the order and kind of what it replaces.
+	slices.Sort(used)
+	for j, v := range used {
+		ext[v] = j
+	}
+	copies := make([][]Variable, n)
+	for i := range copies {
+		inBase, auxBase := r.nIn+i*nIn, r.nAux+i*nAux
+		copies[i] = make([]Variable, len(used))
+		for j, v := range used {
+			w := shared(i+1, v)
+			switch {
+			case w.IsAux() != v.IsAux() || w == One:
+				return fmt.Errorf("r1cs: copy %d of segment %d would use %v for %v, a variable of another kind", i+1, g.index, w, v)
+			case w.IsAux() && w.Index() >= auxBase || !w.IsAux() && w.Index() >= inBase:
+				return fmt.Errorf("r1cs: copy %d of segment %d would use %v for %v, a variable not claimed before it", i+1, g.index, w, v)
+			case j > 0 && w <= copies[i][j-1]:
+				return fmt.Errorf("r1cs: copy %d of segment %d would use %v for %v, out of the order of the variables it replaces", i+1, g.index, w, v)
+			}
+			copies[i][j] = w
+		}
+	}
+	g.ext = ext
+	for i := range n {
 		c := &Segment{r: r, index: len(r.segs), inBase: r.nIn, inEnd: r.nIn + nIn, inLimit: r.nIn + nIn,
-			auxBase: r.nAux, auxEnd: r.nAux + nAux, auxLimit: r.nAux + nAux, done: true, copyOf: g}
+			auxBase: r.nAux, auxEnd: r.nAux + nAux, auxLimit: r.nAux + nAux, done: true, copyOf: g, shared: copies[i]}
 		r.nIn += nIn
 		r.nAux += nAux
 		r.segs = append(r.segs, c)
@@ -170,11 +204,22 @@ func (r *Segmented) Repeat(g *Segment, n int) error {
 	return nil
 }
 
+// owns reports whether v is one of g's own variables.
+func (g *Segment) owns(v Variable) bool {
+	i := v.Index()
+	if v.IsAux() {
+		return i >= g.auxBase && i < g.auxLimit
+	}
+	return i >= g.inBase && i < g.inLimit
+}
+
 // moved returns v of segment src as it stands in its copy g.
 func (g *Segment) moved(src *Segment, v Variable) Variable {
 	switch {
 	case v == One:
 		return v
+	case !src.owns(v):
+		return g.shared[src.ext[v]]
 	case v.IsAux():
 		return AuxVariable(v.Index() - src.auxBase + g.auxBase)
 	default:
@@ -421,6 +466,9 @@ func (r *Segmented) System(ctx context.Context, workers int) (*System, error) {
 					for ; w != 0; w &= w - 1 {
 						d.set(64*(src.auxBase>>6+j) + bits.TrailingZeros64(w) - src.auxBase + g.auxBase)
 					}
+				}
+				for _, i := range [][]uint32{src.aExt, src.bExt}[k] {
+					d.set(g.moved(src, AuxVariable(int(i))).Index())
 				}
 			}
 			for j, w := range src.bInputs {

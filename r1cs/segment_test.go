@@ -260,10 +260,10 @@ func TestSegmentedRepeat(t *testing.T) {
 		return rec, first
 	}
 	rec, first := record(true)
-	require.Error(t, rec.Repeat(first, parts-1), "before Done")
+	require.Error(t, rec.Repeat(first, parts-1, nil), "before Done")
 	first.Done()
-	require.Error(t, rec.Repeat(first, parts), "more copies than variables")
-	require.NoError(t, rec.Repeat(first, parts-1))
+	require.Error(t, rec.Repeat(first, parts, nil), "more copies than variables")
+	require.NoError(t, rec.Repeat(first, parts-1, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := rec.System(ctx, 2)
@@ -272,7 +272,7 @@ func TestSegmentedRepeat(t *testing.T) {
 	require.Error(t, err, "a cancelled join leaves the recording spent")
 
 	rec, first = record(false)
-	require.NoError(t, rec.Repeat(first, parts-1))
+	require.NoError(t, rec.Repeat(first, parts-1, nil))
 	got, err := rec.System(context.Background(), 2)
 	require.NoError(t, err)
 	requireSameConstraints(t, want, got)
@@ -286,9 +286,99 @@ func TestSegmentedRepeat(t *testing.T) {
 	v := b.Alloc(fr.One())
 	b.Enforce(LC{}.AddVar(AuxVariable(0)), LC{}.AddVar(v), nil)
 	b.Done()
-	require.ErrorContains(t, rec.Repeat(b, 1), "earlier segment")
-	require.NoError(t, rec.Repeat(a, 0))
+	require.ErrorContains(t, rec.Repeat(b, 1, nil), "earlier segment")
+	require.NoError(t, rec.Repeat(a, 0, nil))
 	c := rec.Segment(0, 1)
 	c.Done()
-	require.ErrorContains(t, rec.Repeat(c, 1), "allocated 0")
+	require.ErrorContains(t, rec.Repeat(c, 1, nil), "allocated 0")
+}
+
+// sharingPart is alikePart that also uses variables of an earlier segment:
+// mine (its own three, e.g. a challenge's bits) and common (the same for
+// every part).
+func sharingPart(b Builder, mine []Variable, common Variable) {
+	r := rand.New(rand.NewPCG(13, 14))
+	elem := func(v uint64) (e fr.Element) { e.SetUint64(v); return }
+	var own []Variable
+	for range 40 {
+		own = append(own, b.Alloc(elem(r.Uint64N(50))))
+	}
+	pool := append(append(append([]Variable{}, own...), mine...), common, One)
+	lc := func() LC {
+		var l LC
+		for range 1 + r.IntN(4) {
+			l = l.Add(pool[r.IntN(len(pool))], elem(uint64(1+r.IntN(5))))
+		}
+		return l
+	}
+	for range 50 {
+		b.Enforce(lc(), lc(), lc())
+	}
+}
+
+// A part that uses its own variables of an earlier segment and common
+// ones is repeated with shared naming each copy's: the System equals the
+// recording of every part; a shared that breaks the variables' kind or
+// order, or names one not yet claimed, is refused.
+func TestSegmentedRepeatShared(t *testing.T) {
+	const parts = 7
+	// The head allocates a common aux variable, then three per part.
+	head := func(b Builder) (common Variable, mine [][]Variable) {
+		common = b.Alloc(fr.One())
+		for range parts {
+			var m []Variable
+			for range 3 {
+				m = append(m, b.Alloc(fr.One()))
+			}
+			mine = append(mine, m)
+		}
+		return common, mine
+	}
+	want := NewSystem()
+	common, mine := head(want)
+	for k := range parts {
+		sharingPart(want, mine[k], common)
+	}
+	want.Finalize()
+
+	record := func() (*Segmented, *Segment, func(i int, v Variable) Variable) {
+		rec := NewSegmentedShape(1, 1+3*parts+40*parts)
+		h := rec.Segment(0, 1+3*parts)
+		common, mine := head(h)
+		h.Done()
+		first := rec.Segment(0, 40)
+		sharingPart(first, mine[0], common)
+		first.Done()
+		shared := func(i int, v Variable) Variable {
+			for j, m := range mine[0] {
+				if v == m {
+					return mine[i][j]
+				}
+			}
+			return v
+		}
+		return rec, first, shared
+	}
+	rec, first, shared := record()
+	require.ErrorContains(t, rec.Repeat(first, parts-1, nil), "earlier segment")
+	require.NoError(t, rec.Repeat(first, parts-1, shared))
+	got, err := rec.System(context.Background(), 2)
+	require.NoError(t, err)
+	requireSameConstraints(t, want, got)
+
+	for name, bad := range map[string]func(i int, v Variable) Variable{
+		"another kind": func(i int, v Variable) Variable { return InputVariable(0) },
+		"not claimed before it": func(i int, v Variable) Variable {
+			return AuxVariable(1 + 3*parts + 40*i)
+		},
+		"out of the order": func(i int, v Variable) Variable {
+			if w := shared(i, v); w != v {
+				return AuxVariable(1 + 3*parts - 1 - (w.Index() - 1)) // reversed within the head
+			}
+			return v
+		},
+	} {
+		rec, first, _ := record()
+		require.ErrorContains(t, rec.Repeat(first, parts-1, bad), name)
+	}
 }

@@ -371,14 +371,17 @@ func WitnessContext(ctx context.Context, s Shape, pub PublicInputs, p *Partition
 }
 
 // RecordContext records the R1CS of shape s, the one [SynthesizeBlank]
-// gives, on up to workers goroutines (GOMAXPROCS when workers ≤ 0), and
-// finalizes it without an assignment ([r1cs.System.Unassigned]): the part
-// before the challenges is recorded first, then the challenges
-// concurrently, each a segment of a shape-only [r1cs.Segmented] recording
-// (a challenge allocates only variables of its own and takes the prefix's
-// values from the Go side, as [WitnessContext] relies on), so the
-// constraints equal the sequential recording's. No challenge starts once
-// ctx is done, and ctx's error is returned when those running end.
+// gives, and finalizes it without an assignment
+// ([r1cs.System.Unassigned]): the part before the challenges is recorded
+// first, then challenge 0, each a segment of a shape-only [r1cs.Segmented]
+// recording (a challenge allocates only variables of its own and takes the
+// prefix's values from the Go side, as [WitnessContext] relies on). The
+// blank challenges are alike but for their random bits, so challenge 0 is
+// repeated into the others ([r1cs.Segmented.Repeat]) with challenge i's
+// bits in place of challenge 0's, and the constraints equal the
+// sequential recording's; the join runs on up to workers goroutines
+// (GOMAXPROCS when workers ≤ 0). ctx's error is returned once ctx is
+// done.
 func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, error) {
 	blank, err := BlankPartition(s)
 	if err != nil {
@@ -411,10 +414,7 @@ func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, err
 
 	rec := r1cs.NewSegmentedShape(1+preIn+n*chIn, preAux+n*chAux)
 	head := rec.Segment(preIn, preAux)
-	segs := make([]*r1cs.Segment, n)
-	for ci := range segs {
-		segs[ci] = rec.Segment(chIn, chAux)
-	}
+	first := rec.Segment(chIn, chAux)
 	err = r1cs.BuildContext(ctx, head, func(b r1cs.Builder) (err error) {
 		pre, err = synthPrefix(gadget.New(b), s, pub, blank, 0)
 		return err
@@ -423,15 +423,24 @@ func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, err
 		return nil, err
 	}
 	head.Done()
-	g := r1cs.NewGroup(ctx, workers)
-	for ci := range segs {
-		g.Go(func() error {
-			defer segs[ci].Done()
-			return synthChallenge(gadget.New(segs[ci]), s, pre, &blank.Challenges[ci], ci)
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = synthChallenge(gadget.New(first), s, pre, &blank.Challenges[0], 0)
+	first.Done()
+	if err != nil {
 		return nil, err
+	}
+	// Challenge i reads its own random bits where challenge 0 reads its.
+	bit := map[r1cs.Variable]int{}
+	for j, b := range pre.random[0] {
+		bit[b.Variable()] = j
+	}
+	err = rec.Repeat(first, n-1, func(i int, v r1cs.Variable) r1cs.Variable {
+		if j, ok := bit[v]; ok {
+			return pre.random[i][j].Variable()
+		}
+		return v
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update: %s: challenges cannot be repeated: %w", s.Name, err)
 	}
 	return rec.System(ctx, workers)
 }
