@@ -3,7 +3,6 @@ package post
 import (
 	"context"
 	"encoding/hex"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,31 +40,4 @@ func TestRecordContext(t *testing.T) {
 	s, _ := ShapeByName("StackedDrgWindow2KiBV1_2")
 	_, err := RecordContext(ctx, s, 2)
 	require.ErrorIs(t, err, context.Canceled)
-}
-
-// BenchmarkRecordContext records whole partitions of the largest Window and
-// Winning shapes, as a daemon's first call does: constraints and terms
-// recorded, and the Go heap in use afterwards (the recording kept).
-// StackedDrgWindow32GiBV1_2 wants about 11 GB.
-func BenchmarkRecordContext(b *testing.B) {
-	for _, name := range []string{"StackedDrgWinning32GiBV1", "StackedDrgWindow512MiBV1_2", "StackedDrgWindow32GiBV1_2"} {
-		s, ok := ShapeByName(name)
-		require.True(b, ok)
-		b.Run(name, func(b *testing.B) {
-			var sys *r1cs.System
-			for range b.N {
-				sys = nil
-				runtime.GC()
-				var err error
-				if sys, err = RecordContext(context.Background(), s, 0); err != nil {
-					b.Fatal(err)
-				}
-			}
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			b.ReportMetric(float64(sys.NumConstraints()), "constraints")
-			b.ReportMetric(float64(len(sys.A().Vars)+len(sys.B().Vars)+len(sys.C().Vars)), "terms")
-			b.ReportMetric(float64(ms.HeapAlloc)/1e9, "heap-GB")
-		})
-	}
 }
