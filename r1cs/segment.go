@@ -130,8 +130,9 @@ func (g *Segment) source() *Segment {
 // variables: g's constraints, coefficients and densities with g's inputs
 // and aux variables replaced by the new segment's, ONE kept, and each
 // variable of an earlier segment v that g uses replaced, in copy i (1 to
-// n), by shared(i, v), a variable claimed before that copy. g must be Done,
-// with all of its variables allocated; with shared nil it may use no
+// n), by shared(i, v), a variable claimed before that copy. The recording
+// must be shape-only ([NewSegmentedShape]: copies have no values), g
+// Done, with all of its variables allocated; with shared nil g may use no
 // variable but ONE and its own. Otherwise Repeat claims nothing and says
 // why. For a circuit of n+1 alike parts (a PoSt's sectors, a SnapDeals
 // partition's challenges), recording one and repeating it gives the
@@ -141,6 +142,8 @@ func (r *Segmented) Repeat(g *Segment, n int, shared func(i int, v Variable) Var
 	switch {
 	case r.joined:
 		return fmt.Errorf("r1cs: Repeat after System")
+	case !r.shapeOnly:
+		return fmt.Errorf("r1cs: Repeat in a recording with an assignment (copies have no values)")
 	case g.r != r || g.copyOf != nil:
 		return fmt.Errorf("r1cs: Repeat of a segment not recorded in this recording")
 	case !g.done:

@@ -277,6 +277,13 @@ func TestSegmentedRepeat(t *testing.T) {
 	require.NoError(t, err)
 	requireSameConstraints(t, want, got)
 
+	// Copies would have no values in a recording with an assignment.
+	withValues := NewSegmented(1, 2)
+	v0 := withValues.Segment(0, 1)
+	v0.Alloc(fr.One())
+	v0.Done()
+	require.ErrorContains(t, withValues.Repeat(v0, 1, nil), "assignment")
+
 	// A part that uses an earlier part's variable cannot be repeated.
 	rec = NewSegmentedShape(1, 2+2)
 	a := rec.Segment(0, 1)
