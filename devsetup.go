@@ -97,7 +97,7 @@ func (p *Prover) DevSetupUpdate(ctx context.Context, proof string, rng io.Reader
 func (p *Prover) devSetupCache(ctx context.Context, c *shapeCache, label string, record func(context.Context) (*r1cs.System, error),
 	rng io.Reader) (*groth16.VerifyingKey, error) {
 	if !p.hasKeyMaker() {
-		return nil, ErrNoKeyMaker // before the recording, which takes minutes at 32 GiB
+		return nil, ErrNoKeyMaker // before the recording, which takes seconds to minutes at 32 GiB
 	}
 	if p.isClosed() {
 		return nil, ErrClosed
