@@ -155,7 +155,10 @@ func (r *Segmented) Repeat(g *Segment, n int, shared func(i int, v Variable) Var
 		return fmt.Errorf("r1cs: Repeat %d times", n)
 	}
 	nIn, nAux := g.inLimit-g.inBase, g.auxLimit-g.auxBase
-	if n*nIn > r.totalIn-r.nIn || n*nAux > r.totalAux-r.nAux {
+	switch {
+	case n > 0 && nIn == 0 && nAux == 0:
+		return fmt.Errorf("r1cs: Repeat of segment %d, which has no variables", g.index)
+	case nIn > 0 && n > (r.totalIn-r.nIn)/nIn, nAux > 0 && n > (r.totalAux-r.nAux)/nAux:
 		return fmt.Errorf("r1cs: %d copies of %d inputs and %d aux exceed the recording's %d and %d",
 			n, nIn, nAux, r.totalIn, r.totalAux)
 	}

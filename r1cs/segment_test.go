@@ -2,6 +2,7 @@ package r1cs
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -263,6 +264,7 @@ func TestSegmentedRepeat(t *testing.T) {
 	require.Error(t, rec.Repeat(first, parts-1, nil), "before Done")
 	first.Done()
 	require.Error(t, rec.Repeat(first, parts, nil), "more copies than variables")
+	require.ErrorContains(t, rec.Repeat(first, math.MaxInt/10, nil), "exceed", "a count whose product overflows")
 	require.NoError(t, rec.Repeat(first, parts-1, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -298,6 +300,10 @@ func TestSegmentedRepeat(t *testing.T) {
 	c := rec.Segment(0, 1)
 	c.Done()
 	require.ErrorContains(t, rec.Repeat(c, 1, nil), "allocated 0")
+	empty := NewSegmentedShape(1, 0)
+	e := empty.Segment(0, 0)
+	e.Done()
+	require.ErrorContains(t, empty.Repeat(e, 1<<40, nil), "no variables")
 }
 
 // sharingPart is alikePart that also uses variables of an earlier segment:
