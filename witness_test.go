@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -22,8 +23,8 @@ import (
 )
 
 // witnessDevice is the CPU device with the witness pass of a GPU emulated
-// by gpu.R1CS's host reference: LoadShape keeps the recorded R1CS in the
-// device layout, and its slots take the witness handoff instead of a, b, c.
+// by r1cs's own evaluation: LoadShape keeps the recorded R1CS, and its
+// slots take the witness handoff instead of a, b, c.
 type witnessDevice struct {
 	*gpu.CPU
 	shapes, witnesses int // calls seen, for assertions (one goroutine at a time per test)
@@ -38,17 +39,26 @@ type witnessDevice struct {
 
 type witnessKey struct {
 	gpu.Key
-	r *gpu.R1CS
+	rec *r1cs.System
 }
 
-func (k *witnessKey) Records(sys *r1cs.System) bool { return k.r.Records(sys) }
+// Records reports whether sys shares k's recorded matrices, as systems
+// made by WithAssignment of the recording do.
+func (k *witnessKey) Records(sys *r1cs.System) bool {
+	for _, m := range [][2]*r1cs.Matrix{{k.rec.A(), sys.A()}, {k.rec.B(), sys.B()}, {k.rec.C(), sys.C()}} {
+		if len(m[0].Vars) != len(m[1].Vars) || unsafe.SliceData(m[0].Vars) != unsafe.SliceData(m[1].Vars) {
+			return false
+		}
+	}
+	return true
+}
 
 type witnessSlot struct {
 	gpu.Slot
-	d *witnessDevice
-	r *gpu.R1CS
-	n int
-	w []fr.Element // inputs ‖ aux of the last witness pass
+	d   *witnessDevice
+	rec *r1cs.System
+	n   int
+	w   []fr.Element // inputs ‖ aux of the last witness pass
 }
 
 func (d *witnessDevice) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (gpu.Key, error) {
@@ -56,12 +66,11 @@ func (d *witnessDevice) LoadShape(ctx context.Context, pk *groth16.ProvingKey, s
 	if err != nil {
 		return nil, err
 	}
-	r, err := gpu.NewR1CS(sys)
-	if err != nil {
+	if !sys.Finalized() {
 		return k, nil
 	}
 	d.shapes++
-	return &witnessKey{Key: k, r: r}, nil
+	return &witnessKey{Key: k, rec: sys}, nil
 }
 
 func (d *witnessDevice) SlotBytes(key gpu.Key) int64 { return d.CPU.SlotBytes(unwrap(key)) }
@@ -72,7 +81,7 @@ func (d *witnessDevice) Acquire(ctx context.Context, key gpu.Key) (gpu.Slot, err
 		return nil, err
 	}
 	if k, ok := key.(*witnessKey); ok {
-		return &witnessSlot{Slot: s, d: d, r: k.r, n: key.ProvingKey().DomainSize()}, nil
+		return &witnessSlot{Slot: s, d: d, rec: k.rec, n: key.ProvingKey().DomainSize()}, nil
 	}
 	return s, nil
 }
@@ -89,18 +98,21 @@ func (s *witnessSlot) ComputeHWitness(ctx context.Context, w *gpu.Witness) (bls.
 		return bls.G1Jac{}, &gpu.Error{Device: "witness", Stage: gpu.StageH, Err: gpu.ErrKernel}
 	}
 	s.d.witnesses++
-	a, b, c := make([]fr.Element, s.n), make([]fr.Element, s.n), make([]fr.Element, s.n)
-	bad, err := s.r.Eval(w, a, b, c)
-	if err != nil {
+	if err := w.Check(s.rec.NumInputs(), s.rec.NumAux()); err != nil {
 		return bls.G1Jac{}, err
 	}
 	s.w = append(append(s.w[:0], w.Inputs...), make([]fr.Element, w.NumAux)...)
 	w.Expand(s.w[len(w.Inputs):])
-	if s.d.fail && bad < 0 {
-		bad = 0 // a faulty device that refuses a good witness
+	sys, err := s.rec.WithAssignment(w.Inputs, s.w[len(w.Inputs):])
+	if err != nil {
+		return bls.G1Jac{}, err
 	}
-	if bad >= 0 {
-		return bls.G1Jac{}, &r1cs.UnsatisfiedError{Index: bad, A: a[bad], B: b[bad], C: c[bad]}
+	a, b, c := make([]fr.Element, s.n), make([]fr.Element, s.n), make([]fr.Element, s.n)
+	if err := sys.EvaluateChecked(a, b, c, 2); err != nil {
+		return bls.G1Jac{}, err
+	}
+	if s.d.fail { // a faulty device that refuses a good witness
+		return bls.G1Jac{}, &r1cs.UnsatisfiedError{Index: 0, A: a[0], B: b[0], C: c[0]}
 	}
 	return s.ComputeH(ctx, a, b, c)
 }
@@ -112,7 +124,7 @@ func (s *witnessSlot) selected(sel []uint64) ([]fr.Element, error) {
 		return nil, gpu.ErrBadArgument
 	}
 	if sel == nil {
-		return s.w[s.r.Inputs:], nil
+		return s.w[s.rec.NumInputs():], nil
 	}
 	var v []fr.Element
 	for i, x := range s.w {

@@ -45,7 +45,7 @@ func newWitness(sys *r1cs.System) *Witness {
 // equals r1cs's own evaluation; the layout's size is what Bytes says.
 func TestR1CSEvalMatchesSystem(t *testing.T) {
 	sys, _ := synthSystem(t, 12, 5)
-	r, err := NewR1CS(sys)
+	r, err := newHostR1CS(sys)
 	require.NoError(t, err)
 	m := sys.NumConstraints()
 	want := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
@@ -53,7 +53,7 @@ func TestR1CSEvalMatchesSystem(t *testing.T) {
 	w := newWitness(sys)
 	require.NotEmpty(t, w.Tail, "the synthetic circuit has values outside {0, 1}")
 	got := [3][]fr.Element{make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)}
-	bad, err := r.Eval(w, got[0], got[1], got[2])
+	bad, err := r.eval(w, got[0], got[1], got[2])
 	require.NoError(t, err)
 	assert.Equal(t, -1, bad)
 	assert.Equal(t, want, got)
@@ -87,14 +87,14 @@ func TestR1CSEvalMatchesSystem(t *testing.T) {
 // breaks, the one r1cs names.
 func TestR1CSEvalFindsFirstUnsatisfied(t *testing.T) {
 	sys, _ := synthSystem(t, 10, 7)
-	r, err := NewR1CS(sys)
+	r, err := newHostR1CS(sys)
 	require.NoError(t, err)
 	sys.Aux()[len(sys.Aux())/3].SetUint64(5)
 	var ue *r1cs.UnsatisfiedError
 	require.ErrorAs(t, sys.IsSatisfied(), &ue)
 	m := sys.NumConstraints()
 	a, b, c := make([]fr.Element, m), make([]fr.Element, m), make([]fr.Element, m)
-	bad, err := r.Eval(newWitness(sys), a, b, c)
+	bad, err := r.eval(newWitness(sys), a, b, c)
 	require.NoError(t, err)
 	assert.Equal(t, ue.Index, bad)
 	assert.Equal(t, ue.A, a[bad])
@@ -105,14 +105,14 @@ func TestR1CSEvalFindsFirstUnsatisfied(t *testing.T) {
 // recorded again does not.
 func TestR1CSRecords(t *testing.T) {
 	sys, _ := synthSystem(t, 8, 1)
-	r, err := NewR1CS(sys)
+	r, err := newHostR1CS(sys)
 	require.NoError(t, err)
 	other, err := sys.WithAssignment(sys.Inputs(), sys.Aux())
 	require.NoError(t, err)
-	assert.True(t, r.Records(sys))
-	assert.True(t, r.Records(other))
+	assert.True(t, r.records(sys))
+	assert.True(t, r.records(other))
 	again, _ := synthSystem(t, 8, 1)
-	assert.False(t, r.Records(again))
+	assert.False(t, r.records(again))
 }
 
 func TestWitnessCheck(t *testing.T) {
@@ -133,9 +133,9 @@ func TestWitnessCheck(t *testing.T) {
 	dw.Expand(aux)
 	assert.Equal(t, sys.Aux(), aux)
 	got := [3][]fr.Element{make([]fr.Element, sys.NumConstraints()), make([]fr.Element, sys.NumConstraints()), make([]fr.Element, sys.NumConstraints())}
-	r, err := NewR1CS(sys)
+	r, err := newHostR1CS(sys)
 	require.NoError(t, err)
-	first, err := r.Eval(dw, got[0], got[1], got[2])
+	first, err := r.eval(dw, got[0], got[1], got[2])
 	require.NoError(t, err)
 	assert.Equal(t, -1, first)
 	short := &Witness{Inputs: sys.Inputs(), NumAux: naux, Tail: sys.Aux()[1:]}
@@ -185,7 +185,7 @@ func TestR1CSLayoutLimits(t *testing.T) {
 	sys := r1cs.NewSystem()
 	x := sys.Alloc(fr.One())
 	sys.Enforce(r1cs.LC{{Var: x, Coeff: fr.One()}}, r1cs.LC{{Var: r1cs.InputVariable(0), Coeff: fr.One()}}, r1cs.LC{{Var: x, Coeff: fr.One()}})
-	_, err := NewR1CS(sys)
+	_, err := newHostR1CS(sys)
 	require.ErrorIs(t, err, ErrBadArgument)
 	for i := range 1 << 16 {
 		var c fr.Element
@@ -193,12 +193,12 @@ func TestR1CSLayoutLimits(t *testing.T) {
 		sys.Enforce(r1cs.LC{{Var: x, Coeff: c}}, r1cs.LC{{Var: r1cs.InputVariable(0), Coeff: fr.One()}}, r1cs.LC{{Var: x, Coeff: c}})
 	}
 	sys.Finalize()
-	_, err = NewR1CS(sys)
+	_, err = newHostR1CS(sys)
 	require.ErrorIs(t, err, ErrR1CSLayout)
 }
 
 // bytes is the device memory r takes.
-func (r *R1CS) bytes() int64 {
+func (r *hostR1CS) bytes() int64 {
 	return layoutBytes(r.Constraints, len(r.Col[0])+len(r.Col[1])+len(r.Col[2]), len(r.Coeffs))
 }
 
