@@ -158,10 +158,10 @@ type cudaKey struct {
 	pinnedBufs []*cuda.HostBuffer
 
 	// With LoadShape: the recorded R1CS, resident beside the key.
-	r1cs   *cuda.R1CS
-	r1csID r1csID
-	nvars  int
-	r1Res  *pool.Reservation
+	r1cs      *cuda.R1CS
+	recording uint64 // the Recording of the resident R1CS
+	nvars     int
+	r1Res     *pool.Reservation
 
 	// Slots are made on demand, up to cap(idle), and kept until Release.
 	slotMu sync.Mutex
@@ -329,7 +329,9 @@ func (k *cudaKey) dev() *cuda.Device {
 func (k *cudaKey) ProvingKey() *groth16.ProvingKey { return k.pk }
 
 // Records implements [ShapeKey].
-func (k *cudaKey) Records(sys *r1cs.System) bool { return k.r1cs != nil && k.r1csID == idOf(sys) }
+func (k *cudaKey) Records(sys *r1cs.System) bool {
+	return k.r1cs != nil && sys.Recording() != 0 && k.recording == sys.Recording()
+}
 
 // Release frees the key, its R1CS and its slots; every slot must have been
 // released.
@@ -611,7 +613,7 @@ func (c *CUDA) attachShape(k *cudaKey, sys *r1cs.System) error {
 		res.Release()
 		return c.err(StageLoadKey, 0, err)
 	}
-	k.r1cs, k.r1csID, k.nvars, k.r1Res = r, idOf(sys), sys.NumInputs()+sys.NumAux(), res
+	k.r1cs, k.recording, k.nvars, k.r1Res = r, sys.Recording(), sys.NumInputs()+sys.NumAux(), res
 	return nil
 }
 

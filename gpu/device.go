@@ -180,7 +180,8 @@ type Slot interface {
 // per partition.
 type ShapeLoader interface {
 	// LoadShape is LoadKey that also makes sys's recorded constraints
-	// resident when they fit (charged to the budget). The key then
+	// resident when sys holds its matrices and they fit (charged to the
+	// budget). The key then
 	// implements [ShapeKey]; its slots implement [WitnessSlot] for systems
 	// it Records.
 	LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (Key, error)
@@ -189,8 +190,9 @@ type ShapeLoader interface {
 // ShapeKey is a key loaded by [ShapeLoader.LoadShape].
 type ShapeKey interface {
 	Key
-	// Records reports whether sys's constraints are resident with the key
-	// (sys shares the recorded matrices it was loaded with).
+	// Records reports whether sys's constraints are resident with the key:
+	// sys has the [r1cs.System.Recording] of the system it was loaded
+	// with, matrices held or not.
 	Records(sys *r1cs.System) bool
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -89,22 +88,6 @@ const (
 	coeffMinusOne = 2
 )
 
-// r1csID identifies recorded matrices: systems made by
-// r1cs.System.WithAssignment share them.
-type r1csID [3]struct {
-	p unsafe.Pointer
-	n int
-}
-
-func idOf(sys *r1cs.System) r1csID {
-	var id r1csID
-	for k, m := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
-		id[k].p = unsafe.Pointer(unsafe.SliceData(m.Vars))
-		id[k].n = len(m.Vars)
-	}
-	return id
-}
-
 // ErrR1CSLayout is returned (wrapped) for a system the device layout cannot
 // hold: more than 2^16 distinct coefficients, 2^32 variables, or 2^32 terms
 // in one matrix.
@@ -114,6 +97,9 @@ var ErrR1CSLayout = errors.New("gpu: system exceeds the device R1CS layout")
 func checkLayout(sys *r1cs.System) error {
 	if !sys.Finalized() {
 		return fmt.Errorf("%w: system is not finalized", ErrBadArgument)
+	}
+	if !sys.HasMatrices() {
+		return fmt.Errorf("%w: %w", ErrBadArgument, r1cs.ErrNoMatrices)
 	}
 	if n := len(sys.Coeffs()); n > 1<<16 {
 		return fmt.Errorf("%w: %d distinct coefficients", ErrR1CSLayout, n)

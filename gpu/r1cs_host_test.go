@@ -22,7 +22,7 @@ type hostR1CS struct {
 	Coeff                    [3][]uint16
 	Coeffs                   []fr.Element
 	Kinds                    []uint8
-	id                       r1csID
+	recording                uint64
 }
 
 // convertMatrix returns matrix k (0 A, 1 B, 2 C) of sys in the device
@@ -43,7 +43,7 @@ func newHostR1CS(sys *r1cs.System) (*hostR1CS, error) {
 	}
 	r := &hostR1CS{
 		Constraints: sys.NumConstraints(), Inputs: sys.NumInputs(), Aux: sys.NumAux(),
-		Coeffs: sys.Coeffs(), Kinds: coeffKinds(sys.Coeffs()), id: idOf(sys),
+		Coeffs: sys.Coeffs(), Kinds: coeffKinds(sys.Coeffs()), recording: sys.Recording(),
 	}
 	for k := range 3 {
 		r.RowStart[k], r.Col[k], r.Coeff[k] = convertMatrix(sys, k)
@@ -53,7 +53,7 @@ func newHostR1CS(sys *r1cs.System) (*hostR1CS, error) {
 
 // records reports whether sys's constraints are the ones r was made from
 // (sys shares the recorded matrices, as systems made by WithAssignment do).
-func (r *hostR1CS) records(sys *r1cs.System) bool { return r.id == idOf(sys) }
+func (r *hostR1CS) records(sys *r1cs.System) bool { return r.recording == sys.Recording() }
 
 // eval is the host reference of the device pass's first steps: it expands
 // w and writes a = A·w, b = B·w, c = C·w into a, b, c (each at least

@@ -147,6 +147,9 @@ func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error)
 	if !sys.Finalized() {
 		return nil, errors.New("groth16: setup needs a finalized system")
 	}
+	if !sys.HasMatrices() {
+		return nil, fmt.Errorf("groth16: setup: %w", r1cs.ErrNoMatrices)
+	}
 	n, err := ntt.DomainSize(sys.NumConstraints())
 	if err != nil {
 		return nil, err

@@ -27,6 +27,9 @@ func (s *System) WriteCanonical(w io.Writer) error {
 	if !s.finalized {
 		return errors.New("r1cs: WriteCanonical needs a finalized system")
 	}
+	if s.noMatrices {
+		return ErrNoMatrices
+	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var u64 [8]byte
 	for _, v := range []int{s.NumInputs(), s.NumAux(), s.NumConstraints()} {

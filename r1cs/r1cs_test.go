@@ -250,6 +250,72 @@ func TestUnassigned(t *testing.T) {
 	require.False(t, u.Assigned(), "WithAssignment leaves the unassigned system as it was")
 }
 
+// A system without its matrices keeps its recording, counts, densities
+// and coefficients, pairs with witnesses, and refuses evaluation until a
+// recording of the same circuit gives its matrices back; one of another
+// circuit is refused.
+func TestWithoutMatrices(t *testing.T) {
+	record := func(n int64) *System {
+		s := NewSystem()
+		for i := int64(0); i < n; i++ {
+			square(s, i+2, i&1)
+		}
+		s.Finalize()
+		return s
+	}
+	s := record(40)
+	_, err := NewSystem().WithoutMatrices()
+	require.Error(t, err, "not finalized")
+	u, err := s.Unassigned()
+	require.NoError(t, err)
+	require.Equal(t, s.Recording(), u.Recording())
+	again := record(40)
+	require.NotEqual(t, s.Recording(), again.Recording(), "recorded on its own")
+	require.NotZero(t, again.Recording())
+
+	bare, err := u.WithoutMatrices()
+	require.NoError(t, err)
+	require.True(t, u.HasMatrices())
+	require.False(t, bare.HasMatrices())
+	require.Equal(t, s.Recording(), bare.Recording())
+	require.Equal(t, s.Counts(), bare.Counts())
+	require.Equal(t, s.Coeffs(), bare.Coeffs())
+	require.Equal(t, s.BAuxDensity().Words(), bare.BAuxDensity().Words())
+	for _, m := range []*Matrix{bare.A(), bare.B(), bare.C()} {
+		require.Empty(t, m.Vars)
+		require.Empty(t, m.RowStart)
+	}
+
+	w, err := bare.WithAssignment(s.Inputs(), s.Aux())
+	require.NoError(t, err)
+	require.Equal(t, s.Recording(), w.Recording())
+	n := s.NumConstraints()
+	a, b, c := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+	require.ErrorIs(t, w.Evaluate(a, b, c), ErrNoMatrices)
+	require.ErrorIs(t, w.EvaluateChecked(a, b, c, 2), ErrNoMatrices)
+	require.ErrorIs(t, w.IsSatisfied(), ErrNoMatrices)
+	_, err = bare.CanonicalDigest()
+	require.ErrorIs(t, err, ErrNoMatrices)
+
+	_, err = bare.WithMatrices(record(41))
+	require.Error(t, err, "another circuit")
+	_, err = bare.WithMatrices(bare)
+	require.Error(t, err, "no matrices to give")
+	back, err := bare.WithMatrices(again)
+	require.NoError(t, err)
+	require.Equal(t, s.Recording(), back.Recording(), "the recording stays")
+	require.True(t, back.HasMatrices())
+	require.False(t, back.Assigned())
+	dw, err := back.CanonicalDigest()
+	require.NoError(t, err)
+	ds, err := s.CanonicalDigest()
+	require.NoError(t, err)
+	require.Equal(t, ds, dw)
+	w, err = back.WithAssignment(s.Inputs(), s.Aux())
+	require.NoError(t, err)
+	require.NoError(t, w.EvaluateChecked(a, b, c, 2))
+}
+
 // Finalize leaves the matrices without the spare capacity appending left.
 func TestFinalizeTrims(t *testing.T) {
 	s := NewSystem()

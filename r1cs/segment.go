@@ -350,7 +350,7 @@ func (r *Segmented) System(ctx context.Context, workers int) (*System, error) {
 
 	// Row and term offsets of each segment, and its coefficients in the
 	// joined table, where they come in order of first use as in a System.
-	s := &System{inputs: r.inputs, aux: r.aux, coeffTable: newCoeffTable(0)}
+	s := &System{inputs: r.inputs, aux: r.aux, coeffTable: newCoeffTable(0), recording: recordings.Add(1)}
 	if r.shapeOnly {
 		s.unassigned, s.nInputs, s.nAux = true, nIn, nAux
 	}

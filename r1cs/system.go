@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -48,6 +49,8 @@ func (d *Density) grow() {
 }
 
 func (d *Density) set(i int) { d.bits[i>>6] |= 1 << (uint(i) & 63) }
+
+func (d *Density) equal(o *Density) bool { return d.n == o.n && slices.Equal(d.bits, o.bits) }
 
 // NewDensity returns a density of n variables built from set, for tests and
 // for keys read from disk.
@@ -89,11 +92,20 @@ type System struct {
 	// and nAux are its variable counts.
 	unassigned    bool
 	nInputs, nAux int
+	// noMatrices: the matrices were left out (see WithoutMatrices);
+	// nConstraints is the constraint count.
+	noMatrices   bool
+	nConstraints int
+	// recording identifies the recorded matrices (see Recording).
+	recording uint64
 }
+
+// recordings numbers the systems recorded in this process.
+var recordings atomic.Uint64
 
 // NewSystem returns an empty recording system holding input ONE.
 func NewSystem() *System {
-	s := &System{coeffTable: newCoeffTable(0)}
+	s := &System{coeffTable: newCoeffTable(0), recording: recordings.Add(1)}
 	for k := range s.m {
 		s.m[k].RowStart = []uint32{0}
 	}
@@ -272,7 +284,12 @@ func (s *System) Finalized() bool { return s.finalized }
 
 // NumConstraints returns the number of constraints recorded so far,
 // including the per-input constraints once finalized.
-func (s *System) NumConstraints() int { return len(s.m[0].RowStart) - 1 }
+func (s *System) NumConstraints() int {
+	if s.noMatrices {
+		return s.nConstraints
+	}
+	return len(s.m[0].RowStart) - 1
+}
 
 // NumInputs returns the number of inputs including ONE.
 func (s *System) NumInputs() int {
@@ -314,6 +331,57 @@ func (s *System) Assigned() bool { return !s.unassigned }
 // errUnassigned is returned by evaluations of an Unassigned system.
 var errUnassigned = errors.New("r1cs: the system has no assignment")
 
+// ErrNoMatrices is returned by the evaluations and the serialization of a
+// system made by WithoutMatrices.
+var ErrNoMatrices = errors.New("r1cs: the system's matrices were left out (WithoutMatrices)")
+
+// Recording identifies the matrices s records: systems made from one
+// another by WithAssignment, Unassigned, WithoutMatrices and WithMatrices
+// share it; every other system (NewSystem, Segmented.System) has its own.
+// A device that holds a recording's matrices serves every system that
+// shares it.
+func (s *System) Recording() uint64 { return s.recording }
+
+// HasMatrices reports whether s holds its matrices (see WithoutMatrices).
+func (s *System) HasMatrices() bool { return !s.noMatrices }
+
+// WithoutMatrices returns a finalized system with s's recording, counts,
+// densities and coefficients but not its matrices: A, B and C are empty,
+// and Evaluate, EvaluateChecked, IsSatisfied and WriteCanonical return
+// ErrNoMatrices. It is what a prover keeps of a circuit whose matrices its
+// devices hold (about 8 bytes a term and 12 a constraint less on the
+// host); WithMatrices gives them back.
+func (s *System) WithoutMatrices() (*System, error) {
+	if !s.finalized {
+		return nil, errors.New("r1cs: WithoutMatrices needs a finalized system")
+	}
+	c := *s
+	c.scratch = nil
+	c.nConstraints = s.NumConstraints()
+	c.noMatrices = true
+	c.m = [3]Matrix{}
+	return &c, nil
+}
+
+// WithMatrices returns s with the matrices of full, a recording of the
+// same circuit made again (s being made by WithoutMatrices): a system
+// that shares s's recording and assignment and holds full's matrices. It
+// refuses a full whose counts, densities or coefficients differ from s's.
+func (s *System) WithMatrices(full *System) (*System, error) {
+	switch {
+	case !full.finalized || full.noMatrices:
+		return nil, errors.New("r1cs: WithMatrices needs a finalized system with its matrices")
+	case full.Counts() != s.Counts() || full.synthesized != s.synthesized:
+		return nil, fmt.Errorf("r1cs: recordings differ: %+v against %+v", full.Counts(), s.Counts())
+	case !slices.Equal(full.coeffs, s.coeffs) || !full.aAux.equal(&s.aAux) || !full.bInputs.equal(&s.bInputs) || !full.bAux.equal(&s.bAux):
+		return nil, errors.New("r1cs: recordings differ in their coefficients or densities")
+	}
+	c := *s
+	c.m = full.m
+	c.noMatrices, c.nConstraints = false, 0
+	return &c, nil
+}
+
 // Inputs returns the input assignment (index 0 is ONE). Shared, not copied.
 func (s *System) Inputs() []fr.Element { return s.inputs }
 
@@ -350,6 +418,17 @@ func (s *System) Counts() Counts {
 	}
 }
 
+// evaluable reports why s cannot be evaluated, or nil.
+func (s *System) evaluable() error {
+	switch {
+	case s.noMatrices:
+		return ErrNoMatrices
+	case s.unassigned:
+		return errUnassigned
+	}
+	return nil
+}
+
 // evalRow returns ⟨row j of m, assignment⟩.
 func (s *System) evalRow(m *Matrix, j int) fr.Element {
 	var acc, t fr.Element
@@ -376,8 +455,8 @@ func (s *System) evalRow(m *Matrix, j int) fr.Element {
 // a, b and c, which must have length ≥ NumConstraints(); entries beyond are
 // left untouched. It fails only for a system without an assignment.
 func (s *System) Evaluate(a, b, c []fr.Element) error {
-	if s.unassigned {
-		return errUnassigned
+	if err := s.evaluable(); err != nil {
+		return err
 	}
 	n := s.NumConstraints()
 	for j := 0; j < n; j++ {
@@ -404,8 +483,8 @@ const evalCheck = 1 << 12
 // evalCheck rows of each range and returns ctx's error (a, b and c partly
 // written) once ctx ends, after its goroutines have returned.
 func (s *System) EvaluateCheckedContext(ctx context.Context, a, b, c []fr.Element, threads int) error {
-	if s.unassigned {
-		return errUnassigned
+	if err := s.evaluable(); err != nil {
+		return err
 	}
 	if len(s.inputs) == 0 || s.inputs[0] != oneElement {
 		return fmt.Errorf("r1cs: input 0 (ONE) is not 1")
@@ -469,8 +548,8 @@ func (e *UnsatisfiedError) Error() string {
 // *UnsatisfiedError naming the first one that fails, or nil. It also checks
 // that input 0 is ONE.
 func (s *System) IsSatisfied() error {
-	if s.unassigned {
-		return errUnassigned
+	if err := s.evaluable(); err != nil {
+		return err
 	}
 	if len(s.inputs) == 0 || s.inputs[0] != oneElement {
 		return fmt.Errorf("r1cs: input 0 (ONE) is not 1")
