@@ -1,9 +1,11 @@
 package c2
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
+	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/lazy"
 	"github.com/sealc2/c2/porep"
@@ -13,9 +15,15 @@ import (
 // shapeCache holds, per sector shape, the proving key and the R1CS recorded
 // once and shared by every partition proved afterwards. Failures are not
 // cached: parameters installed after a failed call are found by the next.
+// Once every live device holds the R1CS beside the key, sys keeps it
+// without its matrices (see releaseMatrices).
 type shapeCache struct {
 	pk  lazy.Value[*groth16.ProvingKey]
 	sys lazy.Value[*r1cs.System]
+	// record records the R1CS again (for releaseMatrices), guarded by
+	// matricesMu.
+	record     func(context.Context) (*r1cs.System, error)
+	matricesMu sync.Mutex
 	// witnesses are idle witness buffers of the shape's partitions.
 	witnesses witnessBuffers
 	// users counts the Prove and Preload calls holding this cache (from
@@ -68,9 +76,70 @@ func (p *Prover) useCache(name string) (c *shapeCache, done func()) {
 		once.Do(func() {
 			p.shapesMu.Lock()
 			c.users--
+			last := c.users == 0
 			p.shapesMu.Unlock()
+			if last {
+				p.releaseMatrices(c)
+			}
 		})
 	}
+}
+
+// releaseMatrices replaces c's R1CS by its copy without matrices
+// (r1cs.System.WithoutMatrices) when every live device holds the matrices
+// beside c's key, so that the host no longer keeps them (a 32 GiB PoRep
+// circuit's ≈ 7 GB, a Window PoSt's ≈ 11 GB). A device or the host that
+// needs them later has them recorded again (r1cs.System.Matrices: a
+// device loading the key, the host evaluating a partition or checking a
+// device's verdict), and they stay until the next release. It keeps them
+// with Config.CPUFallback, whose partitions are evaluated on the host.
+func (p *Prover) releaseMatrices(c *shapeCache) {
+	if p.cfg.CPUFallback {
+		return
+	}
+	c.matricesMu.Lock()
+	defer c.matricesMu.Unlock()
+	pk, keyed := c.pk.Peek()
+	rec, recorded := c.sys.Peek()
+	if !keyed || !recorded || c.record == nil || !p.devicesHold(pk, rec) {
+		return
+	}
+	bare, err := rec.WithoutMatrices(c.record)
+	if err != nil {
+		return
+	}
+	c.sys.Set(bare)
+	if rec.HasMatrices() {
+		p.log.Debug("c2: host copy of the R1CS released; the devices hold it", "constraints", rec.NumConstraints())
+	}
+}
+
+// recordWith notes record as the function that records c's R1CS, for
+// releaseMatrices.
+func (c *shapeCache) recordWith(record func(context.Context) (*r1cs.System, error)) {
+	c.matricesMu.Lock()
+	c.record = record
+	c.matricesMu.Unlock()
+}
+
+// devicesHold reports whether there is a live device and every live one
+// holds rec's matrices beside pk (gpu.ShapeKey).
+func (p *Prover) devicesHold(pk *groth16.ProvingKey, rec *r1cs.System) bool {
+	live := 0
+	for _, d := range p.rot.Devices() {
+		if !d.Live() {
+			continue
+		}
+		live++
+		key, ok := p.keys.Key(pk, d)
+		if !ok {
+			return false
+		}
+		if sk, ok := key.(gpu.ShapeKey); !ok || !sk.Records(rec) {
+			return false
+		}
+	}
+	return live > 0
 }
 
 // evictCache is Evict for the cache named name, of a PoRep shape or a

@@ -66,7 +66,10 @@ type Config struct {
 	// sequence (b_g2 after the device stages), to measure what overlap buys.
 	DisableOverlap bool
 	// CPUFallback proves on the CPU once every device has failed, instead of
-	// returning ErrNoDevice.
+	// returning ErrNoDevice. It also keeps each circuit's recorded R1CS in
+	// host memory (≈ 7 GB for a 32 GiB PoRep circuit, ≈ 11 GB for a Window
+	// PoSt's), which the host otherwise lets go of once every device holds
+	// it beside the key and records again only when it needs it.
 	CPUFallback bool
 	// Params is where Prove finds Groth16 parameters: a directory holding
 	// the shape's official file (as filecoin-proofs names it) or, failing

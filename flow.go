@@ -134,6 +134,7 @@ func (p *Prover) keyAndSystem(ctx context.Context, c *shapeCache, find func() (s
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	c.recordWith(record)
 	return pk, rec, nil
 }
 

@@ -4,7 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
+	"log/slog"
 	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +22,8 @@ import (
 
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/refgen"
+	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -26,8 +32,8 @@ import (
 // slots take the witness handoff instead of a, b, c.
 type witnessDevice struct {
 	*gpu.CPU
-	shapes, witnesses int // calls seen, for assertions (one goroutine at a time per test)
-	fail              bool
+	shapes, witnesses int         // calls seen, for assertions (one goroutine at a time per test)
+	fail              atomic.Bool // refuse every witness as unsatisfied
 	// gate, when set, holds every witness pass until it is closed (10 s
 	// at most); broken fails the first witness pass as a faulty kernel.
 	gate   chan struct{}
@@ -57,8 +63,12 @@ func (d *witnessDevice) LoadShape(ctx context.Context, pk *groth16.ProvingKey, s
 	if err != nil {
 		return nil, err
 	}
-	if !sys.Finalized() || !sys.HasMatrices() {
+	if !sys.Finalized() {
 		return k, nil
+	}
+	if sys, err = sys.Matrices(ctx); err != nil { // recorded again if the host released them
+		k.Release()
+		return nil, err
 	}
 	d.shapes++
 	return &witnessKey{Key: k, rec: sys}, nil
@@ -102,7 +112,7 @@ func (s *witnessSlot) ComputeHWitness(ctx context.Context, w *gpu.Witness) (bls.
 	if err := sys.EvaluateChecked(a, b, c, 2); err != nil {
 		return bls.G1Jac{}, err
 	}
-	if s.d.fail { // a faulty device that refuses a good witness
+	if s.d.fail.Load() { // a faulty device that refuses a good witness
 		return bls.G1Jac{}, &r1cs.UnsatisfiedError{Index: 0, A: a[0], B: b[0], C: c[0]}
 	}
 	return s.ComputeH(ctx, a, b, c)
@@ -276,7 +286,8 @@ func TestProveWitnessPassUnsatisfied(t *testing.T) {
 	assert.NoError(t, p.Stats().Devices[0].Failed)
 	require.NoError(t, p.Close())
 
-	liar := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2}), fail: true}
+	liar := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	liar.fail.Store(true)
 	p, err = newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{liar})
 	require.NoError(t, err)
 	proofs, err := p.ProvePartitions(context.Background(), f.pk, parts[:1])
@@ -477,4 +488,111 @@ func TestProveStreamSharesWitnessesAcrossCalls(t *testing.T) {
 	assert.EqualValues(t, 8, builds.Load())
 	assert.LessOrEqual(t, allocs.Load(), int32(2), "at most two witnesses existed at once")
 	assert.Zero(t, bufs.slots.held)
+}
+
+// countHandler counts the log records whose message is msg.
+type countHandler struct {
+	msg string
+	n   atomic.Int32
+}
+
+func (h *countHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h *countHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countHandler) WithGroup(string) slog.Handler      { return h }
+
+// cachedSystem returns the R1CS the prover's only circuit cache holds.
+func cachedSystem(t *testing.T, p *Prover) *r1cs.System {
+	t.Helper()
+	p.shapesMu.Lock()
+	defer p.shapesMu.Unlock()
+	require.Len(t, p.shapes, 1)
+	for _, c := range p.shapes {
+		rec, ok := c.sys.Peek()
+		require.True(t, ok)
+		return rec
+	}
+	return nil
+}
+
+// The host lets go of a circuit's matrices once every live device holds
+// them beside the key (not while one has yet to load it), and the calls
+// after that prove without them; when the host needs them again (here to
+// check a device that refuses a good witness) they are recorded again,
+// once, and let go of again after the call. With CPUFallback the host
+// keeps them.
+func TestHostR1CSReleased(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dev setup of the 2 KiB Window PoSt circuit and five proofs")
+	}
+	win, _ := post.ShapeByName("StackedDrgWindow2KiBV1_2")
+	dir := t.TempDir()
+	blank := r1cs.NewSystem()
+	require.NoError(t, post.SynthesizeBlank(blank, win))
+	blank.Finalize()
+	pk, err := groth16.Setup(blank, rand.Reader)
+	require.NoError(t, err)
+	for ext, write := range map[string]func(io.Writer) (int64, error){".params": pk.WriteTo, ".vk": pk.VK.WriteTo} {
+		f, err := os.Create(filepath.Join(dir, DevParamsPrefix+win.ParamsName()+ext))
+		require.NoError(t, err)
+		_, err = write(f)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	v := refgen.ReadVanilla(t, "post-2k", "window-2k-v1_2")
+	prove := func(p *Prover) {
+		t.Helper()
+		_, err := p.ProveWindowPoSt(context.Background(), v.Proof, [32]byte(v.Randomness), v.Bincode)
+		require.NoError(t, err)
+	}
+
+	d1 := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	d2 := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	d3 := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p3, err := newProver(Config{Threads: 2, Params: dir, TrustParams: true}, []gpu.Device{d1, d2, d3})
+	require.NoError(t, err)
+	defer p3.Close()
+	prove(p3) // two partitions: d1 and d2
+	require.Equal(t, []int{1, 1, 0}, []int{d1.shapes, d2.shapes, d3.shapes})
+	require.True(t, cachedSystem(t, p3).HasMatrices(), "d3 has yet to load the key")
+
+	h := &countHandler{msg: "c2: R1CS recorded"}
+	d1 = &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	d2 = &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	p, err := newProver(Config{Threads: 2, Params: dir, TrustParams: true, Logger: slog.New(h)}, []gpu.Device{d1, d2})
+	require.NoError(t, err)
+	defer p.Close()
+	prove(p)
+	rec := cachedSystem(t, p)
+	require.False(t, rec.HasMatrices(), "both devices hold the matrices")
+	require.Equal(t, int32(1), h.n.Load())
+	prove(p)
+	require.Equal(t, int32(1), h.n.Load(), "proved without the matrices on the host")
+	require.Equal(t, []int{1, 1}, []int{d1.shapes, d2.shapes})
+	require.Equal(t, 4, d1.witnesses+d2.witnesses)
+
+	d1.fail.Store(true)
+	d2.fail.Store(true)
+	_, err = p.ProveWindowPoSt(context.Background(), v.Proof, [32]byte(v.Randomness), v.Bincode)
+	require.Error(t, err, "every device refuses a good witness")
+	require.Equal(t, int32(2), h.n.Load(), "recorded again, once, for the host's check")
+	st := p.Stats()
+	for i := range st.Devices {
+		require.ErrorIs(t, st.Devices[i].Failed, gpu.ErrKernel, "the host found the witness satisfied")
+	}
+	require.Equal(t, rec.Recording(), cachedSystem(t, p).Recording())
+
+	d4 := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	pf, err := newProver(Config{Threads: 2, Params: dir, TrustParams: true, CPUFallback: true}, []gpu.Device{d4})
+	require.NoError(t, err)
+	defer pf.Close()
+	prove(pf)
+	prove(pf)
+	require.True(t, cachedSystem(t, pf).HasMatrices(), "kept for the CPU fallback")
+	require.Equal(t, 4, d4.witnesses)
 }

@@ -441,7 +441,7 @@ func (c *CUDA) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		return nil, err
 	}
 	k := key.(*cudaKey)
-	if err := c.attachShape(k, sys); err != nil {
+	if err := c.attachShape(ctx, k, sys); err != nil {
 		k.Release()
 		return nil, err
 	}
@@ -555,7 +555,7 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 		}
 		k.resident = true
 	}
-	if err := c.attachShape(k, sys); err != nil {
+	if err := c.attachShape(ctx, k, sys); err != nil {
 		return fail(0, err)
 	}
 	return k, nil
@@ -593,9 +593,22 @@ func pinnedSlice[P any](n int) (*cuda.HostBuffer, []P, error) {
 // (resident or streamed) when the layout allows it and R1CS plus one
 // witness slot fit the budget's free room; otherwise k stays a plain key
 // (partitions are then evaluated on the host) and attachShape returns nil.
-// An error means the upload failed; k is then unchanged.
-func (c *CUDA) attachShape(k *cudaKey, sys *r1cs.System) error {
+// A system without its matrices has them recorded again first
+// ([r1cs.System.Matrices]); one that cannot have them leaves k a plain
+// key. An error means the recording or the upload failed; k is then
+// unchanged.
+func (c *CUDA) attachShape(ctx context.Context, k *cudaKey, sys *r1cs.System) error {
 	pk := k.pk
+	if !sys.HasMatrices() {
+		full, err := sys.Matrices(ctx)
+		if errors.Is(err, r1cs.ErrNoMatrices) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sys = full
+	}
 	if checkLayout(sys) != nil || sys.NumConstraints() > pk.DomainSize() {
 		return nil
 	}

@@ -172,7 +172,7 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 
 	scr.Release() // before the R1CS claims its room
 	t0 = time.Now()
-	if err := c.attachShape(k, sys); err != nil {
+	if err := c.attachShape(ctx, k, sys); err != nil {
 		k.Release()
 		return nil, tm, err
 	}

@@ -264,7 +264,7 @@ func TestWithoutMatrices(t *testing.T) {
 		return s
 	}
 	s := record(40)
-	_, err := NewSystem().WithoutMatrices()
+	_, err := NewSystem().WithoutMatrices(nil)
 	require.Error(t, err, "not finalized")
 	u, err := s.Unassigned()
 	require.NoError(t, err)
@@ -273,7 +273,8 @@ func TestWithoutMatrices(t *testing.T) {
 	require.NotEqual(t, s.Recording(), again.Recording(), "recorded on its own")
 	require.NotZero(t, again.Recording())
 
-	bare, err := u.WithoutMatrices()
+	recorded := 0
+	bare, err := u.WithoutMatrices(func(context.Context) (*System, error) { recorded++; return record(40), nil })
 	require.NoError(t, err)
 	require.True(t, u.HasMatrices())
 	require.False(t, bare.HasMatrices())
@@ -296,6 +297,33 @@ func TestWithoutMatrices(t *testing.T) {
 	require.ErrorIs(t, w.IsSatisfied(), ErrNoMatrices)
 	_, err = bare.CanonicalDigest()
 	require.ErrorIs(t, err, ErrNoMatrices)
+
+	// Matrices records them again once for every system made from bare.
+	full, err := w.Matrices(context.Background())
+	require.NoError(t, err)
+	require.True(t, full.HasMatrices())
+	require.NoError(t, full.EvaluateChecked(a, b, c, 2))
+	require.False(t, w.HasMatrices(), "w stays without")
+	u2, err := bare.Matrices(context.Background())
+	require.NoError(t, err)
+	require.False(t, u2.Assigned())
+	require.Equal(t, s.Recording(), u2.Recording())
+	require.Equal(t, 1, recorded)
+	same, err := s.Matrices(context.Background())
+	require.NoError(t, err)
+	require.Same(t, s, same, "a system with its matrices is its own")
+	none, err := u.WithoutMatrices(nil)
+	require.NoError(t, err)
+	_, err = none.Matrices(context.Background())
+	require.ErrorIs(t, err, ErrNoMatrices)
+	other, err := u.WithoutMatrices(func(context.Context) (*System, error) { return record(41), nil })
+	require.NoError(t, err)
+	_, err = other.Matrices(context.Background())
+	require.Error(t, err, "a recording of another circuit")
+	failing, err := u.WithoutMatrices(func(context.Context) (*System, error) { return nil, errors.New("boom") })
+	require.NoError(t, err)
+	_, err = failing.Matrices(context.Background())
+	require.ErrorContains(t, err, "boom")
 
 	_, err = bare.WithMatrices(record(41))
 	require.Error(t, err, "another circuit")

@@ -96,12 +96,22 @@ type System struct {
 	// nConstraints is the constraint count.
 	noMatrices   bool
 	nConstraints int
+	source       *matrixSource // where Matrices finds them again
 	// recording identifies the recorded matrices (see Recording).
 	recording uint64
 }
 
 // recordings numbers the systems recorded in this process.
 var recordings atomic.Uint64
+
+// matrixSource records a system's matrices again for Matrices, once for
+// every system that shares it.
+type matrixSource struct {
+	mu     sync.Mutex
+	record func(context.Context) (*System, error)
+	m      [3]Matrix
+	ok     bool
+}
 
 // NewSystem returns an empty recording system holding input ONE.
 func NewSystem() *System {
@@ -350,8 +360,9 @@ func (s *System) HasMatrices() bool { return !s.noMatrices }
 // and Evaluate, EvaluateChecked, IsSatisfied and WriteCanonical return
 // ErrNoMatrices. It is what a prover keeps of a circuit whose matrices its
 // devices hold (about 8 bytes a term and 12 a constraint less on the
-// host); WithMatrices gives them back.
-func (s *System) WithoutMatrices() (*System, error) {
+// host). record, when not nil, records the same circuit again for
+// [System.Matrices]; s may itself be without matrices.
+func (s *System) WithoutMatrices(record func(context.Context) (*System, error)) (*System, error) {
 	if !s.finalized {
 		return nil, errors.New("r1cs: WithoutMatrices needs a finalized system")
 	}
@@ -360,6 +371,40 @@ func (s *System) WithoutMatrices() (*System, error) {
 	c.nConstraints = s.NumConstraints()
 	c.noMatrices = true
 	c.m = [3]Matrix{}
+	c.source = &matrixSource{record: record}
+	return &c, nil
+}
+
+// Matrices returns s when it holds its matrices; otherwise s (assignment
+// included) with the matrices of the circuit recorded again by the record
+// function given to WithoutMatrices, checked as WithMatrices checks them.
+// The recording runs once for s and every system made from it by
+// WithAssignment or Unassigned (later calls return at once, and a call
+// during it waits for it); ErrNoMatrices without a record function.
+func (s *System) Matrices(ctx context.Context) (*System, error) {
+	if !s.noMatrices {
+		return s, nil
+	}
+	src := s.source
+	if src == nil || src.record == nil {
+		return nil, ErrNoMatrices
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if !src.ok {
+		full, err := src.record(ctx)
+		if err != nil {
+			return nil, err
+		}
+		back, err := s.WithMatrices(full)
+		if err != nil {
+			return nil, err
+		}
+		src.m, src.ok = back.m, true
+	}
+	c := *s
+	c.m = src.m
+	c.noMatrices, c.nConstraints, c.source = false, 0, nil
 	return &c, nil
 }
 
@@ -378,7 +423,7 @@ func (s *System) WithMatrices(full *System) (*System, error) {
 	}
 	c := *s
 	c.m = full.m
-	c.noMatrices, c.nConstraints = false, 0
+	c.noMatrices, c.nConstraints, c.source = false, 0, nil
 	return &c, nil
 }
 

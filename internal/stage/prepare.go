@@ -68,6 +68,10 @@ func hostSatisfied(ctx context.Context, sys *r1cs.System, ls *Lease, pr *prepare
 			return err
 		}
 	}
+	sys, err := sys.Matrices(ctx) // recorded again if the host released them
+	if err != nil {
+		return err
+	}
 	return sys.IsSatisfied()
 }
 
@@ -117,7 +121,11 @@ func (r *Runner) prepare(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.
 		}
 		pr.buf, pr.a, pr.b, pr.c = buf, v[:n:n], v[n:2*n:2*n], v[2*n:]
 		m := sys.NumConstraints()
-		if err := sys.EvaluateCheckedContext(ctx, pr.a, pr.b, pr.c, r.o.Threads); err != nil {
+		full, err := sys.Matrices(ctx) // recorded again if the host released them
+		if err != nil {
+			return fail(err)
+		}
+		if err := full.EvaluateCheckedContext(ctx, pr.a, pr.b, pr.c, r.o.Threads); err != nil {
 			return fail(err) // names the failing constraint
 		}
 		for _, x := range [][]fr.Element{pr.a, pr.b, pr.c} {
