@@ -55,24 +55,20 @@ func (p *Prover) provingKey(s porep.Shape) func(context.Context) (*groth16.Provi
 	}
 }
 
-// recorded records the R1CS of shape s from a synthetic partition (for
-// c.sys's getCtx), on all cores (porep.RecordContext), and keeps it without
-// the recording's values: the constraints depend only on the shape, never
-// on the caller's data.
+// recorded records the R1CS of shape s (for c.sys's getCtx) on all cores,
+// without an assignment: one challenge recorded and repeated into the
+// others (porep.RecordShapeContext); the constraints depend only on the
+// shape, never on the caller's data.
 func (p *Prover) recorded(s porep.Shape) func(context.Context) (*r1cs.System, error) {
 	return func(ctx context.Context) (*r1cs.System, error) {
-		part, err := porep.SyntheticPartition(s, 1)
-		if err != nil {
-			return nil, err
-		}
 		t0 := time.Now()
-		sys, err := porep.RecordContext(ctx, s, part, 0)
+		sys, err := porep.RecordShapeContext(ctx, s, 0)
 		if err != nil {
 			p.log.Debug("c2: R1CS recording failed", "shape", s.Name, "duration", time.Since(t0), "err", err)
 			return nil, err
 		}
 		p.log.Debug("c2: R1CS recorded", "shape", s.Name, "constraints", sys.NumConstraints(), "duration", time.Since(t0))
-		return sys.Unassigned()
+		return sys, nil
 	}
 }
 

@@ -7,21 +7,27 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sealc2/c2/porep"
 	"github.com/sealc2/c2/post"
 	"github.com/sealc2/c2/r1cs"
 	"github.com/sealc2/c2/update"
 )
 
-// BenchmarkRecordCircuits records the R1CS of the largest vanilla-proof
-// circuits as a daemon's first call does (post.RecordContext,
+// BenchmarkRecordCircuits records the R1CS of the largest circuits as a
+// prover's first call does (porep.RecordShapeContext, post.RecordContext,
 // update.RecordContext) and reports constraints, terms and the Go heap in
 // use afterwards (the recording kept). The 32 GiB Window circuit wants
-// about 11 GB.
+// about 11 GB, the 32 GiB PoRep circuit about 8.
 func BenchmarkRecordCircuits(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		record func(ctx context.Context) (*r1cs.System, error)
 	}{
+		{"PoRep32GiB", func(ctx context.Context) (*r1cs.System, error) {
+			s, ok := porep.ShapeByName("StackedDrg32GiBV1")
+			require.True(b, ok)
+			return porep.RecordShapeContext(ctx, s, 0)
+		}},
 		{"StackedDrgWinning32GiBV1", postRecorder(b, "StackedDrgWinning32GiBV1")},
 		{"StackedDrgWindow32GiBV1_2", postRecorder(b, "StackedDrgWindow32GiBV1_2")},
 		{"SnapDeals32GiB", func(ctx context.Context) (*r1cs.System, error) {

@@ -68,6 +68,77 @@ func RecordContext(ctx context.Context, s Shape, p *Partition, workers int) (*r1
 	return rec.System(ctx, workers)
 }
 
+// RecordShapeContext records the constraints of shape s without an
+// assignment ([r1cs.System.Unassigned]): the System that RecordContext of
+// any partition of s gives, but for its values. A partition's challenges
+// are alike, so the first is recorded (its segments on up to workers
+// goroutines, GOMAXPROCS when workers ≤ 0) and repeated
+// ([r1cs.Segmented.Repeat]) into the others' variables, each copy using
+// the partition prefix's variables as the first does and its own in place
+// of the first's: a 32 GiB partition costs one challenge's recording and
+// the joined System's memory. ctx's error is returned once ctx is done.
+func RecordShapeContext(ctx context.Context, s Shape, workers int) (*r1cs.System, error) {
+	p, err := SyntheticPartition(s, 1) // the constraints depend only on the shape
+	if err != nil {
+		return nil, err
+	}
+	if workers, err = s.start(ctx, p, workers); err != nil {
+		return nil, err
+	}
+	sz, err := recordSizes(ctx, s, p, workers)
+	if err != nil {
+		return nil, err
+	}
+	nseg := s.Layers + 3
+	perIn, perAux := 0, 0
+	for k := range nseg {
+		perIn += sz.in[k]
+		perAux += sz.aux[k]
+	}
+	n := len(p.Challenges)
+	nIn, nAux := 1+sz.globalIn+n*perIn, sz.globalAux+n*perAux
+	if nIn != s.NumInputs() {
+		return nil, fmt.Errorf("porep: the segments of shape %s allocate %d inputs, the shape has %d", s.Name, nIn, s.NumInputs()) // a circuit bug
+	}
+	rec := r1cs.NewSegmentedShape(nIn, nAux)
+	prefix := rec.Segment(sz.globalIn, sz.globalAux)
+	g := synthGlobal(gadget.New(prefix), p)
+	first := make([]*r1cs.Segment, nseg)
+	for k := range first {
+		first[k] = rec.Segment(sz.in[k], sz.aux[k])
+	}
+	err = recordSegments(ctx, s, &g, p.Challenges[:1], first, workers)
+	for _, seg := range first {
+		seg.Done()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The first challenge's variables start after the prefix's; copy i's
+	// are theirs moved by i challenges. The prefix's stay.
+	in0, aux0 := 1+sz.globalIn, sz.globalAux
+	for i := 1; i < n; i++ {
+		moved := func(_ int, v r1cs.Variable) r1cs.Variable {
+			switch {
+			case v.IsAux() && v.Index() >= aux0:
+				return r1cs.AuxVariable(v.Index() + i*perAux)
+			case !v.IsAux() && v.Index() >= in0:
+				return r1cs.InputVariable(v.Index() + i*perIn)
+			}
+			return v
+		}
+		for k, seg := range first {
+			if err := rec.Repeat(seg, 1, moved); err != nil {
+				return nil, fmt.Errorf("porep: %s: challenge %d, segment %d cannot be repeated: %w", s.Name, i, k, err)
+			}
+		}
+	}
+	return rec.System(ctx, workers)
+}
+
 // recordSizes returns the numbers of inputs and aux variables the global
 // prefix and each segment of a challenge allocate, learned (once per
 // shape) by a witness-only run of p's prefix and first challenge.

@@ -101,6 +101,52 @@ func TestRecord8MiB(t *testing.T) {
 	checkRecord(t, Shape8MiB)
 }
 
+// TestRecordShape: the recording of one challenge repeated into the
+// others is RecordContext's System without its values: the same digest,
+// layout, counts and densities, for 2 KiB (also Rust's digest) and 8 MiB;
+// a satisfying partition's witness satisfies it.
+func TestRecordShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2.7 M and 3.8 M constraints, recorded twice each")
+	}
+	v := loadRefgen(t, "porep-2k")
+	for _, s := range []Shape{Shape2KiB, Shape8MiB} {
+		got, err := RecordShapeContext(context.Background(), s, 2)
+		require.NoError(t, err, s.Name)
+		require.False(t, got.Assigned())
+		if s.Name == v.shape.Name {
+			v.requireR1CSDigest(t, got)
+		}
+		p, err := SyntheticPartition(s, 3)
+		require.NoError(t, err)
+		want, err := RecordContext(context.Background(), s, p, 2)
+		require.NoError(t, err)
+		require.Equal(t, want.Counts(), got.Counts(), s.Name)
+		dw, err := want.CanonicalDigest()
+		require.NoError(t, err)
+		dg, err := got.CanonicalDigest()
+		require.NoError(t, err)
+		require.Equal(t, dw, dg, s.Name)
+		require.Equal(t, layoutDigest(t, want), layoutDigest(t, got), s.Name)
+		require.Equal(t, want.ADensity().Words(), got.ADensity().Words(), s.Name)
+		require.Equal(t, want.BInputDensity().Words(), got.BInputDensity().Words(), s.Name)
+		require.Equal(t, want.BAuxDensity().Words(), got.BAuxDensity().Words(), s.Name)
+		want = nil
+
+		sat, err := satisfyingPartition(s, 12)
+		require.NoError(t, err)
+		w, err := Witness(s, sat, 0)
+		require.NoError(t, err)
+		ok, err := got.WithAssignment(w.Inputs, w.Aux)
+		require.NoError(t, err)
+		require.NoError(t, ok.IsSatisfied(), s.Name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := RecordShapeContext(ctx, Shape2KiB, 2)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
 // TestRecordRefgen: the parallel recording has the Rust reference's
 // canonical digest.
 func TestRecordRefgen(t *testing.T) {
