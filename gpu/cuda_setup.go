@@ -19,9 +19,11 @@ import (
 
 // SetupKey makes the development proving key of the finalized system sys
 // for the trapdoor tw straight into this device's memory: the scalars are
-// computed on the host ([groth16.ComputeSetupScalars]), each query's points
-// by fixed-base multiplication on the device into the key's resident
-// buffers, and the verifying key on the host. The bases are the ones
+// computed on the host a chunk at a time ([groth16.StreamSetupScalars]:
+// the host holds the Lagrange basis and a few chunks of setupSlab
+// scalars), each chunk's points by fixed-base multiplication on the device
+// into the key's resident buffers as it comes, and the verifying key on
+// the host. The bases are the ones
 // [groth16.SetupWithWaste] computes for the same tw, byte for byte, and
 // never exist in host memory: the key's ProvingKey has the verifying key
 // and the sizes only ([groth16.KeyWithoutBases]). When the R1CS fits beside
@@ -42,12 +44,17 @@ func (c *CUDA) SetupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 
 // setupTimes are the wall times of SetupKey's stages.
 type setupTimes struct {
-	Scalars time.Duration // host scalar stage
+	Scalars time.Duration // the host's scalar stage, the device's multiplications excluded
 	VK      time.Duration // verifying key on the host
-	G1      time.Duration // H, L, A, B_G1 on the device, table included
-	G2      time.Duration // B_G2 on the device, table included
+	G1      time.Duration // H, L, A, B_G1 on the device, chunk by chunk as the scalars come
+	G2      time.Duration // B_G2 on the device, likewise
 	Shape   time.Duration // the R1CS upload
 }
+
+// setupSlab is the number of aux variables whose scalars the host's scalar
+// stage holds at once (three vectors of 32 bytes each: 1.5 GiB), and the
+// most scalars one multiplication on the device takes.
+const setupSlab = 1 << 24
 
 func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicWaste) (*cudaKey, setupTimes, error) {
 	var tm setupTimes
@@ -75,30 +82,17 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 			ErrOutOfMemory, kb, room, c.budget.Total())}
 	}
 
-	t0 := time.Now()
-	sc, err := groth16.ComputeSetupScalars(sys, tw)
-	if err != nil {
-		return nil, tm, badArg(err)
-	}
-	tm.Scalars = time.Since(t0)
-	if err := ctx.Err(); err != nil {
-		return nil, tm, err
-	}
-	t0 = time.Now()
-	pk := groth16.KeyWithoutBases(sc.VerifyingKey(), sc.Sizes())
-	tm.VK = time.Since(t0)
-	if pk.Sizes() != z {
-		return nil, tm, badArg(fmt.Errorf("scalar stage sizes %+v, want %+v", pk.Sizes(), z))
-	}
 	w := cuda.DefaultFixedBaseWindows
-	scratch := int64(cuda.FixedBaseTableBytes(2, w)) + cuda.FixedBaseScratch
+	scratch := int64(cuda.FixedBaseTableBytes(1, w)+cuda.FixedBaseTableBytes(2, w)) + cuda.FixedBaseScratch
 	res, scr, err := reservePair(ctx, c.budget, kb, scratch)
 	if err != nil {
 		return nil, tm, err
 	}
 	res.Pin()
 	defer scr.Release()
-	k := c.newKey(pk)
+	// The key takes its verifying key once the scalar stage has given the
+	// inputs' scalars; until then it has the sizes only.
+	k := c.newKey(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z))
 	k.res, k.resident = res, true
 	fail := func(sec Section, err error) (*cudaKey, setupTimes, error) {
 		k.Release()
@@ -107,7 +101,6 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 		}
 		return nil, tm, c.err(StageLoadKey, sec, err)
 	}
-
 	for _, b := range []struct {
 		dst   **cuda.Buffer
 		n     int
@@ -121,54 +114,63 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 			return fail(b.sec, err)
 		}
 	}
-
-	// G1: H, L, A and B_G1 from one table; each query's scalars are dropped
-	// once its points are made (B's serve B_G2 too).
-	t0 = time.Now()
 	_, _, g1, g2 := bls.Generators()
 	t1, err := c.d.NewFixedBaseG1(&g1, w)
 	if err != nil {
 		return fail(SectionH, err)
 	}
-	for _, q := range []struct {
-		dst *cuda.Buffer
-		sc  *[]fr.Element
-		sec Section
-	}{{k.h, &sc.H, SectionH}, {k.l, &sc.L, SectionL}, {k.a, &sc.A, SectionA}, {k.bg1, &sc.BG, SectionBG1}} {
-		if err := ctx.Err(); err != nil {
-			_ = t1.Free()
-			return fail(q.sec, err)
-		}
-		if err := t1.Mul(q.dst, 0, *q.sc); err != nil {
-			_ = t1.Free()
-			return fail(q.sec, err)
-		}
-		if q.sec != SectionBG1 {
-			*q.sc = nil
-		}
-	}
-	if err := t1.Free(); err != nil {
-		return fail(SectionBG1, err)
-	}
-	tm.G1 = time.Since(t0)
-	if err := ctx.Err(); err != nil {
+	t2, err := c.d.NewFixedBaseG2(&g2, w)
+	if err != nil {
+		_ = t1.Free()
 		return fail(SectionBG2, err)
 	}
 
+	// The scalar stage on the host hands each chunk of scalars to the
+	// tables as it comes: the host holds the Lagrange basis and a few
+	// chunks, never a query's scalars whole.
+	t0 := time.Now()
+	var devErr error // a multiplication's error, as against the scalar stage's own
+	sec := SectionH
+	mul := func(t *cuda.FixedBase, s Section, dst *cuda.Buffer, offset int, v []fr.Element, busy *time.Duration) error {
+		t0 := time.Now()
+		sec = s
+		devErr = t.Mul(dst, offset, v)
+		*busy += time.Since(t0)
+		return devErr
+	}
+	sc, err := groth16.StreamSetupScalars(sys, tw, setupSlab, func(q groth16.Query, offset int, v []fr.Element) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch q {
+		case groth16.QueryH:
+			return mul(t1, SectionH, k.h, offset, v, &tm.G1)
+		case groth16.QueryA:
+			return mul(t1, SectionA, k.a, offset, v, &tm.G1)
+		case groth16.QueryB:
+			if err := mul(t1, SectionBG1, k.bg1, offset, v, &tm.G1); err != nil {
+				return err
+			}
+			return mul(t2, SectionBG2, k.bg2, offset, v, &tm.G2)
+		default:
+			return mul(t1, SectionL, k.l, offset, v, &tm.G1)
+		}
+	}, nil)
+	if ferr := errors.Join(t1.Free(), t2.Free()); err == nil && ferr != nil {
+		err, devErr = ferr, ferr
+	}
+	switch {
+	case err == nil:
+	case devErr != nil || ctx.Err() != nil:
+		return fail(sec, err)
+	default: // the system or τ
+		k.Release()
+		return nil, tm, badArg(err)
+	}
+	tm.Scalars = time.Since(t0) - tm.G1 - tm.G2
 	t0 = time.Now()
-	t2, err := c.d.NewFixedBaseG2(&g2, w)
-	if err != nil {
-		return fail(SectionBG2, err)
-	}
-	err = t2.Mul(k.bg2, 0, sc.BG)
-	sc.BG = nil
-	if ferr := t2.Free(); err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return fail(SectionBG2, err)
-	}
-	tm.G2 = time.Since(t0)
+	k.pk = groth16.KeyWithoutBases(sc.VerifyingKey(), z)
+	tm.VK = time.Since(t0)
 
 	scr.Release() // before the R1CS claims its room
 	t0 = time.Now()

@@ -140,15 +140,66 @@ func (s *SetupScalars) verifyingKey(t1 *msm.FixedBaseG1, t2 *msm.FixedBaseG2) Ve
 
 // ComputeSetupScalars runs the scalar stage of a development setup for the
 // finalized system sys: the Lagrange basis at τ, every variable's A, B and
-// C polynomial at τ, and from them the scalars of every query. It runs on
-// GOMAXPROCS goroutines. Memory: about five vectors of the domain size
-// (32 bytes an element) at its peak, four in the result.
+// C polynomial at τ, and from them the scalars of every query
+// ([StreamSetupScalars] collected). It runs on GOMAXPROCS goroutines.
+// Memory: the result (four vectors of about the domain size, 32 bytes an
+// element) and the Lagrange basis.
 func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error) {
+	var s *SetupScalars
+	var sizes Sizes
+	qs := map[Query]*[]fr.Element{}
+	s, err := StreamSetupScalars(sys, tw, 1<<20, func(q Query, offset int, v []fr.Element) error {
+		if qs[q] == nil { // the first chunk of q: the query's size is known
+			n := map[Query]int{QueryH: sizes.H, QueryA: sizes.A, QueryB: sizes.BG1, QueryL: sizes.L}[q]
+			buf := make([]fr.Element, n)
+			qs[q] = &buf
+		}
+		copy((*qs[q])[offset:], v)
+		return nil
+	}, &sizes)
+	if err != nil {
+		return nil, err
+	}
+	for q, dst := range map[Query]*[]fr.Element{QueryH: &s.H, QueryA: &s.A, QueryB: &s.BG, QueryL: &s.L} {
+		if v := qs[q]; v != nil {
+			*dst = *v
+		} else {
+			*dst = []fr.Element{}
+		}
+	}
+	return s, nil
+}
+
+// Query names the scalars of a proving-key query in [StreamSetupScalars].
+type Query uint8
+
+const (
+	QueryH Query = iota // τ^i·Z(τ)/δ, i < n−1
+	QueryA              // the non-zero A_i(τ), inputs then aux
+	QueryB              // the non-zero B_i(τ), inputs then aux: B_G1's and B_G2's scalars
+	QueryL              // (β·A_j(τ) + α·B_j(τ) + C_j(τ))/δ per aux variable j
+)
+
+// StreamSetupScalars is the scalar stage of [ComputeSetupScalars] handed
+// over a chunk at a time, so that a device can multiply each chunk while
+// the host holds only the Lagrange basis (the domain size, 32 bytes an
+// element) and three chunks of slab aux variables. emit receives every
+// query's scalars in key order, chunk after chunk: all of H first, then,
+// slab by slab of aux variables (the inputs with the first), A's, B's and
+// L's; offset is the number of the query's scalars emitted before the
+// chunk, and v is reused once emit returns. sizes, when not nil, is set to
+// the queries' sizes (from the system's densities) before the first emit.
+// The result holds the verifying key's scalars (IC and α, β, γ, δ); its
+// H, L, A and BG are nil. emit's first error is returned.
+func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Query, offset int, v []fr.Element) error, sizes *Sizes) (*SetupScalars, error) {
 	if !sys.Finalized() {
 		return nil, errors.New("groth16: setup needs a finalized system")
 	}
 	if !sys.HasMatrices() {
 		return nil, fmt.Errorf("groth16: setup: %w", r1cs.ErrNoMatrices)
+	}
+	if slab < 1 {
+		return nil, fmt.Errorf("groth16: setup slab of %d variables", slab)
 	}
 	n, err := ntt.DomainSize(sys.NumConstraints())
 	if err != nil {
@@ -168,61 +219,100 @@ func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error)
 	if zt.IsZero() {
 		return nil, errors.New("groth16: degenerate τ (a root of unity)")
 	}
-
-	lag := lagrangeAt(tau, dom.Generator(), zt, n)
-
-	// Every variable's A, B, C polynomial at τ.
 	ni, na := sys.NumInputs(), sys.NumAux()
-	at := evalColumns(sys, sys.A(), lag, ni, na)
-	bt := evalColumns(sys, sys.B(), lag, ni, na)
-	ct := evalColumns(sys, sys.C(), lag, ni, na)
-
-	// H: τ^i·Z(τ)/δ for i < n−1, written over the Lagrange basis (no longer
-	// needed).
+	nb := sys.BInputDensity().Count() + sys.BAuxDensity().Count()
+	z := Sizes{H: n - 1, L: na, A: ni + sys.ADensity().Count(), BG1: nb, BG2: nb}
+	if sizes != nil {
+		*sizes = z
+	}
 	var gammaInv, deltaInv fr.Element
 	gammaInv.Inverse(&tw.Gamma)
 	deltaInv.Inverse(&tw.Delta)
+
+	// H: τ^i·Z(τ)/δ, a chunk at a time.
+	buf := make([]fr.Element, min(slab, n-1))
 	var h0 fr.Element
 	h0.Mul(&zt, &deltaInv)
-	h := geometric(lag[:n-1], h0, tau)
-
-	// IC and L: (β·A_i + α·B_i + C_i)/γ for inputs, /δ for aux, written
-	// over C's evaluations.
-	parallelRange(ni+na, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			var x, y fr.Element
-			x.Mul(&tw.Beta, &at[i])
-			y.Mul(&tw.Alpha, &bt[i])
-			x.Add(&x, &y)
-			x.Add(&x, &ct[i])
-			if i < ni {
-				ct[i].Mul(&x, &gammaInv)
-			} else {
-				ct[i].Mul(&x, &deltaInv)
-			}
+	for lo := 0; lo < n-1; lo += len(buf) {
+		first := powTo(tau, lo)
+		first.Mul(&first, &h0)
+		if err := emit(QueryH, lo, geometric(buf[:min(len(buf), n-1-lo)], first, tau)); err != nil {
+			return nil, err
 		}
-	})
-	ic := append([]fr.Element(nil), ct[:ni]...)
-	l := ct[ni:]
+	}
+	buf = nil
 
+	lag := lagrangeAt(tau, dom.Generator(), zt, n)
+	res := &SetupScalars{Alpha: tw.Alpha, Beta: tw.Beta, Gamma: tw.Gamma, Delta: tw.Delta}
 	// A and B queries without the zero evaluations (points at infinity).
 	// bellperson filters by the point; the prover selects by density. The
-	// two agree unless τ hits a root of some variable's polynomial, which we
-	// detect and refuse.
-	aq := nonZero(at)
-	at = nil
-	bq := nonZero(bt)
-	bt = nil
-	if want := ni + sys.ADensity().Count(); len(aq) != want {
-		return nil, fmt.Errorf("groth16: degenerate τ: A query has %d points, density says %d", len(aq), want)
+	// two agree unless τ hits a root of some variable's polynomial, which is
+	// detected and refused.
+	offA, offB := 0, 0
+	nonZeroOf := func(q Query, v []fr.Element, off *int, want int) error {
+		nz := nonZero(v)
+		if *off+len(nz) > want {
+			return fmt.Errorf("groth16: degenerate τ: query %d has more than the %d points the densities say", q, want)
+		}
+		if len(nz) > 0 {
+			if err := emit(q, *off, nz); err != nil {
+				return err
+			}
+		}
+		*off += len(nz)
+		return nil
 	}
-	if want := sys.BInputDensity().Count() + sys.BAuxDensity().Count(); len(bq) != want {
-		return nil, fmt.Errorf("groth16: degenerate τ: B query has %d points, density says %d", len(bq), want)
+	for lo := 0; lo == 0 || lo < na; lo += slab {
+		hi := min(na, lo+slab)
+		// Every variable's A, B, C polynomial at τ (the inputs' with the
+		// first slab), then IC and L: (β·A_i + α·B_i + C_i)/γ for inputs,
+		// /δ for aux, written over C's evaluations.
+		var ev, in [3][]fr.Element
+		for k, m := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
+			ev[k], in[k] = evalColumns(sys, m, lag, ni, lo, hi, lo == 0)
+		}
+		combine := func(a, b, c []fr.Element, scale *fr.Element) {
+			parallelRange(len(c), func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					var x, y fr.Element
+					x.Mul(&tw.Beta, &a[i])
+					y.Mul(&tw.Alpha, &b[i])
+					x.Add(&x, &y)
+					x.Add(&x, &c[i])
+					c[i].Mul(&x, scale)
+				}
+			})
+		}
+		if lo == 0 {
+			if err := nonZeroOf(QueryA, in[0], &offA, z.A); err != nil {
+				return nil, err
+			}
+			if err := nonZeroOf(QueryB, in[1], &offB, z.BG1); err != nil {
+				return nil, err
+			}
+			combine(in[0], in[1], in[2], &gammaInv)
+			res.IC = in[2]
+		}
+		if err := nonZeroOf(QueryA, ev[0], &offA, z.A); err != nil {
+			return nil, err
+		}
+		if err := nonZeroOf(QueryB, ev[1], &offB, z.BG1); err != nil {
+			return nil, err
+		}
+		combine(ev[0], ev[1], ev[2], &deltaInv)
+		if hi > lo {
+			if err := emit(QueryL, lo, ev[2]); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return &SetupScalars{
-		H: h, L: l, A: aq, BG: bq, IC: ic,
-		Alpha: tw.Alpha, Beta: tw.Beta, Gamma: tw.Gamma, Delta: tw.Delta,
-	}, nil
+	if offA != z.A {
+		return nil, fmt.Errorf("groth16: degenerate τ: A query has %d points, density says %d", offA, z.A)
+	}
+	if offB != z.BG1 {
+		return nil, fmt.Errorf("groth16: degenerate τ: B query has %d points, density says %d", offB, z.BG1)
+	}
+	return res, nil
 }
 
 // parallelRange splits [0, n) into GOMAXPROCS ranges (fewer for small n)
@@ -315,20 +405,22 @@ func batchInvertScaled(v, prefix []fr.Element, k *fr.Element) {
 	v[0] = inv
 }
 
-// evalColumns returns Σ_j m[j][i]·lag[j] for every variable i (inputs
-// first, then aux): the variable's polynomial of m at τ.
+// evalColumns returns Σ_j m[j][i]·lag[j] for the aux variables i in
+// [lo, hi) and, when inputs is set, for every input: the variables'
+// polynomials of m at τ.
 //
 // The work is split without locks or per-goroutine copies of the result:
-// goroutine g owns the g-th range of aux variables (it alone writes them)
-// and the g-th range of row blocks, whose input terms it adds into its own
-// small input accumulators (summed at the end: ONE and other inputs appear
-// in rows everywhere). A first pass marks, per block of rows, the owners of
-// the aux variables it mentions, and each goroutine then scans only the
-// blocks marked for it or owned by it: circuits use a variable mostly in
-// rows near the one that allocated it, so every goroutine reads about its
-// share of the matrix. Unit coefficients skip the product.
-func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, na int) []fr.Element {
-	out := make([]fr.Element, ni+na)
+// goroutine g owns the g-th range of the aux variables (it alone writes
+// them) and, with inputs, the g-th range of row blocks, whose input terms
+// it adds into its own small input accumulators (summed at the end: ONE and
+// other inputs appear in rows everywhere). A first pass marks, per block
+// of rows, the owners of the aux variables it mentions, and each goroutine
+// then scans only the blocks marked for it: circuits use a variable mostly
+// in rows near the one that allocated it, so every goroutine reads about
+// its share of the matrix. Unit coefficients skip the product.
+func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi int, inputs bool) (aux, in []fr.Element) {
+	na := hi - lo
+	aux = make([]fr.Element, na)
 	coeffs := sys.Coeffs()
 	var one, minusOne fr.Element
 	one.SetOne()
@@ -345,19 +437,23 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, na int)
 	const rowBlock = 256
 	rows := len(m.RowStart) - 1
 	nblocks := (rows + rowBlock - 1) / rowBlock
-	owners := max(1, min(runtime.GOMAXPROCS(0), 64, nblocks, na))
-	auxOwner := func(a int) int { return int(int64(a) * int64(owners) / int64(na)) }
+	owners := max(1, min(runtime.GOMAXPROCS(0), 64, nblocks, max(na, 1)))
+	auxOwner := func(a int) int { return int(int64(a-lo) * int64(owners) / int64(na)) }
 	blockOwner := func(b int) int { return b * owners / nblocks }
 	blockRows := func(b int) (int, int) { return b * rowBlock, min((b+1)*rowBlock, rows) }
 
-	// Pass 1: which owners' aux variables each block mentions.
+	// Pass 1: which owners' aux variables each block mentions (and, with
+	// inputs, its own owner).
 	marks := make([]uint64, nblocks)
-	parallelRange(nblocks, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			mask := uint64(1) << blockOwner(b)
+	parallelRange(nblocks, func(b0, b1 int) {
+		for b := b0; b < b1; b++ {
+			var mask uint64
+			if inputs {
+				mask = 1 << blockOwner(b)
+			}
 			r0, r1 := blockRows(b)
 			for t := m.RowStart[r0]; t < m.RowStart[r1]; t++ {
-				if v := m.Vars[t]; v.IsAux() {
+				if v := m.Vars[t]; v.IsAux() && v.Index() >= lo && v.Index() < hi {
 					mask |= 1 << auxOwner(v.Index())
 				}
 			}
@@ -366,33 +462,36 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, na int)
 	})
 
 	// Pass 2: each owner adds its terms.
-	inputs := make([][]fr.Element, owners)
+	ins := make([][]fr.Element, owners)
 	var wg sync.WaitGroup
 	for g := range owners {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in := make([]fr.Element, ni)
-			inputs[g] = in
+			var acc []fr.Element
+			if inputs {
+				acc = make([]fr.Element, ni)
+				ins[g] = acc
+			}
 			bit := uint64(1) << g
 			for b := range nblocks {
 				if marks[b]&bit == 0 {
 					continue
 				}
-				mine := blockOwner(b) == g
+				mine := inputs && blockOwner(b) == g
 				r0, r1 := blockRows(b)
 				for j := r0; j < r1; j++ {
 					for t := m.RowStart[j]; t < m.RowStart[j+1]; t++ {
 						v := m.Vars[t]
 						var dst *fr.Element
-						switch {
+						switch i := v.Index(); {
 						case !v.IsAux():
 							if !mine {
 								continue
 							}
-							dst = &in[v.Index()]
-						case auxOwner(v.Index()) == g:
-							dst = &out[ni+v.Index()]
+							dst = &acc[i]
+						case i >= lo && i < hi && auxOwner(i) == g:
+							dst = &aux[i-lo]
 						default:
 							continue
 						}
@@ -412,12 +511,15 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, na int)
 		}()
 	}
 	wg.Wait()
-	for _, in := range inputs {
-		for i := range in {
-			out[i].Add(&out[i], &in[i])
+	if inputs {
+		in = make([]fr.Element, ni)
+		for _, acc := range ins {
+			for i := range acc {
+				in[i].Add(&in[i], &acc[i])
+			}
 		}
 	}
-	return out
+	return aux, in
 }
 
 // nonZero returns the non-zero elements of v in order, in a new slice.

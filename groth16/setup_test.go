@@ -1,6 +1,7 @@
 package groth16_test
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -114,6 +115,57 @@ func TestSetupScalarsMatchNaive(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The streamed scalar stage hands every query over in order, chunk after
+// chunk at contiguous offsets, H first, in slabs of any size (the inputs
+// with the first), and collected it is the straightforward evaluation;
+// emit's error ends it.
+func TestStreamSetupScalars(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	sys := synthSystem(t, 10, true, 4)
+	tw, err := groth16.NewToxicWaste(newRNG(9))
+	require.NoError(t, err)
+	want := naiveScalars(t, sys, tw)
+	for _, slab := range []int{1, 7, 100, sys.NumAux() - 1, 1 << 20} {
+		t.Run(fmt.Sprint(slab), func(t *testing.T) {
+			var sizes groth16.Sizes
+			got := map[groth16.Query][]fr.Element{}
+			var order []groth16.Query
+			s, err := groth16.StreamSetupScalars(sys, tw, slab, func(q groth16.Query, offset int, v []fr.Element) error {
+				require.Equal(t, len(got[q]), offset, "query %d: offsets follow each other", q)
+				require.NotEmpty(t, v)
+				require.LessOrEqual(t, len(v), max(slab, sys.NumInputs()))
+				got[q] = append(got[q], v...)
+				if len(order) == 0 || order[len(order)-1] != q {
+					order = append(order, q)
+				}
+				return nil
+			}, &sizes)
+			require.NoError(t, err)
+			require.Equal(t, want.Sizes(), sizes)
+			require.Equal(t, want.H, got[groth16.QueryH])
+			require.Equal(t, want.A, got[groth16.QueryA])
+			require.Equal(t, want.BG, got[groth16.QueryB])
+			require.Equal(t, want.L, got[groth16.QueryL])
+			require.Equal(t, want.IC, s.IC)
+			require.Equal(t, groth16.QueryH, order[0])
+			for _, q := range order[1:] {
+				require.NotEqual(t, groth16.QueryH, q, "H is handed over first, whole")
+			}
+		})
+	}
+	boom := errors.New("boom")
+	calls := 0
+	_, err = groth16.StreamSetupScalars(sys, tw, 64, func(q groth16.Query, _ int, _ []fr.Element) error {
+		if calls++; q == groth16.QueryL {
+			return boom
+		}
+		return nil
+	}, nil)
+	require.ErrorIs(t, err, boom)
+	_, err = groth16.StreamSetupScalars(sys, tw, 0, func(groth16.Query, int, []fr.Element) error { return nil }, nil)
+	require.Error(t, err, "a slab of no variables")
 }
 
 // Setup is the scalar stage followed by the point stage: the key's points
