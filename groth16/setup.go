@@ -183,14 +183,15 @@ const (
 // StreamSetupScalars is the scalar stage of [ComputeSetupScalars] handed
 // over a chunk at a time, so that a device can multiply each chunk while
 // the host holds only the Lagrange basis (the domain size, 32 bytes an
-// element) and three chunks of slab aux variables. emit receives every
-// query's scalars in key order, chunk after chunk: all of H first, then,
-// slab by slab of aux variables (the inputs with the first), A's, B's and
-// L's; offset is the number of the query's scalars emitted before the
-// chunk, and v is reused once emit returns. sizes, when not nil, is set to
-// the queries' sizes (from the system's densities) before the first emit.
-// The result holds the verifying key's scalars (IC and α, β, γ, δ); its
-// H, L, A and BG are nil. emit's first error is returned.
+// element) and four vectors of slab scalars, reused from slab to slab.
+// emit receives every query's scalars in key order, chunk after chunk:
+// all of H first, then, slab by slab of aux variables (the inputs with
+// the first), A's, B's and L's; offset is the number of the query's
+// scalars emitted before the chunk, and v is reused once emit returns.
+// sizes, when not nil, is set to the queries' sizes (from the system's
+// densities) before the first emit. The result holds the verifying key's
+// scalars (IC and α, β, γ, δ); its H, L, A and BG are nil. emit's first
+// error is returned.
 func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Query, offset int, v []fr.Element) error, sizes *Sizes) (*SetupScalars, error) {
 	if !sys.Finalized() {
 		return nil, errors.New("groth16: setup needs a finalized system")
@@ -249,8 +250,9 @@ func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Q
 	// two agree unless τ hits a root of some variable's polynomial, which is
 	// detected and refused.
 	offA, offB := 0, 0
+	var nz []fr.Element // the non-zero scalars of a slab, reused
 	nonZeroOf := func(q Query, v []fr.Element, off *int, want int) error {
-		nz := nonZero(v)
+		nz = nonZero(v, nz)
 		if *off+len(nz) > want {
 			return fmt.Errorf("groth16: degenerate τ: query %d has more than the %d points the densities say", q, want)
 		}
@@ -262,14 +264,15 @@ func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Q
 		*off += len(nz)
 		return nil
 	}
+	var ev [3][]fr.Element // a slab's evaluations, reused
 	for lo := 0; lo == 0 || lo < na; lo += slab {
 		hi := min(na, lo+slab)
 		// Every variable's A, B, C polynomial at τ (the inputs' with the
 		// first slab), then IC and L: (β·A_i + α·B_i + C_i)/γ for inputs,
 		// /δ for aux, written over C's evaluations.
-		var ev, in [3][]fr.Element
+		var in [3][]fr.Element
 		for k, m := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
-			ev[k], in[k] = evalColumns(sys, m, lag, ni, lo, hi, lo == 0)
+			ev[k], in[k] = evalColumns(sys, m, lag, ni, lo, hi, lo == 0, ev[k])
 		}
 		combine := func(a, b, c []fr.Element, scale *fr.Element) {
 			parallelRange(len(c), func(lo, hi int) {
@@ -406,8 +409,9 @@ func batchInvertScaled(v, prefix []fr.Element, k *fr.Element) {
 }
 
 // evalColumns returns Σ_j m[j][i]·lag[j] for the aux variables i in
-// [lo, hi) and, when inputs is set, for every input: the variables'
-// polynomials of m at τ.
+// [lo, hi), written into buf (reused when its capacity suffices), and,
+// when inputs is set, for every input: the variables' polynomials of m at
+// τ.
 //
 // The work is split without locks or per-goroutine copies of the result:
 // goroutine g owns the g-th range of the aux variables (it alone writes
@@ -418,9 +422,14 @@ func batchInvertScaled(v, prefix []fr.Element, k *fr.Element) {
 // then scans only the blocks marked for it: circuits use a variable mostly
 // in rows near the one that allocated it, so every goroutine reads about
 // its share of the matrix. Unit coefficients skip the product.
-func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi int, inputs bool) (aux, in []fr.Element) {
+func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi int, inputs bool, buf []fr.Element) (aux, in []fr.Element) {
 	na := hi - lo
-	aux = make([]fr.Element, na)
+	aux = buf[:0]
+	if cap(aux) < na {
+		aux = make([]fr.Element, na)
+	}
+	aux = aux[:na]
+	clear(aux)
 	coeffs := sys.Coeffs()
 	var one, minusOne fr.Element
 	one.SetOne()
@@ -522,8 +531,9 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi 
 	return aux, in
 }
 
-// nonZero returns the non-zero elements of v in order, in a new slice.
-func nonZero(v []fr.Element) []fr.Element {
+// nonZero returns the non-zero elements of v in order, written into buf
+// (reused when its capacity suffices; not v's array).
+func nonZero(v, buf []fr.Element) []fr.Element {
 	tasks := min(runtime.GOMAXPROCS(0), max(1, len(v)/1024))
 	counts := make([]int, tasks+1)
 	span := func(t int) (int, int) { return len(v) * t / tasks, len(v) * (t + 1) / tasks }
@@ -544,7 +554,11 @@ func nonZero(v []fr.Element) []fr.Element {
 	for t := range tasks {
 		counts[t+1] += counts[t]
 	}
-	out := make([]fr.Element, counts[tasks])
+	out := buf[:0]
+	if cap(out) < counts[tasks] {
+		out = make([]fr.Element, counts[tasks])
+	}
+	out = out[:counts[tasks]]
 	for t := range tasks {
 		wg.Add(1)
 		go func() {
