@@ -139,16 +139,16 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 		*busy += time.Since(t0)
 		return devErr
 	}
-	sc, err := groth16.StreamSetupScalars(sys, tw, setupSlab, func(q groth16.Query, offset int, v []fr.Element) error {
+	sc, err := groth16.StreamSetupScalars(sys, tw, setupSlab, func(q groth16.ParamsSection, offset int, v []fr.Element) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		switch q {
-		case groth16.QueryH:
+		case groth16.ParamsH:
 			return mul(t1, SectionH, k.h, offset, v, &tm.G1)
-		case groth16.QueryA:
+		case groth16.ParamsA:
 			return mul(t1, SectionA, k.a, offset, v, &tm.G1)
-		case groth16.QueryB:
+		case groth16.ParamsBG1:
 			if err := mul(t1, SectionBG1, k.bg1, offset, v, &tm.G1); err != nil {
 				return err
 			}

@@ -147,10 +147,10 @@ func (s *SetupScalars) verifyingKey(t1 *msm.FixedBaseG1, t2 *msm.FixedBaseG2) Ve
 func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error) {
 	var s *SetupScalars
 	var sizes Sizes
-	qs := map[Query]*[]fr.Element{}
-	s, err := StreamSetupScalars(sys, tw, 1<<20, func(q Query, offset int, v []fr.Element) error {
+	qs := map[ParamsSection]*[]fr.Element{}
+	s, err := StreamSetupScalars(sys, tw, 1<<20, func(q ParamsSection, offset int, v []fr.Element) error {
 		if qs[q] == nil { // the first chunk of q: the query's size is known
-			n := map[Query]int{QueryH: sizes.H, QueryA: sizes.A, QueryB: sizes.BG1, QueryL: sizes.L}[q]
+			n := map[ParamsSection]int{ParamsH: sizes.H, ParamsA: sizes.A, ParamsBG1: sizes.BG1, ParamsL: sizes.L}[q]
 			buf := make([]fr.Element, n)
 			qs[q] = &buf
 		}
@@ -160,7 +160,7 @@ func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error)
 	if err != nil {
 		return nil, err
 	}
-	for q, dst := range map[Query]*[]fr.Element{QueryH: &s.H, QueryA: &s.A, QueryB: &s.BG, QueryL: &s.L} {
+	for q, dst := range map[ParamsSection]*[]fr.Element{ParamsH: &s.H, ParamsA: &s.A, ParamsBG1: &s.BG, ParamsL: &s.L} {
 		if v := qs[q]; v != nil {
 			*dst = *v
 		} else {
@@ -170,29 +170,19 @@ func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error)
 	return s, nil
 }
 
-// Query names the scalars of a proving-key query in [StreamSetupScalars].
-type Query uint8
-
-const (
-	QueryH Query = iota // τ^i·Z(τ)/δ, i < n−1
-	QueryA              // the non-zero A_i(τ), inputs then aux
-	QueryB              // the non-zero B_i(τ), inputs then aux: B_G1's and B_G2's scalars
-	QueryL              // (β·A_j(τ) + α·B_j(τ) + C_j(τ))/δ per aux variable j
-)
-
 // StreamSetupScalars is the scalar stage of [ComputeSetupScalars] handed
 // over a chunk at a time, so that a device can multiply each chunk while
 // the host holds only the Lagrange basis (the domain size, 32 bytes an
 // element) and four vectors of slab scalars, reused from slab to slab.
 // emit receives every query's scalars in key order, chunk after chunk:
 // all of H first, then, slab by slab of aux variables (the inputs with
-// the first), A's, B's and L's; offset is the number of the query's
-// scalars emitted before the chunk, and v is reused once emit returns.
-// sizes, when not nil, is set to the queries' sizes (from the system's
-// densities) before the first emit. The result holds the verifying key's
-// scalars (IC and α, β, γ, δ); its H, L, A and BG are nil. emit's first
-// error is returned.
-func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Query, offset int, v []fr.Element) error, sizes *Sizes) (*SetupScalars, error) {
+// the first), A's, B's (ParamsBG1: the scalars of B_G1 and B_G2) and L's;
+// offset is the number of the query's scalars emitted before the chunk,
+// and v is reused once emit returns. sizes, when not nil, is set to the
+// queries' sizes (from the system's densities) before the first emit. The
+// result holds the verifying key's scalars (IC and α, β, γ, δ); its H, L,
+// A and BG are nil. emit's first error is returned.
+func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q ParamsSection, offset int, v []fr.Element) error, sizes *Sizes) (*SetupScalars, error) {
 	if !sys.Finalized() {
 		return nil, errors.New("groth16: setup needs a finalized system")
 	}
@@ -237,7 +227,7 @@ func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Q
 	for lo := 0; lo < n-1; lo += len(buf) {
 		first := powTo(tau, lo)
 		first.Mul(&first, &h0)
-		if err := emit(QueryH, lo, geometric(buf[:min(len(buf), n-1-lo)], first, tau)); err != nil {
+		if err := emit(ParamsH, lo, geometric(buf[:min(len(buf), n-1-lo)], first, tau)); err != nil {
 			return nil, err
 		}
 	}
@@ -251,10 +241,10 @@ func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Q
 	// detected and refused.
 	offA, offB := 0, 0
 	var nz []fr.Element // the non-zero scalars of a slab, reused
-	nonZeroOf := func(q Query, v []fr.Element, off *int, want int) error {
+	nonZeroOf := func(q ParamsSection, v []fr.Element, off *int, want int) error {
 		nz = nonZero(v, nz)
 		if *off+len(nz) > want {
-			return fmt.Errorf("groth16: degenerate τ: query %d has more than the %d points the densities say", q, want)
+			return fmt.Errorf("groth16: degenerate τ: the %s query has more than the %d points the densities say", map[ParamsSection]string{ParamsA: "A", ParamsBG1: "B"}[q], want)
 		}
 		if len(nz) > 0 {
 			if err := emit(q, *off, nz); err != nil {
@@ -287,24 +277,24 @@ func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q Q
 			})
 		}
 		if lo == 0 {
-			if err := nonZeroOf(QueryA, in[0], &offA, z.A); err != nil {
+			if err := nonZeroOf(ParamsA, in[0], &offA, z.A); err != nil {
 				return nil, err
 			}
-			if err := nonZeroOf(QueryB, in[1], &offB, z.BG1); err != nil {
+			if err := nonZeroOf(ParamsBG1, in[1], &offB, z.BG1); err != nil {
 				return nil, err
 			}
 			combine(in[0], in[1], in[2], &gammaInv)
 			res.IC = in[2]
 		}
-		if err := nonZeroOf(QueryA, ev[0], &offA, z.A); err != nil {
+		if err := nonZeroOf(ParamsA, ev[0], &offA, z.A); err != nil {
 			return nil, err
 		}
-		if err := nonZeroOf(QueryB, ev[1], &offB, z.BG1); err != nil {
+		if err := nonZeroOf(ParamsBG1, ev[1], &offB, z.BG1); err != nil {
 			return nil, err
 		}
 		combine(ev[0], ev[1], ev[2], &deltaInv)
 		if hi > lo {
-			if err := emit(QueryL, lo, ev[2]); err != nil {
+			if err := emit(ParamsL, lo, ev[2]); err != nil {
 				return nil, err
 			}
 		}

@@ -130,9 +130,9 @@ func TestStreamSetupScalars(t *testing.T) {
 	for _, slab := range []int{1, 7, 100, sys.NumAux() - 1, 1 << 20} {
 		t.Run(fmt.Sprint(slab), func(t *testing.T) {
 			var sizes groth16.Sizes
-			got := map[groth16.Query][]fr.Element{}
-			var order []groth16.Query
-			s, err := groth16.StreamSetupScalars(sys, tw, slab, func(q groth16.Query, offset int, v []fr.Element) error {
+			got := map[groth16.ParamsSection][]fr.Element{}
+			var order []groth16.ParamsSection
+			s, err := groth16.StreamSetupScalars(sys, tw, slab, func(q groth16.ParamsSection, offset int, v []fr.Element) error {
 				require.Equal(t, len(got[q]), offset, "query %d: offsets follow each other", q)
 				require.NotEmpty(t, v)
 				require.LessOrEqual(t, len(v), max(slab, sys.NumInputs()))
@@ -144,27 +144,27 @@ func TestStreamSetupScalars(t *testing.T) {
 			}, &sizes)
 			require.NoError(t, err)
 			require.Equal(t, want.Sizes(), sizes)
-			require.Equal(t, want.H, got[groth16.QueryH])
-			require.Equal(t, want.A, got[groth16.QueryA])
-			require.Equal(t, want.BG, got[groth16.QueryB])
-			require.Equal(t, want.L, got[groth16.QueryL])
+			require.Equal(t, want.H, got[groth16.ParamsH])
+			require.Equal(t, want.A, got[groth16.ParamsA])
+			require.Equal(t, want.BG, got[groth16.ParamsBG1])
+			require.Equal(t, want.L, got[groth16.ParamsL])
 			require.Equal(t, want.IC, s.IC)
-			require.Equal(t, groth16.QueryH, order[0])
+			require.Equal(t, groth16.ParamsH, order[0])
 			for _, q := range order[1:] {
-				require.NotEqual(t, groth16.QueryH, q, "H is handed over first, whole")
+				require.NotEqual(t, groth16.ParamsH, q, "H is handed over first, whole")
 			}
 		})
 	}
 	boom := errors.New("boom")
 	calls := 0
-	_, err = groth16.StreamSetupScalars(sys, tw, 64, func(q groth16.Query, _ int, _ []fr.Element) error {
-		if calls++; q == groth16.QueryL {
+	_, err = groth16.StreamSetupScalars(sys, tw, 64, func(q groth16.ParamsSection, _ int, _ []fr.Element) error {
+		if calls++; q == groth16.ParamsL {
 			return boom
 		}
 		return nil
 	}, nil)
 	require.ErrorIs(t, err, boom)
-	_, err = groth16.StreamSetupScalars(sys, tw, 0, func(groth16.Query, int, []fr.Element) error { return nil }, nil)
+	_, err = groth16.StreamSetupScalars(sys, tw, 0, func(groth16.ParamsSection, int, []fr.Element) error { return nil }, nil)
 	require.Error(t, err, "a slab of no variables")
 }
 

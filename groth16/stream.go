@@ -8,7 +8,9 @@ import (
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
 
-// ParamsSection names a query of a proving key for a [ParamsSource].
+// ParamsSection names a query of a proving key: for a [ParamsSource], and
+// for the chunks of [StreamSetupScalars] (whose ParamsBG1 scalars serve
+// B_G2 too).
 type ParamsSection int
 
 const (
