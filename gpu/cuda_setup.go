@@ -143,19 +143,14 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		switch q {
-		case groth16.ParamsH:
-			return mul(t1, SectionH, k.h, offset, v, &tm.G1)
-		case groth16.ParamsA:
-			return mul(t1, SectionA, k.a, offset, v, &tm.G1)
-		case groth16.ParamsBG1:
-			if err := mul(t1, SectionBG1, k.bg1, offset, v, &tm.G1); err != nil {
-				return err
-			}
-			return mul(t2, SectionBG2, k.bg2, offset, v, &tm.G2)
-		default:
-			return mul(t1, SectionL, k.l, offset, v, &tm.G1)
+		buf, s := k.g1Query(q)
+		if buf == nil {
+			return fmt.Errorf("%w: scalars of section %d", ErrBadArgument, q)
 		}
+		if err := mul(t1, s, buf, offset, v, &tm.G1); err != nil || q != groth16.ParamsBG1 {
+			return err
+		}
+		return mul(t2, SectionBG2, k.bg2, offset, v, &tm.G2)
 	}, nil)
 	if ferr := errors.Join(t1.Free(), t2.Free()); err == nil && ferr != nil {
 		err, devErr = ferr, ferr
@@ -222,18 +217,25 @@ func (c *CUDA) WriteKey(key Key, w io.Writer) (int64, error) {
 // deviceSource serves a resident key's bases from device memory.
 type deviceSource struct{ k *cudaKey }
 
-func (s deviceSource) G1(q groth16.ParamsSection, lo int, dst []bls.G1Affine) error {
-	var buf *cuda.Buffer
+// g1Query returns the buffer of a resident key's G1 query q and its
+// Section; nil for any other q.
+func (k *cudaKey) g1Query(q groth16.ParamsSection) (*cuda.Buffer, Section) {
 	switch q {
 	case groth16.ParamsH:
-		buf = s.k.h
+		return k.h, SectionH
 	case groth16.ParamsL:
-		buf = s.k.l
+		return k.l, SectionL
 	case groth16.ParamsA:
-		buf = s.k.a
+		return k.a, SectionA
 	case groth16.ParamsBG1:
-		buf = s.k.bg1
-	default:
+		return k.bg1, SectionBG1
+	}
+	return nil, 0
+}
+
+func (s deviceSource) G1(q groth16.ParamsSection, lo int, dst []bls.G1Affine) error {
+	buf, _ := s.k.g1Query(q)
+	if buf == nil {
 		return fmt.Errorf("%w: section %d is not in G1", ErrBadArgument, q)
 	}
 	if err := cuda.CopyFrom(dst, buf, uint64(lo)*uint64(g1Size)); err != nil {
