@@ -20,8 +20,7 @@ import (
 // SetupKey makes the development proving key of the finalized system sys
 // for the trapdoor tw straight into this device's memory: the scalars are
 // computed on the host a chunk at a time ([groth16.StreamSetupScalars]:
-// the host holds the Lagrange basis and a few chunks of setupSlab
-// scalars), each chunk's points by fixed-base multiplication on the device
+// the host holds a few chunks of setupSlab scalars), each chunk's points by fixed-base multiplication on the device
 // into the key's resident buffers as it comes, and the verifying key on
 // the host. The bases are the ones
 // [groth16.SetupWithWaste] computes for the same tw, byte for byte, and
@@ -127,8 +126,8 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 	}
 
 	// The scalar stage on the host hands each chunk of scalars to the
-	// tables as it comes: the host holds the Lagrange basis and a few
-	// chunks, never a query's scalars whole.
+	// tables as it comes: the host holds a few chunks, never a query's
+	// scalars whole.
 	t0 := time.Now()
 	var devErr error // a multiplication's error, as against the scalar stage's own
 	sec := SectionH

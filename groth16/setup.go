@@ -143,7 +143,7 @@ func (s *SetupScalars) verifyingKey(t1 *msm.FixedBaseG1, t2 *msm.FixedBaseG2) Ve
 // C polynomial at τ, and from them the scalars of every query
 // ([StreamSetupScalars] collected). It runs on GOMAXPROCS goroutines.
 // Memory: the result (four vectors of about the domain size, 32 bytes an
-// element) and the Lagrange basis.
+// element).
 func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error) {
 	var s *SetupScalars
 	var sizes Sizes
@@ -172,8 +172,8 @@ func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error)
 
 // StreamSetupScalars is the scalar stage of [ComputeSetupScalars] handed
 // over a chunk at a time, so that a device can multiply each chunk while
-// the host holds only the Lagrange basis (the domain size, 32 bytes an
-// element) and four vectors of slab scalars, reused from slab to slab.
+// the host holds four vectors of slab scalars, reused from slab to slab
+// (the Lagrange basis is computed a block of rows at a time, not held).
 // emit receives every query's scalars in key order, chunk after chunk:
 // all of H first, then, slab by slab of aux variables (the inputs with
 // the first), A's, B's (ParamsBG1: the scalars of B_G1 and B_G2) and L's;
@@ -233,7 +233,7 @@ func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q P
 	}
 	buf = nil
 
-	lag := lagrangeAt(tau, dom.Generator(), zt, n)
+	lag := newLagrange(tau, dom.Generator(), zt, n, sys.NumConstraints())
 	res := &SetupScalars{Alpha: tw.Alpha, Beta: tw.Beta, Gamma: tw.Gamma, Delta: tw.Delta}
 	// A and B queries without the zero evaluations (points at infinity).
 	// bellperson filters by the point; the prover selects by density. The
@@ -261,9 +261,7 @@ func StreamSetupScalars(sys *r1cs.System, tw ToxicWaste, slab int, emit func(q P
 		// first slab), then IC and L: (β·A_i + α·B_i + C_i)/γ for inputs,
 		// /δ for aux, written over C's evaluations.
 		var in [3][]fr.Element
-		for k, m := range []*r1cs.Matrix{sys.A(), sys.B(), sys.C()} {
-			ev[k], in[k] = evalColumns(sys, m, lag, ni, lo, hi, lo == 0, ev[k])
-		}
+		ev, in = evalColumns(sys, lag, ni, lo, hi, lo == 0, ev)
 		combine := func(a, b, c []fr.Element, scale *fr.Element) {
 			parallelRange(len(c), func(lo, hi int) {
 				for i := lo; i < hi; i++ {
@@ -347,33 +345,49 @@ func geometric(v []fr.Element, first, ratio fr.Element) []fr.Element {
 	return v
 }
 
-// lagrangeAt returns L_j(τ) = Z(τ)/n · ωʲ/(τ−ωʲ) = (Z(τ)/n)/(τ·ω⁻ʲ − 1)
-// for j < n, with zt = Z(τ) non-zero (so that no τ·ω⁻ʲ is one): per element
-// one product for τ·ω⁻ʲ and three for the batch inversion, which takes the
-// factor Z(τ)/n in its one inversion.
-func lagrangeAt(tau, omega, zt fr.Element, n int) []fr.Element {
-	var scale, one, omegaInv fr.Element
-	one.SetOne()
-	scale.SetUint64(uint64(n))
-	scale.Inverse(&scale)
-	scale.Mul(&scale, &zt)
-	omegaInv.Inverse(&omega)
-	lag := make([]fr.Element, n)
-	parallelRange(n, func(lo, hi int) {
-		const block = 1024 // elements per batch inversion
-		prefix := make([]fr.Element, block)
-		u := powTo(omegaInv, lo)
+// lagRows is the number of rows whose Lagrange values evalColumns
+// computes at once, with one field inversion.
+const lagRows = 256
+
+// lagrange evaluates L_j(τ) = Z(τ)/n · ωʲ/(τ−ωʲ) = (Z(τ)/n)/(τ·ω⁻ʲ − 1)
+// for the rows j of a system, lagRows rows at a time, with Z(τ) non-zero
+// (so that no τ·ω⁻ʲ is one): per row one product for τ·ω⁻ʲ and three for
+// the batch inversion, which takes the factor Z(τ)/n in its one
+// inversion. It holds one element per block of rows, not the basis.
+type lagrange struct {
+	start           []fr.Element // τ·ω^(−b·lagRows) for block b
+	omegaInv, scale fr.Element
+}
+
+func newLagrange(tau, omega, zt fr.Element, n, rows int) *lagrange {
+	l := &lagrange{start: make([]fr.Element, (rows+lagRows-1)/lagRows)}
+	l.scale.SetUint64(uint64(n))
+	l.scale.Inverse(&l.scale)
+	l.scale.Mul(&l.scale, &zt)
+	l.omegaInv.Inverse(&omega)
+	stride := powTo(l.omegaInv, lagRows)
+	parallelRange(len(l.start), func(lo, hi int) {
+		u := powTo(l.omegaInv, lo*lagRows)
 		u.Mul(&u, &tau)
-		for b := lo; b < hi; b += block {
-			v := lag[b:min(b+block, hi)]
-			for j := range v {
-				v[j].Sub(&u, &one)
-				u.Mul(&u, &omegaInv)
-			}
-			batchInvertScaled(v, prefix, &scale)
+		for b := lo; b < hi; b++ {
+			l.start[b] = u
+			u.Mul(&u, &stride)
 		}
 	})
-	return lag
+	return l
+}
+
+// block writes L_j(τ) for the rows of block b (len(dst) of them, at most
+// lagRows) into dst; prefix is scratch of at least len(dst) elements.
+func (l *lagrange) block(b int, dst, prefix []fr.Element) {
+	var one fr.Element
+	one.SetOne()
+	u := l.start[b]
+	for j := range dst {
+		dst[j].Sub(&u, &one)
+		u.Mul(&u, &l.omegaInv)
+	}
+	batchInvertScaled(dst, prefix, &l.scale)
 }
 
 // batchInvertScaled replaces every element x of v (none zero) by k/x, with
@@ -398,28 +412,33 @@ func batchInvertScaled(v, prefix []fr.Element, k *fr.Element) {
 	v[0] = inv
 }
 
-// evalColumns returns Σ_j m[j][i]·lag[j] for the aux variables i in
-// [lo, hi), written into buf (reused when its capacity suffices), and,
-// when inputs is set, for every input: the variables' polynomials of m at
-// τ.
+// evalColumns returns, for each matrix m of A, B and C, Σ_j m[j][i]·L_j(τ)
+// for the aux variables i in [lo, hi), written into bufs[k] (reused when
+// its capacity suffices), and, when inputs is set, for every input: the
+// variables' polynomials at τ.
 //
 // The work is split without locks or per-goroutine copies of the result:
 // goroutine g owns the g-th range of the aux variables (it alone writes
 // them) and, with inputs, the g-th range of row blocks, whose input terms
 // it adds into its own small input accumulators (summed at the end: ONE and
 // other inputs appear in rows everywhere). A first pass marks, per block
-// of rows, the owners of the aux variables it mentions, and each goroutine
-// then scans only the blocks marked for it: circuits use a variable mostly
-// in rows near the one that allocated it, so every goroutine reads about
-// its share of the matrix. Unit coefficients skip the product.
-func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi int, inputs bool, buf []fr.Element) (aux, in []fr.Element) {
+// of rows, the owners of the aux variables it mentions in any matrix, and
+// each goroutine then scans only the blocks marked for it, computing the
+// block's Lagrange values once for the three matrices: circuits use a
+// variable mostly in rows near the one that allocated it, so every
+// goroutine reads about its share of the matrices. Unit coefficients skip
+// the product.
+func evalColumns(sys *r1cs.System, lag *lagrange, ni, lo, hi int, inputs bool, bufs [3][]fr.Element) (aux, in [3][]fr.Element) {
+	ms := [3]*r1cs.Matrix{sys.A(), sys.B(), sys.C()}
 	na := hi - lo
-	aux = buf[:0]
-	if cap(aux) < na {
-		aux = make([]fr.Element, na)
+	for k := range aux {
+		aux[k] = bufs[k][:0]
+		if cap(aux[k]) < na {
+			aux[k] = make([]fr.Element, na)
+		}
+		aux[k] = aux[k][:na]
+		clear(aux[k])
 	}
-	aux = aux[:na]
-	clear(aux)
 	coeffs := sys.Coeffs()
 	var one, minusOne fr.Element
 	one.SetOne()
@@ -433,8 +452,8 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi 
 			kind[i] = 2
 		}
 	}
-	const rowBlock = 256
-	rows := len(m.RowStart) - 1
+	const rowBlock = lagRows // a block's Lagrange values are computed together
+	rows := sys.NumConstraints()
 	nblocks := (rows + rowBlock - 1) / rowBlock
 	owners := max(1, min(runtime.GOMAXPROCS(0), 64, nblocks, max(na, 1)))
 	auxOwner := func(a int) int { return int(int64(a-lo) * int64(owners) / int64(na)) }
@@ -451,9 +470,11 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi 
 				mask = 1 << blockOwner(b)
 			}
 			r0, r1 := blockRows(b)
-			for t := m.RowStart[r0]; t < m.RowStart[r1]; t++ {
-				if v := m.Vars[t]; v.IsAux() && v.Index() >= lo && v.Index() < hi {
-					mask |= 1 << auxOwner(v.Index())
+			for _, m := range ms {
+				for t := m.RowStart[r0]; t < m.RowStart[r1]; t++ {
+					if v := m.Vars[t]; v.IsAux() && v.Index() >= lo && v.Index() < hi {
+						mask |= 1 << auxOwner(v.Index())
+					}
 				}
 			}
 			marks[b] = mask
@@ -461,48 +482,56 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi 
 	})
 
 	// Pass 2: each owner adds its terms.
-	ins := make([][]fr.Element, owners)
+	ins := make([][3][]fr.Element, owners)
 	var wg sync.WaitGroup
 	for g := range owners {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var acc []fr.Element
+			var acc [3][]fr.Element
 			if inputs {
-				acc = make([]fr.Element, ni)
+				for k := range acc {
+					acc[k] = make([]fr.Element, ni)
+				}
 				ins[g] = acc
 			}
 			bit := uint64(1) << g
+			var lb, prefix [rowBlock]fr.Element // the block's L_j(τ), and scratch
 			for b := range nblocks {
 				if marks[b]&bit == 0 {
 					continue
 				}
 				mine := inputs && blockOwner(b) == g
 				r0, r1 := blockRows(b)
-				for j := r0; j < r1; j++ {
-					for t := m.RowStart[j]; t < m.RowStart[j+1]; t++ {
-						v := m.Vars[t]
-						var dst *fr.Element
-						switch i := v.Index(); {
-						case !v.IsAux():
-							if !mine {
+				lag.block(b, lb[:r1-r0], prefix[:])
+				for k, m := range ms {
+					out := aux[k]
+					for j := r0; j < r1; j++ {
+						lj := &lb[j-r0]
+						for t := m.RowStart[j]; t < m.RowStart[j+1]; t++ {
+							v := m.Vars[t]
+							var dst *fr.Element
+							switch i := v.Index(); {
+							case !v.IsAux():
+								if !mine {
+									continue
+								}
+								dst = &acc[k][i]
+							case i >= lo && i < hi && auxOwner(i) == g:
+								dst = &out[i-lo]
+							default:
 								continue
 							}
-							dst = &acc[i]
-						case i >= lo && i < hi && auxOwner(i) == g:
-							dst = &aux[i-lo]
-						default:
-							continue
-						}
-						switch c := m.CoeffIdx[t]; kind[c] {
-						case 1:
-							dst.Add(dst, &lag[j])
-						case 2:
-							dst.Sub(dst, &lag[j])
-						default:
-							var x fr.Element
-							x.Mul(&coeffs[c], &lag[j])
-							dst.Add(dst, &x)
+							switch c := m.CoeffIdx[t]; kind[c] {
+							case 1:
+								dst.Add(dst, lj)
+							case 2:
+								dst.Sub(dst, lj)
+							default:
+								var x fr.Element
+								x.Mul(&coeffs[c], lj)
+								dst.Add(dst, &x)
+							}
 						}
 					}
 				}
@@ -511,10 +540,12 @@ func evalColumns(sys *r1cs.System, m *r1cs.Matrix, lag []fr.Element, ni, lo, hi 
 	}
 	wg.Wait()
 	if inputs {
-		in = make([]fr.Element, ni)
-		for _, acc := range ins {
-			for i := range acc {
-				in[i].Add(&in[i], &acc[i])
+		for k := range in {
+			in[k] = make([]fr.Element, ni)
+			for _, acc := range ins {
+				for i := range acc[k] {
+					in[k][i].Add(&in[k][i], &acc[k][i])
+				}
 			}
 		}
 	}
