@@ -115,6 +115,8 @@ func TestSegmentedEqualsSystem(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, got.Finalized())
 		requireSameConstraints(t, want, got)
+		require.NotZero(t, got.Recording())
+		require.NotEqual(t, want.Recording(), got.Recording(), "a recording of its own")
 		require.Equal(t, !tc.shapeOnly, got.Assigned())
 		require.Equal(t, want.NumInputs(), got.NumInputs())
 		require.Equal(t, want.NumAux(), got.NumAux())
