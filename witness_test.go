@@ -48,7 +48,9 @@ type witnessKey struct {
 }
 
 // Records reports whether sys has the recording k was loaded with.
-func (k *witnessKey) Records(sys *r1cs.System) bool { return k.rec.Recording() == sys.Recording() }
+func (k *witnessKey) Records(sys *r1cs.System) bool {
+	return sys.Recording() != 0 && k.rec.Recording() == sys.Recording()
+}
 
 type witnessSlot struct {
 	gpu.Slot
