@@ -383,6 +383,10 @@ type sectorResult struct {
 	VerifySeconds    float64            `json:"verify_s"`
 	StagesMS         map[string]float64 `json:"stages_ms"` // timed proofs, summed over partitions
 	PeakRSS          int64              `json:"peak_rss_bytes"`
+	// StartPeakRSS is the peak RSS before the timed proofs: C1 generation,
+	// the R1CS recording and the key (read, or made with -setup gpu), the
+	// warm-up proof.
+	StartPeakRSS int64 `json:"start_peak_rss_bytes"`
 	// MemoryLimit is the Go runtime's soft memory limit during the timed
 	// proofs (-memlimit).
 	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
@@ -462,6 +466,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 		debug.SetMemoryLimit(memLimit)
 		res.MemoryLimit = memLimit
 	}
+	res.StartPeakRSS, _ = pool.PeakRSS()
 	debug.FreeOSMemory()
 	_ = pool.ResetPeakRSS()
 	before := prover.Stats()
@@ -491,7 +496,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 		fmt.Printf("  %-10s %10.1f ms\n", k, res.StagesMS[k])
 	}
 	printDevices(os.Stdout, res.Devices)
-	fmt.Printf("host       peak RSS %.1f MiB\n", float64(res.PeakRSS)/(1<<20))
+	fmt.Printf("host       peak RSS %.1f MiB (%.1f MiB before the timed proofs)\n", float64(res.PeakRSS)/(1<<20), float64(res.StartPeakRSS)/(1<<20))
 	return nil
 }
 
