@@ -86,7 +86,7 @@ func runBench(fs *flag.FlagSet, args []string) error {
 	sectorSize := fs.String("sector-size", "", "prove synthetic C1 outputs of this sector size (2KiB … 64GiB; see c2 c1gen) with -params")
 	v11 := fs.Bool("v1_1", false, "with -sector-size: StackedDrg*V1_1 proofs")
 	proofs := fs.Int("proofs", 1, "with -sector-size: C2 proofs timed back to back, after a warm-up proof")
-	memLimit := fs.Float64("memlimit", 0, "with -sector-size: soft limit of the Go runtime's memory during the timed proofs, GiB (runtime/debug.SetMemoryLimit; 0: GOMEMLIMIT or none)")
+	memLimit := fs.Float64("memlimit", 0, "with -sector-size: soft limit of the Go runtime's memory, GiB, from the C1s' generation on (runtime/debug.SetMemoryLimit; 0: GOMEMLIMIT or none)")
 	slotList := fs.String("slots", "", `CUDA: partitions a device runs at once (default 3); a list such as "2,3" measures each`)
 	setupOn := fs.String("setup", "cpu", `synthetic partitions: where the development key is made: "cpu" (in host memory, then loaded on the devices) or "gpu" (in the first CUDA device's memory, once per measurement; the host never holds it)`)
 	if err := parseFlags(fs, args); err != nil {
@@ -387,8 +387,8 @@ type sectorResult struct {
 	// the R1CS recording and the key (read, or made with -setup gpu), the
 	// warm-up proof.
 	StartPeakRSS int64 `json:"start_peak_rss_bytes"`
-	// MemoryLimit is the Go runtime's soft memory limit during the timed
-	// proofs (-memlimit).
+	// MemoryLimit is the Go runtime's soft memory limit (-memlimit), set
+	// before the C1s are generated.
 	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
 	// DeviceSetupSeconds is the R1CS recording and the key made on the
 	// device (-setup gpu).
@@ -424,6 +424,10 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	}
 	log := io.Writer(os.Stderr)
 	res := sectorResult{Proof: proof.String(), Partitions: shape.Partitions, InFlight: inFlight}
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit)
+		res.MemoryLimit = memLimit
+	}
 	c1s := make([][]byte, n+1)
 	t0 := time.Now()
 	for i := range c1s {
@@ -462,10 +466,6 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	res.WarmSeconds = time.Since(t0).Seconds()
 	fmt.Fprintf(log, "warm-up proof (parameters, R1CS recording, key upload) %.1f s on %s\n", res.WarmSeconds, strings.Join(prover.Devices(), ","))
 
-	if memLimit > 0 {
-		debug.SetMemoryLimit(memLimit)
-		res.MemoryLimit = memLimit
-	}
 	res.StartPeakRSS, _ = pool.PeakRSS()
 	debug.FreeOSMemory()
 	_ = pool.ResetPeakRSS()
