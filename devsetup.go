@@ -109,6 +109,7 @@ func (p *Prover) devSetupCache(ctx context.Context, c *shapeCache, label string,
 	if err != nil {
 		return nil, err
 	}
+	c.recordWith(record)
 	pk, err := p.DevSetup(ctx, rec, rng)
 	if err != nil {
 		return nil, err
