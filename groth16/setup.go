@@ -145,28 +145,23 @@ func (s *SetupScalars) verifyingKey(t1 *msm.FixedBaseG1, t2 *msm.FixedBaseG2) Ve
 // Memory: the result (four vectors of about the domain size, 32 bytes an
 // element).
 func ComputeSetupScalars(sys *r1cs.System, tw ToxicWaste) (*SetupScalars, error) {
-	var s *SetupScalars
 	var sizes Sizes
-	qs := map[ParamsSection]*[]fr.Element{}
-	s, err := StreamSetupScalars(sys, tw, 1<<20, func(q ParamsSection, offset int, v []fr.Element) error {
-		if qs[q] == nil { // the first chunk of q: the query's size is known
-			n := map[ParamsSection]int{ParamsH: sizes.H, ParamsA: sizes.A, ParamsBG1: sizes.BG1, ParamsL: sizes.L}[q]
-			buf := make([]fr.Element, n)
-			qs[q] = &buf
+	var q [4][]fr.Element // by ParamsSection: H, L, A, B
+	alloc := func() {
+		if q[ParamsH] == nil {
+			q = [4][]fr.Element{make([]fr.Element, sizes.H), make([]fr.Element, sizes.L), make([]fr.Element, sizes.A), make([]fr.Element, sizes.BG1)}
 		}
-		copy((*qs[q])[offset:], v)
+	}
+	s, err := StreamSetupScalars(sys, tw, 1<<20, func(sec ParamsSection, offset int, v []fr.Element) error {
+		alloc() // sizes is set before the first chunk
+		copy(q[sec][offset:], v)
 		return nil
 	}, &sizes)
 	if err != nil {
 		return nil, err
 	}
-	for q, dst := range map[ParamsSection]*[]fr.Element{ParamsH: &s.H, ParamsA: &s.A, ParamsBG1: &s.BG, ParamsL: &s.L} {
-		if v := qs[q]; v != nil {
-			*dst = *v
-		} else {
-			*dst = []fr.Element{}
-		}
-	}
+	alloc()
+	s.H, s.L, s.A, s.BG = q[ParamsH], q[ParamsL], q[ParamsA], q[ParamsBG1]
 	return s, nil
 }
 
