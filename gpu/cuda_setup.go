@@ -53,8 +53,8 @@ type setupTimes struct {
 // setupSlab is the number of aux variables whose scalars the host's scalar
 // stage holds at once (A, B and C evaluations and the non-zero ones, 32
 // bytes each: 2 GiB), and the most scalars one multiplication on the
-// device takes.
-const setupSlab = 1 << 24
+// device takes. Tests lower it to stream a small key in many chunks.
+var setupSlab = 1 << 24
 
 func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicWaste) (*cudaKey, setupTimes, error) {
 	var tm setupTimes

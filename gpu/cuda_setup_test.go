@@ -68,18 +68,7 @@ func TestCUDASetupMatchesCPU(t *testing.T) {
 	require.True(t, key.(ShapeKey).Records(sys), "the R1CS is resident")
 	require.Equal(t, keyBytes(pk), k.res.Bytes())
 
-	for _, q := range []struct {
-		name string
-		buf  *cuda.Buffer
-		want []bls.G1Affine
-	}{{"H", k.h, want.H}, {"L", k.l, want.L}, {"A", k.a, want.A}, {"B_G1", k.bg1, want.BG1}} {
-		got := make([]bls.G1Affine, len(q.want))
-		require.NoError(t, c.d.DownloadG1(got, q.buf))
-		require.Equal(t, -1, firstDiff(q.want, got), "%s differs", q.name)
-	}
-	got2 := make([]bls.G2Affine, len(want.BG2))
-	require.NoError(t, c.d.DownloadG2(got2, k.bg2))
-	require.Equal(t, -1, firstDiff(want.BG2, got2), "B_G2 differs")
+	requireBases(t, c, k, want)
 
 	// One partition through the slot API.
 	s, err := c.Acquire(ctx, key)
@@ -127,6 +116,34 @@ func TestCUDASetupMatchesCPU(t *testing.T) {
 
 	key.Release()
 	require.Equal(t, used, c.budget.Used(), "the key's reservations are returned")
+
+	// Streamed in chunks of 777 scalars (offsets inside every query, B's
+	// G1 and G2 chunks alike), the key is the same.
+	setupSlab = 777
+	defer func() { setupSlab = 1 << 24 }()
+	key, err = c.SetupKey(ctx, sys, tw)
+	require.NoError(t, err)
+	require.Equal(t, want.VK, key.ProvingKey().VK)
+	requireBases(t, c, key.(*cudaKey), want)
+	key.Release()
+	require.Equal(t, used, c.budget.Used())
+}
+
+// requireBases fails t unless the resident key k's bases equal want's.
+func requireBases(t *testing.T, c *CUDA, k *cudaKey, want *groth16.ProvingKey) {
+	t.Helper()
+	for _, q := range []struct {
+		name string
+		buf  *cuda.Buffer
+		want []bls.G1Affine
+	}{{"H", k.h, want.H}, {"L", k.l, want.L}, {"A", k.a, want.A}, {"B_G1", k.bg1, want.BG1}} {
+		got := make([]bls.G1Affine, len(q.want))
+		require.NoError(t, c.d.DownloadG1(got, q.buf))
+		require.Equal(t, -1, firstDiff(q.want, got), "%s differs", q.name)
+	}
+	got2 := make([]bls.G2Affine, len(want.BG2))
+	require.NoError(t, c.d.DownloadG2(got2, k.bg2))
+	require.Equal(t, -1, firstDiff(want.BG2, got2), "B_G2 differs")
 }
 
 // On a GPU: SetupKey refuses a key that cannot stay resident, and a
