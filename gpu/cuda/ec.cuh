@@ -3,6 +3,15 @@
 // point at infinity stored as (0, 0). Accumulators use XYZZ coordinates
 // (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2), infinity being ZZ = 0; formulas follow
 // the Explicit-Formulas Database (add-2008-s, madd-2008-s, dbl-2008-s-1).
+//
+// With the lazy Fp (field.cuh, C2_FP_LAZY) coordinates may exceed p, and
+// zero tests of the point at infinity stay exact all the same: an affine
+// point comes from memory or to_affine, both canonical, so (0, 0) is its
+// only infinity; an accumulator is at infinity only as made by inf() (ZZ
+// exactly 0), since a sum's ZZ is a product of values non-zero modulo p and
+// a doubling's is zero modulo p only for y = 0, which no point of G1 or G2
+// has (their curves' groups have odd order). Values written back to memory
+// that the host reads go through canonical() or to_affine.
 #pragma once
 #include "field.cuh"
 
@@ -11,7 +20,7 @@ namespace c2 {
 template <class F>
 struct affine_t {
     F x, y;
-    C2_HD bool is_inf() const { return x.is_zero() && y.is_zero(); }
+    C2_HD bool is_inf() const { return x.is_raw_zero() && y.is_raw_zero(); }
 };
 
 // Statement order of the mixed addition (xyzz_t::add_affine_in<Order>): all
@@ -62,7 +71,9 @@ struct xyzz_t {
     F x, y, zz, zzz;
 
     C2_HD static xyzz_t inf() { return {F::zero(), F::zero(), F::zero(), F::zero()}; }
-    C2_HD bool is_inf() const { return zz.is_zero(); }
+    C2_HD bool is_inf() const { return zz.is_raw_zero(); }
+    // The coordinates in [0, p) (see field.cuh's lazy Fp).
+    C2_HD xyzz_t canonical() const { return {x.canonical(), y.canonical(), zz.canonical(), zzz.canonical()}; }
     C2_HD static xyzz_t from_affine(const affine_t<F>& p) {
         if (p.is_inf()) return inf();
         return {p.x, p.y, F::one(), F::one()};
@@ -208,13 +219,13 @@ struct xyzz_t {
         return o;
     }
 
-    // Affine form (one inversion); infinity maps to (0, 0).
+    // Affine form (one inversion), canonical; infinity maps to (0, 0).
     C2_NOINLINE affine_t<F> to_affine() const {
         if (is_inf()) return {F::zero(), F::zero()};
         F izzz = zzz.inverse();
         F iz = izzz * zz;      // 1/z
         F izz = iz.sqr();      // 1/zz
-        return {x * izz, y * izzz};
+        return {(x * izz).canonical(), (y * izzz).canonical()};
     }
 };
 

@@ -5,7 +5,16 @@
 // fr.Element ([4]uint64) read as little-endian 32-bit words, and the
 // Montgomery radix is the same (2^384 for Fp, 2^256 for Fr), so values cross
 // the Go boundary without any conversion. Every function keeps its output
-// fully reduced (in [0, p)), which is what gnark-crypto expects as well.
+// fully reduced (in [0, p)), which is what gnark-crypto expects as well,
+// except in the lazy Fp of C2_FP_LAZY (below).
+//
+// Lazy Fp (C2_FP_LAZY, with C2_FIELD_EO): an Fp value is any integer in
+// [0, 2p) congruent to it. A product takes operands in [0, 2p) and returns
+// its CIOS result without the final subtraction (below 2p because
+// 8p < 2^384); a sum or difference is brought back into [0, 2p) by one
+// conditional subtraction or addition of 2p. is_zero and == compare modulo
+// p; canonical() returns the value in [0, p), which is what a value leaving
+// the device must be. Fr is never lazy (its 4r exceeds 2^256).
 #pragma once
 #include <stdint.h>
 
@@ -21,6 +30,11 @@ namespace c2 {
 
 struct FpParams {
     static constexpr int N = 12;
+#ifdef C2_FP_LAZY
+    static constexpr bool LAZY = true;
+#else
+    static constexpr bool LAZY = false;
+#endif
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
     C2_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
@@ -38,6 +52,7 @@ struct FpParams {
 
 struct FrParams {
     static constexpr int N = 8;
+    static constexpr bool LAZY = false;
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
     C2_HD static constexpr uint32_t mod(int i) {
         constexpr uint32_t m[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
@@ -166,6 +181,23 @@ template <class P>
 struct Fe {
     static constexpr int N = P::N;
     uint32_t v[N];
+#ifdef C2_FIELD_EO
+    static constexpr bool LAZY = P::LAZY;
+#else
+    static constexpr bool LAZY = false;  // the portable arithmetic is always fully reduced
+#endif
+    // Lazy bounds: a product of operands below 2p stays below
+    // p + 4p^2/R < 2p, and a fused a*b + c*d below p + 8p^2/R < 2p, when
+    // 8p < R, i.e. 8 (p's top limb + 1) <= 2^32.
+    static_assert(!LAZY || 8 * ((uint64_t)P::mod(N - 1) + 1) <= (1ull << 32), "lazy reduction needs 8p < R");
+
+    // Limb i of 2p (2p < 2^(32N) for both moduli).
+    C2_HD static constexpr uint32_t mod2(int i) {
+        return (P::mod(i) << 1) | (i > 0 ? P::mod(i - 1) >> 31 : 0);
+    }
+    // Limb i of the bound that add, sub and neg keep their results under: 2p
+    // when lazy, else p.
+    C2_HD static constexpr uint32_t bound(int i) { return LAZY ? mod2(i) : P::mod(i); }
 
     C2_HD static Fe zero() {
         Fe r;
@@ -179,16 +211,41 @@ struct Fe {
         for (int i = 0; i < N; i++) r.v[i] = P::one(i);
         return r;
     }
-    C2_HD bool is_zero() const {
+    // Whether every limb is 0: the value's only representation of zero
+    // unless it is lazy (where p is the other one). Callers that know how
+    // their zero was made (the point at infinity) test this alone.
+    C2_HD bool is_raw_zero() const {
         uint32_t acc = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) acc |= v[i];
         return acc == 0;
     }
+    // Whether the value is 0 modulo p.
+    C2_HD bool is_zero() const {
+        if constexpr (LAZY) {
+            uint32_t acc = 0;
+#pragma unroll
+            for (int i = 0; i < N; i++) acc |= v[i] ^ P::mod(i);
+            return is_raw_zero() || acc == 0;
+        } else {
+            return is_raw_zero();
+        }
+    }
+    // The value in [0, p): itself unless lazy.
+    C2_HD Fe canonical() const {
+        if constexpr (LAZY) {
+            carry_t f;
+            return eo_reduce_once(v, f);
+        } else {
+            return *this;
+        }
+    }
+    // Equality modulo p.
     C2_HD bool operator==(const Fe& o) const {
+        const Fe a = canonical(), b = o.canonical();
         uint32_t acc = 0;
 #pragma unroll
-        for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+        for (int i = 0; i < N; i++) acc |= a.v[i] ^ b.v[i];
         return acc == 0;
     }
     C2_HD bool operator!=(const Fe& o) const { return !(*this == o); }
@@ -277,9 +334,10 @@ struct Fe {
         return r;
     }
 
-    // Addition, subtraction and negation on the carry primitives (FIELD=eo).
-    // a + b < 2p < 2^(32N) for both moduli, so the sum needs no carry word
-    // (the host counts a dropped carry, see addc).
+    // Addition, subtraction and negation on the carry primitives (FIELD=eo),
+    // results below bound(): p, or 2p when lazy. a + b < 2 bound() < 2^(32N)
+    // (4p < 2^384 for Fp), so the sum needs no carry word (the host counts a
+    // dropped carry, see addc).
     C2_HD static Fe add_eo(const Fe& a, const Fe& b) {
         carry_t f;
         uint32_t r[N];
@@ -287,10 +345,10 @@ struct Fe {
 #pragma unroll
         for (int k = 1; k < N - 1; k++) addc_cc(r[k], a.v[k], b.v[k], f);
         addc(r[N - 1], a.v[N - 1], b.v[N - 1], f);
-        return eo_reduce_once(r, f);
+        return eo_reduce_once<LAZY>(r, f);
     }
-    // a - b, plus p when it borrowed (the carry out of that addition is the
-    // wrap back and is not used).
+    // a - b, plus bound() when it borrowed (the carry out of that addition is
+    // the wrap back and is not used).
     C2_HD static Fe sub_eo(const Fe& a, const Fe& b) {
         carry_t f;
         uint32_t r[N], mask;
@@ -299,18 +357,18 @@ struct Fe {
         for (int k = 1; k < N; k++) subc_cc(r[k], a.v[k], b.v[k], f);
         subc(mask, 0, 0, f);  // all ones when a < b
         Fe o;
-        add_cc(o.v[0], r[0], P::mod(0) & mask, f);
+        add_cc(o.v[0], r[0], bound(0) & mask, f);
 #pragma unroll
-        for (int k = 1; k < N; k++) addc_cc(o.v[k], r[k], P::mod(k) & mask, f);
+        for (int k = 1; k < N; k++) addc_cc(o.v[k], r[k], bound(k) & mask, f);
         return o;
     }
-    // p - a, or 0 for a = 0.
+    // bound() - a, or 0 for a = 0.
     C2_HD static Fe neg_eo(const Fe& a) {
         carry_t f;
         uint32_t r[N], nz = 0;
-        sub_cc(r[0], P::mod(0), a.v[0], f);
+        sub_cc(r[0], bound(0), a.v[0], f);
 #pragma unroll
-        for (int k = 1; k < N; k++) subc_cc(r[k], P::mod(k), a.v[k], f);
+        for (int k = 1; k < N; k++) subc_cc(r[k], bound(k), a.v[k], f);
 #pragma unroll
         for (int k = 0; k < N; k++) nz |= a.v[k];
         Fe o;
@@ -396,7 +454,8 @@ struct Fe {
     // Bounds: with a, b < p the CIOS value before each division is below
     // 2p + 2^33 p < 2^(32(N+1)) for both moduli, so y never exceeds N words
     // and the carry out of a chain that ends at y's top word is zero; x's
-    // carries go into y[N-1] (the same word N).
+    // carries go into y[N-1] (the same word N). With lazy a < 2p (Fp) it is
+    // below 3p + 3p 2^32, still below 2^(32(N+1)) as 3p < R.
 
     // The first row of a product, a*w split by limb parity: x[j], x[j+1] hold
     // the low and high words of a_j*w for even j, y[j], y[j+1] those of
@@ -505,23 +564,38 @@ struct Fe {
         }
     }
 
-    // (x >> 32) + y (x[0] == 0), a value below 2p, fully reduced.
+    // (x >> 32) + y (x[0] == 0), a value below 2p: a product's result
+    // (eo_result).
     C2_HD static Fe eo_final(const uint32_t* x, const uint32_t* y, carry_t& f) {
         uint32_t r[N];
         add_cc(r[0], x[1], y[0], f);
 #pragma unroll
         for (int k = 1; k < N - 1; k++) addc_cc(r[k], x[k + 1], y[k], f);
         addc(r[N - 1], y[N - 1], 0, f);
-        return eo_reduce_once(r, f);
+        return eo_result(r, f);
     }
 
-    // r < 2p (N words) reduced to [0, p).
-    C2_HD static Fe eo_reduce_once(const uint32_t* r, carry_t& f) {
-        uint32_t s[N], keep;
-        sub_cc(s[0], r[0], P::mod(0), f);
+    // A product's result r < 2p: fully reduced, or as it is when lazy.
+    C2_HD static Fe eo_result(const uint32_t* r, carry_t& f) {
+        if constexpr (LAZY) {
+            Fe o;
 #pragma unroll
-        for (int k = 1; k < N; k++) subc_cc(s[k], r[k], P::mod(k), f);
-        subc(keep, 0, 0, f);  // all ones when r < p
+            for (int k = 0; k < N; k++) o.v[k] = r[k];
+            return o;
+        } else {
+            return eo_reduce_once(r, f);
+        }
+    }
+
+    // r < 2m (N words) reduced to [0, m), m = p, or 2p with Twice.
+    template <bool Twice = false>
+    C2_HD static Fe eo_reduce_once(const uint32_t* r, carry_t& f) {
+        constexpr auto m = [](int k) { return Twice ? mod2(k) : P::mod(k); };
+        uint32_t s[N], keep;
+        sub_cc(s[0], r[0], m(0), f);
+#pragma unroll
+        for (int k = 1; k < N; k++) subc_cc(s[k], r[k], m(k), f);
+        subc(keep, 0, 0, f);  // all ones when r < m
         Fe o;
 #pragma unroll
         for (int k = 0; k < N; k++) o.v[k] = keep ? r[k] : s[k];
@@ -561,11 +635,14 @@ struct Fe {
     //    < 2p (p < R/2): the last row stays below 2p 2^32 < 2^(32(N+1)) (its
     //    reduction needs no z), and eo_final's single subtraction of p leaves
     //    the result in [0, p).
+    // Lazy operands (a, c < 2p; Fp only) change 3p to 5p above: T < 5p, and
+    // m p leaves nothing above word N while 5t <= 2^32 (Fp: 5t ~ 0.51 2^32);
+    // the result is below 8p^2/R + p < 2p and is returned as it is.
     // By these bounds every carry that a chain drops (addc, madc_hi) is zero;
     // the host emulation counts the non-zero ones (hosttest/field_test.cc).
     C2_HD static Fe prod_sum_eo(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
         static_assert((uint64_t)P::mod(N - 1) + 1 <= 0x7fffffffu, "prod_sum_eo needs p < R/2 - R/2^32");
-        constexpr bool wide = 3 * ((uint64_t)P::mod(N - 1) + 1) > (1ull << 32);
+        constexpr bool wide = (LAZY ? 5 : 3) * ((uint64_t)P::mod(N - 1) + 1) > (1ull << 32);
         uint32_t x[N], y[N], z = 0;
         carry_t f;
         auto ax = [&](int j) { return a.v[j]; };
@@ -680,7 +757,7 @@ struct Fe {
 #pragma unroll
         for (int k = 1; k < N - 1; k++) addc_cc(r[k], r[k], e[N + k], f);
         addc(r[N - 1], r[N - 1], e[2 * N - 1], f);
-        return eo_reduce_once(r, f);
+        return eo_result(r, f);
     }
 
     C2_HD Fe sqr() const {
@@ -742,6 +819,8 @@ struct fp2_t {
     C2_HD static fp2_t zero() { return {fp_t::zero(), fp_t::zero()}; }
     C2_HD static fp2_t one() { return {fp_t::one(), fp_t::zero()}; }
     C2_HD bool is_zero() const { return a0.is_zero() && a1.is_zero(); }
+    C2_HD bool is_raw_zero() const { return a0.is_raw_zero() && a1.is_raw_zero(); }
+    C2_HD fp2_t canonical() const { return {a0.canonical(), a1.canonical()}; }
     C2_HD bool operator==(const fp2_t& o) const { return a0 == o.a0 && a1 == o.a1; }
     C2_HD bool operator!=(const fp2_t& o) const { return !(*this == o); }
     C2_HD friend fp2_t operator+(const fp2_t& x, const fp2_t& y) { return {x.a0 + y.a0, x.a1 + y.a1}; }

@@ -93,7 +93,7 @@ C2_HD void fb_thread(const affine_t<F>* table, int W, uint32_t nb, const fr_t* s
         inv = inv * zzz;
         const F izz = (izzz * zz).sqr();  // 1/z^2 = 1/zz
         const affine_t<F> p = out[i];
-        out[i] = {p.x * izz, p.y * izzz};
+        out[i] = {(p.x * izz).canonical(), (p.y * izzz).canonical()};
     }
 }
 

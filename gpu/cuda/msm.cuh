@@ -254,17 +254,18 @@ __global__ void __launch_bounds__(128) k_window_segments(const xyzz_t<F>* __rest
         const xyzz_t<F> r = run;
         acc = window_add(acc, times(r, lo));
     }
-    out[t] = acc;
+    out[t] = acc.canonical();  // the host may read it (tree_sum)
 }
 
-// p[g*stride + j] += p[g*stride + j + half], j < pairs, for each group g.
+// p[g*stride + j] += p[g*stride + j + half], j < pairs, for each group g,
+// canonical (the host reads the sums).
 template <class F>
 __global__ void k_tree_step(xyzz_t<F>* p, uint32_t groups, uint32_t stride, uint32_t half, uint32_t pairs) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= groups * pairs) return;
     uint32_t g = t / pairs, j = t % pairs;
     xyzz_t<F>* q = p + (size_t)g * stride;
-    q[j] = q[j].add(q[j + half]);
+    q[j] = q[j].add(q[j + half]).canonical();
 }
 
 // Sums the groups (each of `count` entries, stride count) into entry 0: each
@@ -522,7 +523,7 @@ __global__ void __launch_bounds__(128) k_batch_add(const affine_t<F>* __restrict
             for (uint64_t k = k0; k < k1; k++) acc = acc.add_affine(bases[next()]);
         }
     }
-    out[t] = acc;
+    out[t] = acc.canonical();  // the host may read it (tree_sum)
 }
 
 template <class F>

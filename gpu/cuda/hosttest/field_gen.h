@@ -46,6 +46,28 @@ struct gen {
             if (x.v[k] != P::mod(k)) return x.v[k] < P::mod(k);
         return false;
     }
+    // x < 2p when the arithmetic is lazy, else x < p: the bound every
+    // result must keep.
+    static bool in_bound(const F& x) {
+        if (!F::LAZY) return below_p(x);
+        for (int k = N - 1; k >= 0; k--)
+            if (x.v[k] != F::mod2(k)) return x.v[k] < F::mod2(k);
+        return false;
+    }
+    // x + p for x < p (another representation of x in the lazy arithmetic).
+    static F plus_p(const F& x) {
+        F r;
+        uint64_t c = 0;
+        for (int i = 0; i < N; i++) {
+            c += (uint64_t)x.v[i] + P::mod(i);
+            r.v[i] = (uint32_t)c;
+            c >>= 32;
+        }
+        return r;
+    }
+    // x, or x + p with probability 1/2 when the arithmetic is lazy (with
+    // always, whenever it is lazy): an operand in the representation range.
+    F lift(const F& x, bool always = false) { return F::LAZY && (always || (rng() & 1)) ? plus_p(x) : x; }
     static F from_words(const uint32_t* w) {
         F x;
         for (int i = 0; i < N; i++) x.v[i] = w[i];
@@ -99,7 +121,7 @@ struct gen {
         one_plain.v[0] = 2;
         e.push_back(one_plain);
         e.push_back(F::one());
-        e.push_back(F::one().neg());
+        e.push_back(F::one().neg().canonical());
         for (uint32_t d = 1; d <= 3; d++) p_minus(d);
         // (p - 1) / 2 and (p + 1) / 2
         for (int i = 0; i < N; i++) w[i] = (P::mod(i) >> 1) | (i + 1 < N ? P::mod(i + 1) << 31 : 0);
@@ -114,7 +136,7 @@ struct gen {
             w[k / 32] = 1u << (k % 32);
             F pk = from_words(w);
             e.push_back(pk);
-            e.push_back(F::zero() - pk);  // p - 2^k
+            e.push_back((F::zero() - pk).canonical());  // p - 2^k
         }
         // all-ones low limbs under p's top limb; p's top limb alone
         for (int i = 0; i < N; i++) w[i] = 0xffffffffu;

@@ -8,6 +8,10 @@
 // a*b - c*d with -c) is compared with two portable products on all
 // quadruples of edge values and millions of random ones, and with the
 // reference.
+// Built with C2_FP_LAZY (field_test_lazy), Fp's even/odd functions take
+// operands in [0, 2p) (each operand here is x or x + p at random, x + p
+// always for the widest cases) and must return results below 2p that are
+// congruent to the portable ones.
 // Build and run: make -C gpu/cuda hosttest   (optional argument: a seed)
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +130,19 @@ static void print_words(const Fe<P>& x) {
     for (int k = P::N - 1; k >= 0; k--) printf(k == P::N - 1 ? "%08x" : " %08x", x.v[k]);
 }
 
+// r is in the arithmetic's range (below 2p when lazy, else below p) and
+// congruent to want (< p), compared word by word after the portable
+// reduction; a lazy r's canonical() is that reduction too.
+template <class P>
+static bool same(const Fe<P>& r, const Fe<P>& want) {
+    using F = Fe<P>;
+    if (!gen<P>::in_bound(r)) return false;
+    const F c = F::LAZY ? F::reduce_once(r.v, 0) : r, k = r.canonical();
+    for (int i = 0; i < P::N; i++)
+        if (c.v[i] != want.v[i] || k.v[i] != want.v[i]) return false;
+    return true;
+}
+
 template <class P>
 static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
     using F = Fe<P>;
@@ -147,14 +164,16 @@ static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
             nref++;
             if (!reference_ok(a, b, r)) report("portable vs reference", a, b);
         }
-        if (F::mul_eo(a, b) != r) report("mul_eo", a, b);
-        if (F::add_eo(a, b) != F::add_portable(a, b)) report("add_eo", a, b);
-        if (F::sub_eo(a, b) != F::sub_portable(a, b)) report("sub_eo", a, b);
-        if (F::sub_eo(b, a) != F::sub_portable(b, a)) report("sub_eo", b, a);
-        if (F::neg_eo(a) != F::neg_portable(a)) report("neg_eo", a, a);
+        const F la = g.lift(a), lb = g.lift(b);
+        if (!same(F::mul_eo(la, lb), r)) report("mul_eo", a, b);
+        if (!same(F::add_eo(la, lb), F::add_portable(a, b))) report("add_eo", a, b);
+        if (!same(F::sub_eo(la, lb), F::sub_portable(a, b))) report("sub_eo", a, b);
+        if (!same(F::sub_eo(lb, la), F::sub_portable(b, a))) report("sub_eo", b, a);
+        if (!same(F::neg_eo(la), F::neg_portable(a))) report("neg_eo", a, a);
+        if (la.is_zero() != a.is_raw_zero() || (la == lb) != (a == b)) report("is_zero or ==", a, b);
         F s = F::mul_portable(a, a);
-        if (F::sqr_eo(a) != s) report("sqr_eo", a, a);
-        if (ref && !reference_ok(a, a, F::sqr_eo(a))) report("sqr_eo vs reference", a, a);
+        if (!same(F::sqr_eo(la), s)) report("sqr_eo", a, a);
+        if (ref && !reference_ok(a, a, F::sqr_eo(la).canonical())) report("sqr_eo vs reference", a, a);
     };
     for (const F& a : edges)
         for (const F& b : edges) one(a, b, true);
@@ -202,16 +221,19 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
             printf("\n");
         }
     };
+    bool wide = false;  // lazy: every operand x + p
     auto one = [&](const F& a, const F& b, const F& c, const F& d, bool ref) {
         cases++;
         F ab = F::mul_portable(a, b), cd = F::mul_portable(c, d);
         F sum = F::add_portable(ab, cd), diff = F::sub_portable(ab, cd);
-        F r = F::prod_sum_eo(a, b, c, d);
-        if (r != sum) report("prod_sum_eo", a, b, c, d);
-        F rd = F::prod_sum_eo(a, b, F::neg_eo(c), d);
-        if (rd != diff) report("prod_sum_eo(a, b, -c, d)", a, b, c, d);
-        if (F::prod_sum(a, b, c, d) != sum) report("prod_sum", a, b, c, d);
-        if (F::prod_diff(a, b, c, d) != diff) report("prod_diff", a, b, c, d);
+        const F la = g.lift(a, wide), lb = g.lift(b, wide), lc = g.lift(c, wide), ld = g.lift(d, wide);
+        F r = F::prod_sum_eo(la, lb, lc, ld);
+        if (!same(r, sum)) report("prod_sum_eo", a, b, c, d);
+        F rd = F::prod_sum_eo(la, lb, F::neg_eo(lc), ld);
+        if (!same(rd, diff)) report("prod_sum_eo(a, b, -c, d)", a, b, c, d);
+        if (!same(F::prod_sum(la, lb, lc, ld), sum)) report("prod_sum", a, b, c, d);
+        if (!same(F::prod_diff(la, lb, lc, ld), diff)) report("prod_diff", a, b, c, d);
+        r = r.canonical(), rd = rd.canonical();
         if (ref) {
             nref++;
             if (!reference2_ok(a, b, c, d, false, r)) report("prod_sum_eo vs reference", a, b, c, d);
@@ -244,6 +266,7 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
         default:
             a = edges[rng() % ne], b = g.uniform(), c = it & 4 ? g.uniform() : g.sparse(), d = edges[rng() % ne];
         }
+        wide = it % 5 == 3;
         one(a, b, c, d, it < refs);
     }
     printf("%s: %ld fused products (%zu edge quadruples, %d random; %d also against the big-integer reference), "
@@ -260,7 +283,8 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
 
 int main(int argc, char** argv) {
     std::mt19937_64 rng(check_seed(argc, argv));
-    int bad = check<FrParams>("fr", rng, 2000000, 50000) + check<FpParams>("fp", rng, 2000000, 30000);
-    bad += check2<FrParams>("fr", rng, 2000000, 40000) + check2<FpParams>("fp", rng, 2000000, 20000);
+    const char* fp = FpParams::LAZY ? "fp (lazy)" : "fp";
+    int bad = check<FrParams>("fr", rng, 2000000, 50000) + check<FpParams>(fp, rng, 2000000, 30000);
+    bad += check2<FrParams>("fr", rng, 2000000, 40000) + check2<FpParams>(fp, rng, 2000000, 20000);
     return bad ? 1 : 0;
 }

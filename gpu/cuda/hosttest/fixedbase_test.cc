@@ -4,9 +4,11 @@
 // of special and random scalars computed by fb_thread with a few threads and
 // several points each (batch inversion across infinity), against a plain
 // double-and-add over the scalar's bits, and one product against
-// gnark-crypto's value. Build and run: make -C gpu/cuda hosttest
+// gnark-crypto's value; every result's words are canonical. Build and run:
+// make -C gpu/cuda hosttest
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <random>
 #include <vector>
 #include "../fixedbase.cuh"
@@ -53,9 +55,11 @@ static g2_affine generator(fp2_t*) { return g2(G2_MONT); }
 static g1_affine kg(fp_t*) { return g1(G1_MONT + 2); }
 static g2_affine kg(fp2_t*) { return g2(G2_MONT + 4); }
 
+// a and b have the same words: the same point, both canonical (with the lazy
+// Fp, C2_FP_LAZY, a result with a coordinate in [p, 2p) differs).
 template <class F>
 static bool same(const affine_t<F>& a, const affine_t<F>& b) {
-    return a.x == b.x && a.y == b.y;
+    return memcmp(&a, &b, sizeof a) == 0;
 }
 
 // k·g by double-and-add over the bits of k's plain value.
