@@ -94,11 +94,6 @@ type SetupScalars struct {
 	Alpha, Beta, Gamma, Delta fr.Element
 }
 
-// Sizes returns the number of points of each query of the key s describes.
-func (s *SetupScalars) Sizes() Sizes {
-	return Sizes{H: len(s.H), L: len(s.L), A: len(s.A), BG1: len(s.BG), BG2: len(s.BG)}
-}
-
 // ProvingKey computes the key's points on the CPU (fixed-base tables of the
 // generators).
 func (s *SetupScalars) ProvingKey() *ProvingKey {

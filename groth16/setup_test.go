@@ -111,10 +111,16 @@ func TestSetupScalarsMatchNaive(t *testing.T) {
 				want := naiveScalars(t, sys, tw)
 				require.Equal(t, want, got)
 				require.Equal(t, groth16.Sizes{H: 1<<k - 1, L: sys.NumAux(), A: len(want.A), BG1: len(want.BG),
-					BG2: len(want.BG)}, got.Sizes())
+					BG2: len(want.BG)}, scalarSizes(got))
 			})
 		}
 	}
+}
+
+// scalarSizes returns the number of points of each query of the key s
+// describes.
+func scalarSizes(s *groth16.SetupScalars) groth16.Sizes {
+	return groth16.Sizes{H: len(s.H), L: len(s.L), A: len(s.A), BG1: len(s.BG), BG2: len(s.BG)}
 }
 
 // The streamed scalar stage hands every query over in order, chunk after
@@ -143,7 +149,7 @@ func TestStreamSetupScalars(t *testing.T) {
 				return nil
 			}, &sizes)
 			require.NoError(t, err)
-			require.Equal(t, want.Sizes(), sizes)
+			require.Equal(t, scalarSizes(want), sizes)
 			require.Equal(t, want.H, got[groth16.ParamsH])
 			require.Equal(t, want.A, got[groth16.ParamsA])
 			require.Equal(t, want.BG, got[groth16.ParamsBG1])
