@@ -232,11 +232,10 @@ static int check_lazy(int iters) {
         xyzz_t<fp_t> r2 = r.add(acc), r3 = r.dbl();
         if ((!congruent(r2, s.add(sacc)) || !congruent(r3, s.dbl())) && bad++ < 5)
             printf("g1 (lazy): XYZZ addition or doubling differs at iteration %d\n", it);
+        // the lazy chain goes on from its own result; the strict one from
+        // the lazy one's canonical value, so that a difference shows once
         acc = it % 3 ? r : r2;
         sacc = strict(acc.canonical());
-        if (!congruent(acc, sacc)) bad++;
-        // the strict chain goes on from the reduced lazy value, so one
-        // difference does not carry into every later iteration
     }
     printf("g1 (lazy): %d mixed additions (%d doublings, %d cancellations) with XYZZ additions and doublings, "
            "%d differences\n",
