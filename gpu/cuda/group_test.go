@@ -2,8 +2,10 @@ package cuda
 
 import (
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -164,9 +166,33 @@ func testJac[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A, J
 	PF(&q.zzz).Mul(&q.zz, x)
 	PF(&q.x).Mul(x, &q.zz)
 	PF(&q.y).Mul(y, &q.zzz)
-	tg.requireEqual(t, pj, tg.g.jac(&q), tg.g.name+" point")
+	got, err := tg.g.jac("test", &q)
+	require.NoError(t, err)
+	tg.requireEqual(t, pj, got, tg.g.name+" point")
 	var inf xyzz[F]
-	got := tg.g.jac(&inf)
+	got, err = tg.g.jac("test", &inf)
+	require.NoError(t, err)
 	_, _, gz := tg.g.xyz(&got)
 	require.True(t, PF(gz).IsZero(), "%s infinity", tg.g.name)
+
+	// A coordinate at or above the modulus (here p + x, the lazy arithmetic's
+	// other form of x) is refused, in every position.
+	for _, c := range []*F{&q.x, &q.y, &q.zz, &q.zzz} {
+		keep := *c
+		plusModulus(c)
+		_, err = tg.g.jac("test", &q)
+		require.ErrorIs(t, err, ErrCUDA, "%s: unreduced coordinate", tg.g.name)
+		*c = keep
+	}
+}
+
+// plusModulus adds p to the first Fp of x (an fp.Element or an E2's A0),
+// read as words: the value stays congruent, its words reach p or more
+// (x < 2^384 - p for the values here: p < 2^381).
+func plusModulus[F any](x *F) {
+	w := (*fp.Element)(unsafe.Pointer(x))
+	var c uint64
+	for i := range w {
+		w[i], c = bits.Add64(w[i], fpModulus[i], c)
+	}
 }

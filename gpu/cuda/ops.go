@@ -163,20 +163,45 @@ type xyzz[F any] struct{ x, y, zz, zzz F }
 // reads them), Jacobian points J with coordinates in F. Its value holds
 // what the constraints cannot.
 type group[A, F, J any, PF field[F], PJ jacobian[J]] struct {
-	id    int    // the library's group argument: 1 or 2
-	name  string // "G1" or "G2", for operation names
-	point uint64 // bytes of one A
-	xyz   func(p *J) (x, y, z *F)
+	id      int    // the library's group argument: 1 or 2
+	name    string // "G1" or "G2", for operation names
+	point   uint64 // bytes of one A
+	xyz     func(p *J) (x, y, z *F)
+	reduced func(x *F) bool // x's words are below the modulus (each Fp of an E2)
+}
+
+// fpModulus is p as an fp.Element's words (least significant first).
+var fpModulus = func() (q fp.Element) {
+	b := fp.Modulus().FillBytes(make([]byte, 8*len(q)))
+	for i := range q {
+		for _, c := range b[len(b)-8*(i+1) : len(b)-8*i] {
+			q[i] = q[i]<<8 | uint64(c)
+		}
+	}
+	return q
+}()
+
+// fpReduced reports whether x's words, read as an integer, are below p: the
+// form gnark-crypto's arithmetic expects and the library promises.
+func fpReduced(x *fp.Element) bool {
+	for i := len(x) - 1; i >= 0; i-- {
+		if x[i] != fpModulus[i] {
+			return x[i] < fpModulus[i]
+		}
+	}
+	return false
 }
 
 var (
 	g1 = group[bls12381.G1Affine, fp.Element, bls12381.G1Jac, *fp.Element, *bls12381.G1Jac]{
 		id: 1, name: "G1", point: g1Bytes,
-		xyz: func(p *bls12381.G1Jac) (x, y, z *fp.Element) { return &p.X, &p.Y, &p.Z },
+		xyz:     func(p *bls12381.G1Jac) (x, y, z *fp.Element) { return &p.X, &p.Y, &p.Z },
+		reduced: fpReduced,
 	}
 	g2 = group[bls12381.G2Affine, bls12381.E2, bls12381.G2Jac, *bls12381.E2, *bls12381.G2Jac]{
 		id: 2, name: "G2", point: g2Bytes,
-		xyz: func(p *bls12381.G2Jac) (x, y, z *bls12381.E2) { return &p.X, &p.Y, &p.Z },
+		xyz:     func(p *bls12381.G2Jac) (x, y, z *bls12381.E2) { return &p.X, &p.Y, &p.Z },
+		reduced: func(x *bls12381.E2) bool { return fpReduced(&x.A0) && fpReduced(&x.A1) },
 	}
 )
 
@@ -192,10 +217,17 @@ func (g group[A, F, J, PF, PJ]) inf() J {
 	return r
 }
 
-// jac returns p in Jacobian coordinates.
-func (g group[A, F, J, PF, PJ]) jac(p *xyzz[F]) J {
+// jac returns p, a point the library wrote for operation op, in Jacobian
+// coordinates; a coordinate not below the modulus is the library's fault
+// (ErrCUDA), never taken for a value.
+func (g group[A, F, J, PF, PJ]) jac(op string, p *xyzz[F]) (J, error) {
+	for _, c := range []*F{&p.x, &p.y, &p.zz, &p.zzz} {
+		if !g.reduced(c) {
+			return g.inf(), &Error{Op: op, Kind: ErrCUDA, Msg: "the library returned a coordinate not below the field modulus"}
+		}
+	}
 	if PF(&p.zz).IsZero() {
-		return g.inf()
+		return g.inf(), nil
 	}
 	var r J
 	x, y, z := g.xyz(&r)
@@ -209,7 +241,7 @@ func (g group[A, F, J, PF, PJ]) jac(p *xyzz[F]) J {
 	PF(&t).Mul(&t, &p.zz)
 	PF(y).Mul(&p.y, &t)
 	PF(y).Mul(y, &zzz2)
-	return r
+	return r, nil
 }
 
 // combine returns sum sums[w]·2^windowOffset(w) (Horner from the top).
@@ -226,13 +258,17 @@ func (g group[A, F, J, PF, PJ]) combine(sums []J) J {
 	return res
 }
 
-// combineOut combines the first nw window sums the library wrote into out.
-func (g group[A, F, J, PF, PJ]) combineOut(out []xyzz[F], nw int) J {
+// combineOut combines the first nw window sums the library wrote into out
+// for operation op.
+func (g group[A, F, J, PF, PJ]) combineOut(op string, out []xyzz[F], nw int) (J, error) {
 	sums := make([]J, nw)
 	for w := range sums {
-		sums[w] = g.jac(&out[w])
+		var err error
+		if sums[w], err = g.jac(op, &out[w]); err != nil {
+			return g.inf(), err
+		}
 	}
-	return g.combine(sums)
+	return g.combine(sums), nil
 }
 
 const maxWindows = 64 // C2_MAX_WINDOWS
@@ -347,7 +383,8 @@ func (g group[A, F, J, PF, PJ]) msm(d *Device, bases, scalars ptr, n, knobs int)
 	if n == 0 {
 		return res, nil
 	}
-	s, err := d.acquire("MSM" + g.name)
+	op := "MSM" + g.name
+	s, err := d.acquire(op)
 	if err != nil {
 		return res, err
 	}
@@ -357,7 +394,7 @@ func (g group[A, F, J, PF, PJ]) msm(d *Device, bases, scalars ptr, n, knobs int)
 	if err != nil {
 		return res, err
 	}
-	return g.combineOut(out[:], nw), nil
+	return g.combineOut(op, out[:], nw)
 }
 
 // windowWidth is the width of window w of nw, as digits.cuh cuts them: nw
@@ -419,7 +456,8 @@ func (g group[A, F, J, PF, PJ]) batchAddResident(d *Device, op string, bases *Bu
 // batchAdd runs c2_batch_add over n bases.
 func (g group[A, F, J, PF, PJ]) batchAdd(d *Device, bases ptr, bitmap []uint64, n int) (J, error) {
 	var zero J
-	s, err := d.acquire("BatchAdd" + g.name)
+	op := "BatchAdd" + g.name
+	s, err := d.acquire(op)
 	if err != nil {
 		return zero, err
 	}
@@ -428,7 +466,7 @@ func (g group[A, F, J, PF, PJ]) batchAdd(d *Device, bases ptr, bitmap []uint64, 
 	if err := rawBatchAdd(s, g.id, bases, bitmap, uint64(n), unsafe.Pointer(&out)); err != nil {
 		return zero, err
 	}
-	return g.jac(&out), nil
+	return g.jac(op, &out)
 }
 
 // checkIndexed validates an indexed MSM over the first nbases points of a
@@ -477,5 +515,5 @@ func (g group[A, F, J, PF, PJ]) msmIndexed(d *Device, op string, bases *Buffer, 
 	if err != nil {
 		return inf, err
 	}
-	return g.combineOut(out[:], nw), nil
+	return g.combineOut(op, out[:], nw)
 }
