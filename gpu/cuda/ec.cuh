@@ -6,8 +6,9 @@
 //
 // With the lazy Fp (field.cuh, C2_FP_LAZY) coordinates may exceed p, and
 // zero tests of the point at infinity stay exact all the same: an affine
-// point comes from memory or to_affine, both canonical, so (0, 0) is its
-// only infinity; an accumulator is at infinity only as made by inf() (ZZ
+// point comes from memory or to_affine, both canonical, or is one negated
+// (y becomes 2p - y, which is 0 only for y = 0), so (0, 0) is its only
+// infinity; an accumulator is at infinity only as made by inf() (ZZ
 // exactly 0), since a sum's ZZ is a product of values non-zero modulo p and
 // a doubling's is zero modulo p only for y = 0, which no point of G1 or G2
 // has (their curves' groups have odd order). Values written back to memory

@@ -692,7 +692,8 @@ struct Fe {
     // in two halves by the parity of i + j (e: pairs at even words, o: pairs
     // at odd words, o[k] = word k + 1), merged, doubled, plus the diagonal
     // squares; then the low N words are reduced with the rows of mul_eo
-    // (products replaced by m * p) and the high N words added.
+    // (products replaced by m * p) and the high N words added. The result is
+    // below p + a^2/R: below 2p for a < p, and for a lazy a < 2p as 4p < R.
     C2_HD static Fe sqr_eo(const Fe& a) {
         uint32_t e[2 * N], o[2 * N];
         carry_t f;
@@ -813,43 +814,47 @@ struct Fe {
 using fp_t = Fe<FpParams>;
 using fr_t = Fe<FrParams>;
 
-// Fp2 = Fp[u]/(u^2+1), laid out as gnark-crypto's E2{A0, A1}.
-struct fp2_t {
-    fp_t a0, a1;
-    C2_HD static fp2_t zero() { return {fp_t::zero(), fp_t::zero()}; }
-    C2_HD static fp2_t one() { return {fp_t::one(), fp_t::zero()}; }
+// Fp2 = Fp[u]/(u^2+1) over the Fp B (fp_t; the host tests also build it
+// over a fully reduced Fp beside the lazy one), laid out as gnark-crypto's
+// E2{A0, A1}.
+template <class B>
+struct fp2_base {
+    B a0, a1;
+    C2_HD static fp2_base zero() { return {B::zero(), B::zero()}; }
+    C2_HD static fp2_base one() { return {B::one(), B::zero()}; }
     C2_HD bool is_zero() const { return a0.is_zero() && a1.is_zero(); }
     C2_HD bool is_raw_zero() const { return a0.is_raw_zero() && a1.is_raw_zero(); }
-    C2_HD fp2_t canonical() const { return {a0.canonical(), a1.canonical()}; }
-    C2_HD bool operator==(const fp2_t& o) const { return a0 == o.a0 && a1 == o.a1; }
-    C2_HD bool operator!=(const fp2_t& o) const { return !(*this == o); }
-    C2_HD friend fp2_t operator+(const fp2_t& x, const fp2_t& y) { return {x.a0 + y.a0, x.a1 + y.a1}; }
-    C2_HD friend fp2_t operator-(const fp2_t& x, const fp2_t& y) { return {x.a0 - y.a0, x.a1 - y.a1}; }
-    C2_HD fp2_t neg() const { return {a0.neg(), a1.neg()}; }
-    C2_HD fp2_t dbl() const { return {a0.dbl(), a1.dbl()}; }
+    C2_HD fp2_base canonical() const { return {a0.canonical(), a1.canonical()}; }
+    C2_HD bool operator==(const fp2_base& o) const { return a0 == o.a0 && a1 == o.a1; }
+    C2_HD bool operator!=(const fp2_base& o) const { return !(*this == o); }
+    C2_HD friend fp2_base operator+(const fp2_base& x, const fp2_base& y) { return {x.a0 + y.a0, x.a1 + y.a1}; }
+    C2_HD friend fp2_base operator-(const fp2_base& x, const fp2_base& y) { return {x.a0 - y.a0, x.a1 - y.a1}; }
+    C2_HD fp2_base neg() const { return {a0.neg(), a1.neg()}; }
+    C2_HD fp2_base dbl() const { return {a0.dbl(), a1.dbl()}; }
     // Under C2_FIELD_EO two fused products (Fe::prod_diff, Fe::prod_sum): 4
     // multiplications and 2 Montgomery reductions, no additions of operands
     // (G2 MSM 2^24 6 % faster than Karatsuba on the H200, BENCHMARKS.md
     // session 13); otherwise Karatsuba, 3 Fp products.
-    C2_HD friend fp2_t operator*(const fp2_t& x, const fp2_t& y) {
+    C2_HD friend fp2_base operator*(const fp2_base& x, const fp2_base& y) {
 #ifdef C2_FIELD_EO
-        return {fp_t::prod_diff(x.a0, y.a0, x.a1, y.a1), fp_t::prod_sum(x.a0, y.a1, x.a1, y.a0)};
+        return {B::prod_diff(x.a0, y.a0, x.a1, y.a1), B::prod_sum(x.a0, y.a1, x.a1, y.a0)};
 #else
-        fp_t t0 = x.a0 * y.a0;
-        fp_t t1 = x.a1 * y.a1;
-        fp_t t2 = (x.a0 + x.a1) * (y.a0 + y.a1);
+        B t0 = x.a0 * y.a0;
+        B t1 = x.a1 * y.a1;
+        B t2 = (x.a0 + x.a1) * (y.a0 + y.a1);
         return {t0 - t1, t2 - t0 - t1};
 #endif
     }
     // (a0+a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 Fp products.
-    C2_HD fp2_t sqr() const {
-        fp_t t = a0 * a1;
+    C2_HD fp2_base sqr() const {
+        B t = a0 * a1;
         return {(a0 + a1) * (a0 - a1), t.dbl()};
     }
-    C2_HD fp2_t inverse() const {
-        fp_t n = (a0.sqr() + a1.sqr()).inverse();
+    C2_HD fp2_base inverse() const {
+        B n = (a0.sqr() + a1.sqr()).inverse();
         return {a0 * n, (a1 * n).neg()};
     }
 };
+using fp2_t = fp2_base<fp_t>;
 
 }  // namespace c2

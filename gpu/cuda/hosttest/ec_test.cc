@@ -6,8 +6,9 @@
 // G2 (Fp2) coordinates: random accumulators and points (the formulas are
 // field arithmetic, so points need not be on the curve) and the special cases
 // (either operand at infinity, equal points -> doubling, opposite points ->
-// infinity, y1 = 0). Built with C2_FP_LAZY (ec_test_lazy) it also checks G1's
-// additions in the lazy Fp against the fully reduced one (check_lazy).
+// infinity, y1 = 0). Built with C2_FP_LAZY (ec_test_lazy) it also checks the
+// additions of G1 and G2 in the lazy Fp against the fully reduced one
+// (check_lazy).
 // Build and run: make -C gpu/cuda hosttest
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,83 +165,122 @@ static int check_fp2(int iters) {
 }
 
 #ifdef C2_FP_LAZY
-// The fully reduced Fp beside the lazy one of this build.
+// The fully reduced Fp, and Fp2 over it, beside the lazy ones of this build.
 struct FpStrict : FpParams {
     static constexpr bool LAZY = false;
 };
 using fs_t = Fe<FpStrict>;
+using fs2_t = fp2_base<fs_t>;
 
 static fs_t strict(const fp_t& x) {
     fs_t r;
     for (int i = 0; i < fp_t::N; i++) r.v[i] = x.v[i];
     return r;
 }
-static xyzz_t<fs_t> strict(const xyzz_t<fp_t>& a) { return {strict(a.x), strict(a.y), strict(a.zz), strict(a.zzz)}; }
-
-// r's coordinates are below 2p and congruent to s's (fully reduced).
-static bool congruent(const xyzz_t<fp_t>& r, const xyzz_t<fs_t>& s) {
-    const fp_t* rc[4] = {&r.x, &r.y, &r.zz, &r.zzz};
-    const fs_t* sc[4] = {&s.x, &s.y, &s.zz, &s.zzz};
-    for (int k = 0; k < 4; k++) {
-        if (!gen<FpParams>::in_bound(*rc[k])) return false;
-        const fp_t c = rc[k]->canonical();
-        for (int i = 0; i < fp_t::N; i++)
-            if (c.v[i] != sc[k]->v[i]) return false;
-    }
-    return true;
+static fs2_t strict(const fp2_t& x) { return {strict(x.a0), strict(x.a1)}; }
+template <class F>
+static auto strict(const xyzz_t<F>& a) {
+    return xyzz_t<decltype(strict(a.x))>{strict(a.x), strict(a.y), strict(a.zz), strict(a.zzz)};
+}
+template <class F>
+static auto strict(const affine_t<F>& a) {
+    return affine_t<decltype(strict(a.x))>{strict(a.x), strict(a.y)};
 }
 
-// G1's mixed and XYZZ additions and doublings in the lazy Fp against the
-// same formulas in the fully reduced one: operands with coordinates x or
-// x + p (an affine point's infinity and an accumulator's ZZ = 0 stay 0),
-// results congruent coordinate by coordinate and below 2p, chained so that
-// lazy results feed the next addition; equal points (doubling) and opposite
-// ones (infinity) included.
-static int check_lazy(int iters) {
+// x, or x + p (each Fp of an Fp2 on its own), at random, for x < p.
+static fp_t lift(gen<FpParams>& g, const fp_t& x) { return g.lift(x); }
+static fp2_t lift(gen<FpParams>& g, const fp2_t& x) { return {g.lift(x.a0), g.lift(x.a1)}; }
+template <class F>
+static xyzz_t<F> lift(gen<FpParams>& g, const xyzz_t<F>& a) {
+    // ZZ = 0 is how infinity is made (inf()): it stays 0
+    return {lift(g, a.x), lift(g, a.y), a.is_inf() ? a.zz : lift(g, a.zz), lift(g, a.zzz)};
+}
+
+// r is below 2p and congruent to s (fully reduced): equal words once reduced.
+static bool congruent(const fp_t& r, const fs_t& s) {
+    if (!gen<FpParams>::in_bound(r)) return false;
+    const fp_t c = r.canonical();
+    for (int i = 0; i < fp_t::N; i++)
+        if (c.v[i] != s.v[i]) return false;
+    return true;
+}
+static bool congruent(const fp2_t& r, const fs2_t& s) { return congruent(r.a0, s.a0) && congruent(r.a1, s.a1); }
+template <class F, class S>
+static bool congruent(const xyzz_t<F>& r, const xyzz_t<S>& s) {
+    return congruent(r.x, s.x) && congruent(r.y, s.y) && congruent(r.zz, s.zz) && congruent(r.zzz, s.zzz);
+}
+
+// The mixed and XYZZ additions and doublings of G1 (F = fp_t) or G2
+// (fp2_t) in the lazy Fp against the same formulas in the fully reduced
+// one: operands with each Fp x or x + p at random (an accumulator's ZZ = 0
+// and an affine infinity stay 0), results congruent coordinate by
+// coordinate and below 2p, chained so that lazy results feed the next
+// addition. Equal points (doubling) and opposite ones (infinity) come in
+// other representations: an affine point from the accumulator, and an XYZZ
+// point as (l^2 x, l^3 y, l^2 zz, l^3 zzz).
+template <class F>
+static int check_lazy(const char* name, int iters) {
     gen<FpParams> g{rng};
-    int bad = 0, dbl = 0, inf = 0;
-    xyzz_t<fp_t> acc = xyzz_t<fp_t>::inf();
-    xyzz_t<fs_t> sacc = xyzz_t<fs_t>::inf();
+    int bad = 0, dbl = 0, inf = 0, xdbl = 0, xinf = 0;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    auto sacc = strict(acc);
+    auto report = [&](const char* what, int it) {
+        if (bad++ < 5) printf("%s (lazy): %s differs at iteration %d\n", name, what, it);
+    };
     for (int it = 0; it < iters; it++) {
-        if (it % 64 == 0) {  // a fresh random accumulator, lifted
-            fp_t c[4];
-            for (fp_t& x : c) x = g.uniform();
-            acc = {g.lift(c[0]), g.lift(c[1]), g.lift(c[2]), g.lift(c[3])};
-            sacc = {strict(c[0]), strict(c[1]), strict(c[2]), strict(c[3])};
+        if (it % 64 == 0) {  // a fresh random accumulator
+            xyzz_t<F> c;
+            random_el(c.x), random_el(c.y), random_el(c.zz), random_el(c.zzz);
+            acc = lift(g, c);
+            sacc = strict(c);
         }
-        g1_affine q{g.uniform(), g.uniform()};
+        affine_t<F> q;
+        random_el(q.x), random_el(q.y);
         const bool at_inf = acc.is_inf();
         switch (it % 8) {
-        case 0: q = {fp_t::zero(), fp_t::zero()}; break;
+        case 0: q = {F::zero(), F::zero()}; break;
         case 2:  // q equal to acc, or its negation
         case 3:
             if (at_inf) break;
             q.x = (acc.x * acc.zz.inverse()).canonical();
             q.y = (acc.y * acc.zzz.inverse()).canonical();
-            if (it % 8 == 3) q.y = q.y.neg();
+            if (it % 8 == 3) q.y = q.y.neg().canonical();
             break;
         default: break;
         }
-        const g1_affine lq = q.is_inf() ? q : g1_affine{g.lift(q.x), g.lift(q.y)};
-        const affine_t<fs_t> sq{strict(q.x.canonical()), strict(q.y.canonical())};
-        xyzz_t<fp_t> r = acc.add_affine(lq);
-        xyzz_t<fs_t> s = sacc.add_affine(sq);
-        if (!congruent(r, s) && bad++ < 5) printf("g1 (lazy): mixed addition differs at iteration %d\n", it);
+        const affine_t<F> lq = q.is_inf() ? q : affine_t<F>{lift(g, q.x), lift(g, q.y)};
+        xyzz_t<F> r = acc.add_affine(lq);
+        const auto s = sacc.add_affine(strict(q));
+        if (!congruent(r, s)) report("mixed addition", it);
         if (!at_inf && it % 8 == 2 && !r.is_inf()) dbl++;
         if (!at_inf && it % 8 == 3 && r.is_inf()) inf++;
-        // an XYZZ addition of the result to the accumulator, and a doubling
-        xyzz_t<fp_t> r2 = r.add(acc), r3 = r.dbl();
-        if ((!congruent(r2, s.add(sacc)) || !congruent(r3, s.dbl())) && bad++ < 5)
-            printf("g1 (lazy): XYZZ addition or doubling differs at iteration %d\n", it);
+        // XYZZ additions: of r, and of acc in other coordinates (doubling)
+        // or negated (infinity); a doubling of r
+        F l;
+        random_el(l);
+        const F l2 = l.sqr(), l3 = l2 * l;
+        xyzz_t<F> same = at_inf ? acc : xyzz_t<F>{acc.x * l2, acc.y * l3, acc.zz * l2, acc.zzz * l3};
+        if (it % 2) same.y = same.y.neg();
+        same = lift(g, same.canonical());
+        const xyzz_t<F> r2 = r.add(acc), r3 = acc.add(same), r4 = r.dbl();
+        if (!congruent(r2, s.add(sacc))) report("XYZZ addition", it);
+        if (!congruent(r3, sacc.add(strict(same.canonical())))) report("XYZZ addition of the same point", it);
+        if (!congruent(r4, s.dbl())) report("doubling", it);
+        if (!at_inf && it % 2 == 0 && !r3.is_inf()) xdbl++;
+        if (!at_inf && it % 2 == 1 && r3.is_inf()) xinf++;
         // the lazy chain goes on from its own result; the strict one from
         // the lazy one's canonical value, so that a difference shows once
         acc = it % 3 ? r : r2;
         sacc = strict(acc.canonical());
     }
-    printf("g1 (lazy): %d mixed additions (%d doublings, %d cancellations) with XYZZ additions and doublings, "
-           "%d differences\n",
-           iters, dbl, inf, bad);
-    if (dbl < iters / 16 || inf < iters / 16) bad++;
+    printf("%s (lazy): %d mixed additions (%d doublings, %d cancellations), XYZZ additions (%d doublings, %d "
+           "cancellations) and doublings, %d differences, %llu non-zero carries dropped, %llu flags read across "
+           "addition and subtraction\n",
+           name, iters, dbl, inf, xdbl, xinf, bad, (unsigned long long)dropped_carries,
+           (unsigned long long)mixed_carries);
+    if (dbl < iters / 16 || inf < iters / 16 || xdbl < iters / 4 || xinf < iters / 4) bad++;
+    if (dropped_carries || mixed_carries) bad++;
+    dropped_carries = mixed_carries = 0;
     return bad;
 }
 #endif
@@ -249,7 +289,7 @@ int main(int argc, char** argv) {
     rng.seed(check_seed(argc, argv));
     int bad = check_fp2(60000);
 #ifdef C2_FP_LAZY
-    bad += check_lazy(40000);
+    bad += check_lazy<fp_t>("g1", 40000) + check_lazy<fp2_t>("g2", 16000);
 #endif
     bad += check<fp_t>("g1", 40000) + check<fp2_t>("g2", 16000);
     bad += check_add<fp_t>("g1", 40000) + check_add<fp2_t>("g2", 16000);
