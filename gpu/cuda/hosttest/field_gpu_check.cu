@@ -7,20 +7,33 @@
 // mapping of the carry primitives and ptxas' handling of the carry flag.
 // Built with C2_FP_LAZY (field_gpu_check_lazy), Fp's operands reach the
 // device as x or x + p at random and each result must be below 2p and
-// congruent to the host's.
+// congruent to the host's; == and canonical() run on the device too (equal
+// operand pairs must give the canonical value, word for word).
 // Build and run: make -C gpu/cuda gpucheck   (optional argument: a seed)
 #include "cuda_check.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <random>
 #include <vector>
 #include "field_gen.h"
 
 using namespace c2;
 
-enum { V_PORTABLE, V_EO, V_SQR_EO, V_ADD_EO, V_SUB_EO, V_NEG_EO, V_PROD_SUM_EO, V_PROD_DIFF_EO, V_COUNT };
-static const char* vname[V_COUNT] = {"portable", "mul_eo",      "sqr_eo",        "add_eo",
-                                     "sub_eo",   "neg_eo", "prod_sum_eo", "prod_sum_eo(-c)"};
+enum {
+    V_PORTABLE,
+    V_EO,
+    V_SQR_EO,
+    V_ADD_EO,
+    V_SUB_EO,
+    V_NEG_EO,
+    V_PROD_SUM_EO,
+    V_PROD_DIFF_EO,
+    V_CANONICAL,
+    V_COUNT
+};
+static const char* vname[V_COUNT] = {"portable", "mul_eo",      "sqr_eo",          "add_eo",   "sub_eo",
+                                     "neg_eo",   "prod_sum_eo", "prod_sum_eo(-c)", "canonical"};
 
 template <class F>
 __global__ void k_products(const F* a, const F* b, const F* c, const F* d, F* out, size_t n) {
@@ -35,6 +48,8 @@ __global__ void k_products(const F* a, const F* b, const F* c, const F* d, F* ou
     out[V_NEG_EO * n + i] = F::neg_eo(x);
     out[V_PROD_SUM_EO * n + i] = F::prod_sum_eo(x, y, z, w);
     out[V_PROD_DIFF_EO * n + i] = F::prod_sum_eo(x, y, F::neg_eo(z), w);
+    // x's value in [0, p) when x == y (mod p), else all ones
+    out[V_CANONICAL * n + i] = x == y ? x.canonical() : F{{0xffffffffu}};
 }
 
 template <class P>
@@ -103,10 +118,14 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
             case V_PROD_DIFF_EO:
                 want = F::sub_portable(F::mul_portable(a[k], b[k]), F::mul_portable(c[k], d[k]));
                 break;
+            case V_CANONICAL:
+                want = a[k] == b[k] ? a[k] : F{{0xffffffffu}};  // exact words below
+                break;
             default: want = F::mul_portable(a[k], b[k]);
             }
             const F& r = out[v * n + k];
-            if (!(gen<P>::in_bound(r) && r == want) && wrong++ < 3) printf("%s %s: wrong at %zu\n", name, vname[v], k);
+            const bool ok = v == V_CANONICAL ? memcmp(&r, &want, sizeof r) == 0 : gen<P>::in_bound(r) && r == want;
+            if (!ok && wrong++ < 3) printf("%s %s: wrong at %zu\n", name, vname[v], k);
         }
         printf("%s %-15s: %zu results on the device, %zu differ from the host's portable version\n", name,
                vname[v], n, wrong);
