@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"math/big"
 	"math/bits"
 	"sync"
@@ -172,11 +173,9 @@ type group[A, F, J any, PF field[F], PJ jacobian[J]] struct {
 
 // fpModulus is p as an fp.Element's words (least significant first).
 var fpModulus = func() (q fp.Element) {
-	b := fp.Modulus().FillBytes(make([]byte, 8*len(q)))
+	b := fp.Modulus().FillBytes(make([]byte, 8*len(q))) // big-endian
 	for i := range q {
-		for _, c := range b[len(b)-8*(i+1) : len(b)-8*i] {
-			q[i] = q[i]<<8 | uint64(c)
-		}
+		q[i] = binary.BigEndian.Uint64(b[len(b)-8*(i+1):])
 	}
 	return q
 }()
