@@ -8,7 +8,7 @@
 // fully reduced (in [0, p)), which is what gnark-crypto expects as well,
 // except in the lazy Fp of C2_FP_LAZY (below).
 //
-// Lazy Fp (C2_FP_LAZY, with C2_FIELD_EO): an Fp value is any integer in
+// Lazy Fp (C2_FP_LAZY, with C2_FIELD_EO; the Makefile's default): an Fp value is any integer in
 // [0, 2p) congruent to it. A product takes operands in [0, 2p) and returns
 // its CIOS result without the final subtraction (below 2p because
 // 8p < 2^384); a sum or difference is brought back into [0, 2p) by one

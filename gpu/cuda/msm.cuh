@@ -158,9 +158,9 @@ struct point_stage {
 
 // C2_RUN_TASKS_MIN_BLOCKS, when defined, is the fewest blocks of G1's
 // k_run_tasks that must fit an SM (a register cap for ptxas); undefined (or
-// 0), ptxas picks (G1: 168 registers, 3 blocks of 128 threads an SM; 148
-// with LAZY=1). G2's is never capped. A build knob for device A/B runs, e.g.
-// make EXTRA=-DC2_RUN_TASKS_MIN_BLOCKS=4 LAZY=1.
+// 0), ptxas picks (G1: 148 registers, 3 blocks of 128 threads an SM; 168
+// with LAZY=0). G2's is never capped. A build knob for device A/B runs, e.g.
+// make EXTRA=-DC2_RUN_TASKS_MIN_BLOCKS=4.
 #ifndef C2_RUN_TASKS_MIN_BLOCKS
 #define C2_RUN_TASKS_MIN_BLOCKS 0
 #endif
