@@ -12,8 +12,9 @@ import (
 	"github.com/sealc2/c2/r1cs"
 )
 
-// ErrNoKeyMaker is returned by DevSetup when no device of the Prover makes
-// keys in its own memory.
+// ErrNoKeyMaker is returned (wrapped, with the reason when the CUDA
+// backend could not be opened) by DevSetup when no device of the Prover
+// makes keys in its own memory.
 var ErrNoKeyMaker = errors.New("c2: no device makes development keys in its memory")
 
 // DevSetup makes INSECURE development parameters for the finalized system
@@ -51,7 +52,16 @@ func (p *Prover) DevSetup(ctx context.Context, sys *r1cs.System, rng io.Reader) 
 		p.keys.Put(d, key)
 		return key.ProvingKey(), nil
 	}
-	return nil, ErrNoKeyMaker
+	return nil, p.noKeyMaker()
+}
+
+// noKeyMaker is ErrNoKeyMaker with the reason the CUDA backend was not
+// opened, when there is one.
+func (p *Prover) noKeyMaker() error {
+	if p.noCUDA != nil {
+		return fmt.Errorf("%w (%v)", ErrNoKeyMaker, p.noCUDA)
+	}
+	return ErrNoKeyMaker
 }
 
 // DevSetupProof makes INSECURE development parameters for the shape of the
@@ -97,7 +107,7 @@ func (p *Prover) DevSetupUpdate(ctx context.Context, proof string, rng io.Reader
 func (p *Prover) devSetupCache(ctx context.Context, c *shapeCache, label string, record func(context.Context) (*r1cs.System, error),
 	rng io.Reader) (*groth16.VerifyingKey, error) {
 	if !p.hasKeyMaker() {
-		return nil, ErrNoKeyMaker // before the recording, which takes seconds to minutes at 32 GiB
+		return nil, p.noKeyMaker() // before the recording, which takes seconds to minutes at 32 GiB
 	}
 	if p.isClosed() {
 		return nil, ErrClosed

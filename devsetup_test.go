@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,6 +101,21 @@ func TestDevSetupProvesOnTheMaker(t *testing.T) {
 	p.rot.Retire(p.rot.Devices()[1], gpu.ErrDeviceLost)
 	_, err = p.ProvePartitions(ctx, pk, f.parts)
 	require.ErrorIs(t, err, ErrNoDevice)
+}
+
+// Without a CUDA library, the auto backend proves on the CPU, and DevSetup's
+// refusal says why no CUDA device was opened.
+func TestDevSetupSaysWhyNoCUDA(t *testing.T) {
+	p, err := New(Config{Threads: 2})
+	require.NoError(t, err)
+	defer p.Close()
+	if p.Devices()[0] != "cpu" {
+		t.Skipf("a CUDA device is open: %v", p.Devices())
+	}
+	f := newFixture(t, 60, 3, false)
+	_, err = p.DevSetup(context.Background(), f.parts[0], rand.Reader)
+	require.ErrorIs(t, err, ErrNoKeyMaker)
+	require.True(t, strings.Contains(err.Error(), ErrNoCUDA.Error()), "%v", err)
 }
 
 func TestDevSetupNeedsAKeyMaker(t *testing.T) {

@@ -72,6 +72,8 @@ type Prover struct {
 	run  *stage.Runner
 	host *pool.Pool
 	st   stage.Times
+	// noCUDA is why Backend auto found no CUDA device, or nil.
+	noCUDA error
 
 	mu     sync.Mutex // guards closed
 	closed bool
@@ -114,6 +116,10 @@ func newProver(cfg Config, devs []gpu.Device) (*Prover, error) {
 			if c.Backend == BackendCUDA {
 				return nil, ErrNoCUDA
 			}
+			if p.noCUDA = err; err == nil {
+				p.noCUDA = ErrNoCUDA
+			}
+			log.Warn("c2: no CUDA device: proving on the CPU", "err", p.noCUDA)
 			devs = []gpu.Device{p.cpu}
 		}
 	}
