@@ -226,7 +226,7 @@ func (p SectorProof) MarshalJSON() ([]byte, error) {
 	}{SectorID: p.SectorID, CommR: p.CommR}
 	out.VanillaProof.Sectors = make([]sector, len(p.Sectors))
 	for i, s := range p.Sectors {
-		out.VanillaProof.Sectors[i] = sector{InclusionProofs: s.InclusionProofs, CommC: s.CommC, CommRLast: s.CommRLast}
+		out.VanillaProof.Sectors[i] = sector(s)
 	}
 	return json.Marshal(out)
 }

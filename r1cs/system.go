@@ -52,8 +52,8 @@ func (d *Density) set(i int) { d.bits[i>>6] |= 1 << (uint(i) & 63) }
 
 func (d *Density) equal(o *Density) bool { return d.n == o.n && slices.Equal(d.bits, o.bits) }
 
-// NewDensity returns a density of n variables built from set, for tests and
-// for keys read from disk.
+// NewDensity returns a density of n variables in which variable i is dense
+// when set(i) holds (msm's split tests build their densities this way).
 func NewDensity(n int, set func(i int) bool) Density {
 	d := Density{bits: make([]uint64, (n+63)/64), n: n}
 	for i := 0; i < n; i++ {
