@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 7
+#define C2_ABI_VERSION 8
 
 enum {
     C2_OK = 0,
@@ -105,6 +105,18 @@ int c2_compute_h(c2_status* st, c2_stream* s, void* a, void* b, void* c, int on_
 int c2_msm(c2_status* st, c2_stream* s, int group, const void* bases, int bases_on_device,
            const void* scalars, int scalars_on_device, uint64_t n, int window_bits, void* out,
            int* nwindows, int* used_window_bits);
+/* The split MSM: c2_msm over resident bases, with bases_hi[i] = 2^128 bases[i]
+ * (device memory, from c2_shift_points) so that each scalar is two 128-bit
+ * halves over 2n bases. window_bits = 0 picks the layout; otherwise
+ * H = ceil(128/window_bits). out receives *nwindows = H XYZZ sums whose
+ * combination is sum_w out[w] 2^(o_w), with o_w the offsets of H near-equal
+ * windows covering 128 bits, the wider ones first; *used_window_bits is the
+ * widest. */
+int c2_msm_split(c2_status* st, c2_stream* s, int group, const void* bases, const void* bases_hi, const void* scalars,
+                 int scalars_on_device, uint64_t n, int window_bits, void* out, int* nwindows, int* used_window_bits);
+/* dst[i] = 2^doublings src[i] for i < n affine points in device memory
+ * (dst may be src); returns when they are written. */
+int c2_shift_points(c2_status* st, c2_stream* s, int group, void* dst, const void* src, uint64_t n, int doublings);
 /* The MSM sum_j scalars[j] * bases[idx[j]] (j < n) over nbases resident
  * bases (device memory), gathered on the device; idx and scalars are host
  * memory, every idx[j] < nbases (the caller checks). Output as c2_msm. */

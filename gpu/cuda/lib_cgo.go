@@ -30,6 +30,9 @@ static int (*p_copy)(c2_status*, c2_stream*, void*, const void*, uint64_t, int);
 static int (*p_ntt)(c2_status*, c2_stream*, void*, int, int, int, const c2_ntt_consts*);
 static int (*p_compute_h)(c2_status*, c2_stream*, void*, void*, void*, int, int, const c2_ntt_consts*);
 static int (*p_msm)(c2_status*, c2_stream*, int, const void*, int, const void*, int, uint64_t, int, void*, int*, int*);
+static int (*p_msm_split)(c2_status*, c2_stream*, int, const void*, const void*, const void*, int, uint64_t, int, void*,
+                          int*, int*);
+static int (*p_shift_points)(c2_status*, c2_stream*, int, void*, const void*, uint64_t, int);
 static int (*p_batch_add)(c2_status*, c2_stream*, int, const void*, int, const uint64_t*, uint64_t, void*);
 static int (*p_fill_points)(c2_status*, c2_stream*, int, void*, uint64_t, const void*, uint64_t);
 static int (*p_msm_indexed)(c2_status*, c2_stream*, int, const void*, uint64_t, const uint32_t*, const void*, uint64_t,
@@ -64,6 +67,8 @@ static const char* c2_open(const char* path, int* abi) {
 	C2_SYM(ntt)
 	C2_SYM(compute_h)
 	C2_SYM(msm)
+	C2_SYM(msm_split)
+	C2_SYM(shift_points)
 	C2_SYM(batch_add)
 	C2_SYM(fill_points)
 	C2_SYM(r1cs_eval)
@@ -109,6 +114,13 @@ static int w_compute_h(c2_status* st, uintptr_t s, void* a, void* b, void* c, in
 static int w_msm(c2_status* st, uintptr_t s, int g, void* bases, int bd, void* sc, int sd, uint64_t n, int w,
                  void* out, int* nw, int* c) {
 	return p_msm(st, (c2_stream*)s, g, bases, bd, sc, sd, n, w, out, nw, c);
+}
+static int w_msm_split(c2_status* st, uintptr_t s, int g, void* bases, void* hi, void* sc, int sd, uint64_t n, int w,
+                       void* out, int* nw, int* c) {
+	return p_msm_split(st, (c2_stream*)s, g, bases, hi, sc, sd, n, w, out, nw, c);
+}
+static int w_shift_points(c2_status* st, uintptr_t s, int g, void* dst, void* src, uint64_t n, int k) {
+	return p_shift_points(st, (c2_stream*)s, g, dst, src, n, k);
 }
 static int w_batch_add(c2_status* st, uintptr_t s, int g, void* bases, int bd, void* bits, uint64_t n, void* out) {
 	return p_batch_add(st, (c2_stream*)s, g, bases, bd, (const uint64_t*)bits, n, out);
@@ -327,6 +339,21 @@ func rawMSM(s stream, group int, bases, scalars ptr, n uint64, window int, out u
 	rc := C.w_msm(&st, C.uintptr_t(s.h), C.int(group), bases.p, cbool(bases.dev), scalars.p, cbool(scalars.dev),
 		C.uint64_t(n), C.int(window), out, &nw, &c)
 	return int(nw), int(c), mkerr(fmt.Sprintf("MSMG%d", group), rc, &st)
+}
+
+func rawMSMSplit(s stream, group int, bases, basesHi unsafe.Pointer, scalars ptr, n uint64, window int,
+	out unsafe.Pointer) (int, int, error) {
+	var st C.c2_status
+	var nw, c C.int
+	rc := C.w_msm_split(&st, C.uintptr_t(s.h), C.int(group), bases, basesHi, scalars.p, cbool(scalars.dev),
+		C.uint64_t(n), C.int(window), out, &nw, &c)
+	return int(nw), int(c), mkerr(fmt.Sprintf("MSMG%dSplit", group), rc, &st)
+}
+
+func rawShiftPoints(s stream, group int, dst, src unsafe.Pointer, n uint64, doublings int) error {
+	var st C.c2_status
+	rc := C.w_shift_points(&st, C.uintptr_t(s.h), C.int(group), dst, src, C.uint64_t(n), C.int(doublings))
+	return mkerr(fmt.Sprintf("ShiftG%d", group), rc, &st)
 }
 
 func rawBatchAdd(s stream, group int, bases ptr, bitmap []uint64, n uint64, out unsafe.Pointer) error {

@@ -28,7 +28,11 @@ func rawComputeH(stream, ptr, ptr, ptr, int, *nttConsts) error          { return
 func rawMSM(stream, int, ptr, ptr, uint64, int, unsafe.Pointer) (int, int, error) {
 	return 0, 0, libLoad()
 }
-func rawBatchAdd(stream, int, ptr, []uint64, uint64, unsafe.Pointer) error { return libLoad() }
+func rawMSMSplit(stream, int, unsafe.Pointer, unsafe.Pointer, ptr, uint64, int, unsafe.Pointer) (int, int, error) {
+	return 0, 0, libLoad()
+}
+func rawShiftPoints(stream, int, unsafe.Pointer, unsafe.Pointer, uint64, int) error { return libLoad() }
+func rawBatchAdd(stream, int, ptr, []uint64, uint64, unsafe.Pointer) error          { return libLoad() }
 func rawFill(stream, int, unsafe.Pointer, uint64, unsafe.Pointer, uint64) error {
 	return libLoad()
 }

@@ -19,6 +19,27 @@ static __global__ void k_gather_points(uint4* __restrict__ dst, const uint4* __r
     dst[t] = src[(uint64_t)idx[j] * W + w];
 }
 
+// c2_msm and c2_msm_split (bases_hi not null).
+static int msm_entry(c2_status* st, c2_stream* h, int group, const void* bases, bool bases_dev, const void* bases_hi,
+                     const void* scalars, bool scalars_dev, uint64_t n, int window_bits, void* out, int* nwindows,
+                     int* used_window_bits, const char* name) {
+    stream_ctx* sc = (stream_ctx*)h;
+    if (!sc || !out || !nwindows || !used_window_bits || (n && (!bases || !scalars)))
+        return set_status(st, C2_ERR_INVALID, 0, "%s: null argument", name);
+    if (int rc = check_group(st, group)) return rc;
+    C2_ENTER(sc->ordinal);
+    trace_call trace(sc->ordinal, sc->s, bases_hi ? "msm_split" : "msm");
+    int rc;
+    if (group == 1)
+        rc = msm_g1(st, sc, bases, bases_dev, bases_hi, scalars, scalars_dev, n, window_bits, out, nwindows,
+                    used_window_bits);
+    else
+        rc = msm_g2(st, sc, bases, bases_dev, bases_hi, scalars, scalars_dev, n, window_bits, out, nwindows,
+                    used_window_bits);
+    if (rc) cudaStreamSynchronize(sc->s);
+    return rc;
+}
+
 extern "C" {
 
 int c2_msm_indexed(c2_status* st, c2_stream* h, int group, const void* bases, uint64_t nbases, const uint32_t* idx,
@@ -42,28 +63,37 @@ int c2_msm_indexed(c2_status* st, c2_stream* h, int group, const void* bases, ui
     (void)nbases;
     int rc;
     if (group == 1)
-        rc = msm_g1(st, sc, pts.p, true, scalars, false, n, window_bits, out, nwindows, used_window_bits);
+        rc = msm_g1(st, sc, pts.p, true, nullptr, scalars, false, n, window_bits, out, nwindows, used_window_bits);
     else
-        rc = msm_g2(st, sc, pts.p, true, scalars, false, n, window_bits, out, nwindows, used_window_bits);
+        rc = msm_g2(st, sc, pts.p, true, nullptr, scalars, false, n, window_bits, out, nwindows, used_window_bits);
     cudaStreamSynchronize(sc->s);  // the scratch is released in stream order; the host idx is free now
     return rc;
 }
 
 int c2_msm(c2_status* st, c2_stream* h, int group, const void* bases, int bases_on_device, const void* scalars,
            int scalars_on_device, uint64_t n, int window_bits, void* out, int* nwindows, int* used_window_bits) {
+    return msm_entry(st, h, group, bases, bases_on_device, nullptr, scalars, scalars_on_device, n, window_bits, out,
+                     nwindows, used_window_bits, "c2_msm");
+}
+
+int c2_msm_split(c2_status* st, c2_stream* h, int group, const void* bases, const void* bases_hi, const void* scalars,
+                 int scalars_on_device, uint64_t n, int window_bits, void* out, int* nwindows, int* used_window_bits) {
+    if (n && !bases_hi) return set_status(st, C2_ERR_INVALID, 0, "c2_msm_split: null argument");
+    return msm_entry(st, h, group, bases, true, bases_hi, scalars, scalars_on_device, n, window_bits, out, nwindows,
+                     used_window_bits, "c2_msm_split");
+}
+
+int c2_shift_points(c2_status* st, c2_stream* h, int group, void* dst, const void* src, uint64_t n, int doublings) {
     stream_ctx* sc = (stream_ctx*)h;
-    if (!sc || !out || !nwindows || !used_window_bits || (n && (!bases || !scalars)))
-        return set_status(st, C2_ERR_INVALID, 0, "c2_msm: null argument");
+    if (!sc || (n && (!dst || !src))) return set_status(st, C2_ERR_INVALID, 0, "c2_shift_points: null argument");
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
-    trace_call trace(sc->ordinal, sc->s, "msm");
+    trace_call trace(sc->ordinal, sc->s, "shift_points");
     int rc;
     if (group == 1)
-        rc = msm_g1(st, sc, bases, bases_on_device, scalars, scalars_on_device, n, window_bits, out, nwindows,
-                    used_window_bits);
+        rc = shift_g1(st, sc, dst, src, n, doublings);
     else
-        rc = msm_g2(st, sc, bases, bases_on_device, scalars, scalars_on_device, n, window_bits, out, nwindows,
-                    used_window_bits);
+        rc = shift_g2(st, sc, dst, src, n, doublings);
     if (rc) cudaStreamSynchronize(sc->s);
     return rc;
 }

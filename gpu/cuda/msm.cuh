@@ -31,22 +31,45 @@ namespace c2 {
 
 static constexpr uint64_t MSM_CHUNK = 1ull << 24;
 static constexpr uint32_t MSM_PIECE = 128;  // most points one accumulation task adds
+// A (bucket, point) pair's value: the point's index in its chunk, the high
+// base array's flag (split MSMs) and the digit's sign.
+static constexpr uint32_t MSM_INDEX = 0x3fffffffu;
+static constexpr uint32_t MSM_HIGH = 0x40000000u;
+static constexpr uint32_t MSM_NEG = 0x80000000u;
 
 // Keys and values of the (bucket, point) pairs of W windows; nb buckets per
-// window (2^(widest window - 1)), key W*nb marks a zero digit.
+// window (2^(widest window - 1)). H = 0: the plain layout, window w's
+// buckets are set w. H > 0: the split layout of W = 2H windows
+// (digits.cuh), windows w and w + H share set w and window w + H's points
+// carry MSM_HIGH. Key (sets * nb) marks a zero digit.
 template <class F>
-__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, uint32_t chunk_stride, int W, uint32_t nb,
-                         uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
+__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, uint32_t chunk_stride, int W, int H,
+                         uint32_t nb, uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     fr_t s = scalars[i].from_mont();
     uint32_t carry = 0;
+    const uint32_t zero_key = (uint32_t)(H ? H : W) * nb;
     for (int w = 0; w < W; w++) {
         bool neg;
-        uint32_t d = signed_digit(s.v, w, W, carry, neg);
-        keys[(size_t)w * chunk_stride + i] = d == 0 ? (uint32_t)W * nb : w * nb + d - 1;
-        vals[(size_t)w * chunk_stride + i] = i | (neg ? 0x80000000u : 0u);
+        uint32_t d, set = w, high = 0;
+        if (H) {
+            d = signed_digit_at(s.v, split_offset(w, H), split_width(w, H), carry, neg);
+            if (w >= H) set = w - H, high = MSM_HIGH;
+        } else {
+            d = signed_digit(s.v, w, W, carry, neg);
+        }
+        keys[(size_t)w * chunk_stride + i] = d == 0 ? zero_key : set * nb + d - 1;
+        vals[(size_t)w * chunk_stride + i] = i | high | (neg ? MSM_NEG : 0u);
     }
+}
+
+// The point a pair's value v names: in bases, or in bases_hi when v carries
+// MSM_HIGH.
+template <class F>
+__device__ __forceinline__ const affine_t<F>* point_of(const affine_t<F>* bases, const affine_t<F>* bases_hi,
+                                                       uint32_t v) {
+    return ((v & MSM_HIGH) ? bases_hi : bases) + (v & MSM_INDEX);
 }
 
 // Marks the first and one-past-last sorted position of each bucket.
@@ -174,7 +197,7 @@ struct run_tasks_blocks<fp_t> {
 };
 
 // Task k of the bucket accumulation (tasks.cuh: run_task), its points
-// staged.
+// staged. bases_hi: the split MSM's second base array (else bases).
 template <class F>
 __global__ void __launch_bounds__(128, run_tasks_blocks<F>::value) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
                                                    const uint32_t* __restrict__ owner,
@@ -182,7 +205,8 @@ __global__ void __launch_bounds__(128, run_tasks_blocks<F>::value) k_run_tasks(c
                                                    const uint32_t* __restrict__ start,
                                                    const uint32_t* __restrict__ end,
                                                    const uint32_t* __restrict__ vals,
-                                                   const affine_t<F>* __restrict__ bases, xyzz_t<F>* buckets,
+                                                   const affine_t<F>* __restrict__ bases,
+                                                   const affine_t<F>* __restrict__ bases_hi, xyzz_t<F>* buckets,
                                                    xyzz_t<F>* extra, uint32_t max_tasks) {
     using G = ec_group<F>;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -196,12 +220,12 @@ __global__ void __launch_bounds__(128, run_tasks_blocks<F>::value) k_run_tasks(c
     // of the copy that needs it
     uint32_t v = vals[sp.s];
     uint32_t vn = sp.s + 1 < sp.e ? vals[sp.s + 1] : 0;
-    st.fetch(0, bases + (v & 0x7fffffffu));
+    st.fetch(0, point_of(bases, bases_hi, v));
     int slot = 0;
     for (uint32_t j = sp.s; j < sp.e; j++) {
         const affine_t<F> p = st.take(slot);
-        const bool neg = (v >> 31) != 0;
-        if (j + 1 < sp.e) st.fetch(slot ^ 1, bases + (vn & 0x7fffffffu));
+        const bool neg = (v & MSM_NEG) != 0;
+        if (j + 1 < sp.e) st.fetch(slot ^ 1, point_of(bases, bases_hi, vn));
         v = vn;
         if (j + 2 < sp.e) vn = vals[j + 2];
         acc = G::add_point(acc, p, neg);
@@ -300,9 +324,19 @@ int tree_sum(c2_status* st, cudaStream_t s, xyzz_t<F>* p, uint32_t groups, uint3
     return C2_OK;
 }
 
+// The widest window msm_impl picks for a split MSM (6 window pairs of 21-22
+// bits, 2^21 buckets each, at 2^24 points and more).
+static constexpr int MSM_SPLIT_MAX_C = 22;
+
+// The MSM sum scalars[i] bases[i], i < n, as W window sums (out, *nwindows;
+// *used_c: the widest window) that the host combines. bases_hi, when not
+// null, holds 2^128 bases[i] (device memory, as bases must then be): the
+// split MSM, whose *nwindows = H sums are those of the layout of H windows
+// over 128 bits (digits.cuh: split_width), each the sum over a window pair.
 template <class F>
 int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases_dev, const fr_t* scalars,
-             bool scalars_dev, uint64_t n, int c, xyzz_t<F>* out, int* nwindows, int* used_c, int max_c) {
+             bool scalars_dev, uint64_t n, int c, xyzz_t<F>* out, int* nwindows, int* used_c, int max_c,
+             const affine_t<F>* bases_hi = nullptr) {
     using X = xyzz_t<F>;
     using A = affine_t<F>;
     cudaStream_t s = sc->s;
@@ -314,13 +348,29 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     // the streaming chunk size in its second byte (0: default).
     const int chunk_log = (c >> 8) & 0xff;
     c &= 0xff;
-    if (c == 0) c = msm_pick_window(n, max_c);
+    const bool split = bases_hi != nullptr;
+    if (split && !bases_dev) return set_status(st, C2_ERR_INVALID, 0, "msm: a split MSM needs resident bases");
+    // H: a split MSM's window pairs (0: the plain layout)
+    int H = 0;
+    if (split) {
+        if (c >= 4) H = (128 + c - 1) / c;
+        else if (c == 0) H = msm_pick_split(n, MSM_SPLIT_MAX_C);
+        if (H > 0) c = split_width(0, H);
+    } else if (c == 0) {
+        c = msm_pick_window(n, max_c);
+    }
     if (c < 4 || c > 24) return set_status(st, C2_ERR_INVALID, 0, "msm: window %d outside [4, 24]", c);
-    const int W = (256 + c - 1) / c;
-    const uint32_t nb = 1u << (window_width(0, W) - 1);  // the widest window's buckets
-    const uint32_t TB = (uint32_t)W * nb;
+    // W windows of digits; NS sets of nb buckets (a split MSM's window
+    // pairs share a set)
+    const int W = split ? 2 * H : (256 + c - 1) / c;
+    const int NS = split ? H : W;
+    const int widest = split ? split_width(0, H) : window_width(0, W);
+    const uint32_t nb = 1u << (widest - 1);
+    const uint32_t TB = (uint32_t)NS * nb;
     const uint64_t chunk = chunk_log ? 1ull << chunk_log : MSM_CHUNK;
     const uint64_t CH = n < chunk ? n : chunk;
+    if (CH > (uint64_t)MSM_INDEX + 1)
+        return set_status(st, C2_ERR_INVALID, 0, "msm: chunk of %llu points exceeds 2^30", (unsigned long long)CH);
     const uint64_t nchunks = (n + CH - 1) / CH;
     const uint64_t M = (uint64_t)W * CH;
     int key_bits = 1;
@@ -423,9 +473,10 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         uint64_t off = ci * CH, cnt = n - off < CH ? n - off : CH;
         const fr_t* csc = scalars_dev ? scalars + off : sc_slot[slot];
         const A* cbs = bases_dev ? bases + off : bs_slot[slot];
+        const A* cbs_hi = split ? bases_hi + off : cbs;
         if (!(scalars_dev && bases_dev)) C2_CHECK(cudaStreamWaitEvent(s, copied[slot], 0));
         // windows are stored with stride cnt so that the m pairs are dense
-        k_digits<F><<<blocks_for(cnt, 256), 256, 0, s>>>(csc, (uint32_t)cnt, (uint32_t)cnt, W, nb, keys, vals);
+        k_digits<F><<<blocks_for(cnt, 256), 256, 0, s>>>(csc, (uint32_t)cnt, (uint32_t)cnt, W, H, nb, keys, vals);
         C2_CHECK_LAUNCH(k_digits);
         const uint64_t m = (uint64_t)W * cnt;
         cub::DoubleBuffer<uint32_t> dk(keys, keys + M), dv(vals, vals + M);
@@ -449,7 +500,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         k_owner<<<blocks_for(TB, 256), 256, 0, s>>>(first, TB, owner);
         C2_CHECK_LAUNCH(k_owner);
         k_run_tasks<F><<<blocks_for(max_tasks, 128), 128, point_stage<F>::bytes(128), s>>>(
-            first, TB, owner, order, bstart, bend, dv.Current(), cbs, buckets, extra, max_tasks);
+            first, TB, owner, order, bstart, bend, dv.Current(), cbs, cbs_hi, buckets, extra, max_tasks);
         C2_CHECK_LAUNCH(k_run_tasks);
         k_fold_extras<F><<<blocks_for(max_tasks, 128), 128, 0, s>>>(first, TB, owner, extra, max_tasks);
         C2_CHECK_LAUNCH(k_fold_extras);
@@ -461,20 +512,20 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         }
     }
 
-    // window sums: W * nseg threads, nseg from the resident threads
-    // (tasks.cuh: window_segments)
+    // the sums of the NS bucket sets: NS * nseg threads, nseg from the
+    // resident threads (tasks.cuh: window_segments)
     int per_sm = 0;
     C2_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_window_segments<F>, 128, 0));
-    const uint32_t nseg = window_segments(W, nb, (uint64_t)sc->sm_count * (per_sm > 0 ? per_sm : 1) * 128);
-    C2_CHECK(m_part.alloc((size_t)W * nseg * sizeof(X), s));
+    const uint32_t nseg = window_segments(NS, nb, (uint64_t)sc->sm_count * (per_sm > 0 ? per_sm : 1) * 128);
+    C2_CHECK(m_part.alloc((size_t)NS * nseg * sizeof(X), s));
     X* part = m_part.as<X>();
-    k_window_segments<F><<<blocks_for((uint64_t)W * nseg, 128), 128, 0, s>>>(buckets, nb, W, nseg, part);
+    k_window_segments<F><<<blocks_for((uint64_t)NS * nseg, 128), 128, 0, s>>>(buckets, nb, NS, nseg, part);
     C2_CHECK_LAUNCH(k_window_segments);
-    if ((rc = tree_sum<F>(st, s, part, (uint32_t)W, nseg))) return rc;
-    if ((rc = copy_out(st, sc, out, part, sizeof(X), nseg * sizeof(X), W))) return rc;
+    if ((rc = tree_sum<F>(st, s, part, (uint32_t)NS, nseg))) return rc;
+    if ((rc = copy_out(st, sc, out, part, sizeof(X), nseg * sizeof(X), NS))) return rc;
     C2_CHECK(cudaGetLastError());
-    *nwindows = W;
-    *used_c = window_width(0, W);
+    *nwindows = NS;
+    *used_c = widest;
     return ok(st);
 }
 
@@ -608,6 +659,30 @@ int fill_impl(c2_status* st, stream_ctx* sc, affine_t<F>* dst, uint64_t n, const
     C2_CHECK(cudaMemcpyAsync(m.p, seeds, 2 * k * sizeof(affine_t<F>), cudaMemcpyHostToDevice, s));
     k_fill<F><<<blocks_for(n, 128), 128, 0, s>>>(dst, n, m.as<affine_t<F>>(), k);
     C2_CHECK_LAUNCH(k_fill);
+    C2_CHECK(cudaStreamSynchronize(s));
+    C2_CHECK(cudaGetLastError());
+    return ok(st);
+}
+
+// dst[i] = 2^k src[i] for i < n, affine and canonical (dst may be src).
+template <class F>
+__global__ void __launch_bounds__(128) k_shift(affine_t<F>* dst, const affine_t<F>* src, uint64_t n, int k) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    xyzz_t<F> p = xyzz_t<F>::from_affine(src[i]);
+    for (int j = 0; j < k; j++) p = p.dbl();
+    dst[i] = p.to_affine();
+}
+
+// dst[i] = 2^k src[i] for i < n, both in device memory: the second base
+// array of a split MSM (k = 128).
+template <class F>
+int shift_impl(c2_status* st, stream_ctx* sc, affine_t<F>* dst, const affine_t<F>* src, uint64_t n, int k) {
+    cudaStream_t s = sc->s;
+    if (k < 0 || k > 256) return set_status(st, C2_ERR_INVALID, 0, "shift: %d doublings", k);
+    if (n == 0) return ok(st);
+    k_shift<F><<<blocks_for(n, 128), 128, 0, s>>>(dst, src, n, k);
+    C2_CHECK_LAUNCH(k_shift);
     C2_CHECK(cudaStreamSynchronize(s));
     C2_CHECK(cudaGetLastError());
     return ok(st);

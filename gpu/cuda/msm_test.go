@@ -266,26 +266,34 @@ func TestWindowLayout(t *testing.T) {
 func TestCombineWindows(t *testing.T) {
 	rng := testRand(t)
 	for _, nw := range []int{1, 11, 13, 22, 64} {
-		testCombine(t, testG1, rng, nw)
-		testCombine(t, testG2, rng, nw)
+		testCombine(t, testG1, rng, nw, 256)
+		testCombine(t, testG2, rng, nw, 256)
+	}
+	// the split MSM's window pairs: windows over 128 bits
+	for _, nw := range []int{6, 7, 32} {
+		testCombine(t, testG1, rng, nw, splitShift)
 	}
 }
 
 // testCombine checks group.combine on nw random window sums against
-// sum sums[w]·2^offset(w) by scalar multiplication.
+// sum sums[w]·2^offset(w) by scalar multiplication, windows covering span
+// bits.
 func testCombine[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A, J]](t *testing.T,
-	tg testGroup[A, F, J, PA, PF, PJ], rng *rand.Rand, nw int) {
+	tg testGroup[A, F, J, PA, PF, PJ], rng *rand.Rand, nw, span int) {
 	s := tg.random(rng, nw)
 	j := make([]J, nw)
 	want := tg.g.inf()
+	off := 0
 	for w := 0; w < nw; w++ {
 		PJ(&j[w]).FromAffine(&s[w])
-		k := new(big.Int).Lsh(big.NewInt(1), uint(windowOffset(w, nw)))
+		k := new(big.Int).Lsh(big.NewInt(1), uint(off))
 		var p J
 		PJ(&p).ScalarMultiplication(&j[w], k)
 		PJ(&want).AddAssign(&p)
+		off += spanWidth(w, nw, span)
 	}
-	tg.requireEqual(t, want, tg.g.combine(j), fmt.Sprintf("%s %d windows", tg.g.name, nw))
+	require.Equal(t, span, off)
+	tg.requireEqual(t, want, tg.g.combine(j, span), fmt.Sprintf("%s %d windows over %d bits", tg.g.name, nw, span))
 }
 
 func TestMSMSkewedScalars(t *testing.T) {

@@ -243,12 +243,13 @@ func (g group[A, F, J, PF, PJ]) jac(op string, p *xyzz[F]) (J, error) {
 	return r, nil
 }
 
-// combine returns sum sums[w]·2^windowOffset(w) (Horner from the top).
-func (g group[A, F, J, PF, PJ]) combine(sums []J) J {
+// combine returns sum sums[w]·2^o_w (Horner from the top), o_w the offset of
+// window w of len(sums) near-equal windows covering span bits (spanWidth).
+func (g group[A, F, J, PF, PJ]) combine(sums []J, span int) J {
 	res := g.inf()
 	for w := len(sums) - 1; w >= 0; w-- {
 		if w != len(sums)-1 {
-			for i := 0; i < windowWidth(w, len(sums)); i++ {
+			for i := 0; i < spanWidth(w, len(sums), span); i++ {
 				PJ(&res).DoubleAssign()
 			}
 		}
@@ -258,8 +259,8 @@ func (g group[A, F, J, PF, PJ]) combine(sums []J) J {
 }
 
 // combineOut combines the first nw window sums the library wrote into out
-// for operation op.
-func (g group[A, F, J, PF, PJ]) combineOut(op string, out []xyzz[F], nw int) (J, error) {
+// for operation op, windows covering span bits (256; 128 for a split MSM).
+func (g group[A, F, J, PF, PJ]) combineOut(op string, out []xyzz[F], nw, span int) (J, error) {
 	sums := make([]J, nw)
 	for w := range sums {
 		var err error
@@ -267,7 +268,7 @@ func (g group[A, F, J, PF, PJ]) combineOut(op string, out []xyzz[F], nw int) (J,
 			return g.inf(), err
 		}
 	}
-	return g.combine(sums), nil
+	return g.combine(sums, span), nil
 }
 
 const maxWindows = 64 // C2_MAX_WINDOWS
@@ -342,6 +343,75 @@ func (g group[A, F, J, PF, PJ]) msmHostBases(d *Device, op string, bases []A, sc
 	return g.msm(d, hostPtr(bases), scalars.arg(), n, knobs)
 }
 
+// splitShift is the doubling count between a split MSM's two base arrays,
+// basesHi[i] = 2^splitShift·bases[i], and the bits each half of its scalars
+// covers: a split MSM's window sums combine over windows of 128 bits.
+const splitShift = 128
+
+// highBasesG1 sets dst[i] = 2^splitShift·src[i] for i < n (device buffers;
+// dst may be src): the second base array of msmG1Split.
+func (d *Device) highBasesG1(dst, src *Buffer, n int) error {
+	return g1.shift(d, "HighBasesG1", dst, src, n, splitShift)
+}
+
+// msmG1Split is MSMG1Resident computed as an MSM of 2n points of 128-bit
+// scalars: basesHi (from highBasesG1) multiplies the scalars' high halves,
+// so the MSM needs 12 windows where MSMG1Resident needs 13 (c2_msm_split).
+func (d *Device) msmG1Split(bases, basesHi *Buffer, scalars []fr.Element) (bls12381.G1Jac, error) {
+	return g1.msmSplit(d, "MSMG1Split", bases, basesHi, hostPtr(scalars), len(scalars))
+}
+
+// shift sets dst[i] = 2^k·src[i] for i < n (device buffers of affine points).
+func (g group[A, F, J, PF, PJ]) shift(d *Device, op string, dst, src *Buffer, n, k int) error {
+	if n < 0 || k < 0 {
+		return argError(op, "n = %d, k = %d", n, k)
+	}
+	if err := src.check(op, uint64(n)*g.point); err != nil {
+		return err
+	}
+	if err := dst.check(op, uint64(n)*g.point); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	s, err := d.acquire(op)
+	if err != nil {
+		return err
+	}
+	defer d.release(s)
+	return rawShiftPoints(s, g.id, dst.p, src.p, uint64(n), k)
+}
+
+// msmSplit is the MSM of n scalars over resident bases whose high halves
+// multiply basesHi[i] = 2^splitShift·bases[i].
+func (g group[A, F, J, PF, PJ]) msmSplit(d *Device, op string, bases, basesHi *Buffer, scalars ptr, n int) (J, error) {
+	res := g.inf()
+	if n < 0 {
+		return res, argError(op, "n = %d", n)
+	}
+	if err := bases.check(op, uint64(n)*g.point); err != nil {
+		return res, err
+	}
+	if err := basesHi.check(op, uint64(n)*g.point); err != nil {
+		return res, err
+	}
+	if n == 0 {
+		return res, nil
+	}
+	s, err := d.acquire(op)
+	if err != nil {
+		return res, err
+	}
+	defer d.release(s)
+	var out [maxWindows]xyzz[F]
+	nw, _, err := rawMSMSplit(s, g.id, bases.p, basesHi.p, scalars, uint64(n), msmKnobs(), unsafe.Pointer(&out[0]))
+	if err != nil {
+		return res, err
+	}
+	return g.combineOut(op, out[:], nw, splitShift)
+}
+
 // hostChunkLog is the log2 of the chunk in which MSMG1HostBases streams its
 // bases: small enough that copying a chunk overlaps the previous one's
 // compute, large enough that per-chunk sorting stays efficient.
@@ -393,16 +463,20 @@ func (g group[A, F, J, PF, PJ]) msm(d *Device, bases, scalars ptr, n, knobs int)
 	if err != nil {
 		return res, err
 	}
-	return g.combineOut(op, out[:], nw)
+	return g.combineOut(op, out[:], nw, 256)
 }
 
 // windowWidth is the width of window w of nw, as digits.cuh cuts them: nw
 // near-equal windows covering 256 bits, the wider ones first.
-func windowWidth(w, nw int) int {
-	if w < 256%nw {
-		return 256/nw + 1
+func windowWidth(w, nw int) int { return spanWidth(w, nw, 256) }
+
+// spanWidth is the width of window w of nw near-equal windows covering span
+// bits, the wider ones first (digits.cuh: window_width, split_width).
+func spanWidth(w, nw, span int) int {
+	if w < span%nw {
+		return span/nw + 1
 	}
-	return 256 / nw
+	return span / nw
 }
 
 func checkBitmap(op string, bitmap []uint64, n int) error {
@@ -514,5 +588,5 @@ func (g group[A, F, J, PF, PJ]) msmIndexed(d *Device, op string, bases *Buffer, 
 	if err != nil {
 		return inf, err
 	}
-	return g.combineOut(op, out[:], nw)
+	return g.combineOut(op, out[:], nw, 256)
 }

@@ -80,5 +80,55 @@ int main() {
         }
     }
     printf("window picks: %d checked, %d wrong\n", (int)(sizeof picks / sizeof picks[0]), bad_picks);
-    return bad || bad_picks ? 1 : 0;
+
+    // The split layout: windows w and w + H of one width, offsets 128 apart,
+    // each half's windows tiling its 128 bits; the digits give back the
+    // scalar, within their bounds, with no carry out of the top window.
+    int bad_split = 0, split_checked = 0;
+    for (int H = 6; H <= 32; H++) {
+        int off = 0;
+        for (int w = 0; w < H; w++) {
+            if (split_width(w, H) != split_width(w + H, H) || split_offset(w + H, H) != split_offset(w, H) + 128 ||
+                split_offset(w, H) != off || split_width(w, H) > split_width(0, H) ||
+                split_width(w, H) < split_width(0, H) - 1) {
+                if (bad_split++ < 5) printf("H=%d window %d: layout\n", H, w);
+            }
+            off += split_width(w, H);
+        }
+        if (off != 128 && bad_split++ < 5) printf("H=%d: windows cover %d bits\n", H, off);
+        for (int it = 0; it < 20000; it++) {
+            uint32_t s[8];
+            for (int i = 0; i < 8; i++) s[i] = it == 1 ? rm1[i] : it == 2 ? 0xffffffff : it == 3 ? 0 : (uint32_t)rng();
+            if (it == 3) s[4] = 1;                                    // 2^128
+            if (it == 4) s[0] = s[1] = s[2] = s[3] = 0xffffffff;     // carries into the high half
+            if (it > 4 && it % 7 == 0) s[rng() % 8] = 0xffffffff;
+            if (it == 0)
+                for (int i = 0; i < 8; i++) s[i] = 0;
+            s[7] &= 0x7fffffff;
+            uint32_t acc[9] = {0}, carry = 0;
+            bool ok = true;
+            for (int w = 0; w < 2 * H; w++) {
+                bool neg;
+                const int c = split_width(w, H);
+                uint32_t d = signed_digit_at(s, split_offset(w, H), c, carry, neg);
+                if (d > (1u << (c - 1))) ok = false;
+                add_shifted(acc, d, split_offset(w, H), neg);
+            }
+            if (carry || acc[8]) ok = false;
+            for (int i = 0; i < 8; i++)
+                if (acc[i] != s[i]) ok = false;
+            split_checked++;
+            if (!ok && bad_split++ < 5) printf("H=%d iteration %d: wrong split decomposition\n", H, it);
+        }
+    }
+    // the split pick: 6 window pairs of 21-22 bits from 2^24 points on
+    const struct {
+        int lg, H;
+    } split_picks[] = {{22, 7}, {24, 6}, {26, 6}, {27, 6}};
+    for (const auto& p : split_picks) {
+        const int H = msm_pick_split(1ull << p.lg, 22);
+        if (H != p.H && bad_split++ < 10) printf("msm_pick_split(2^%d, 22) = %d, want %d\n", p.lg, H, p.H);
+    }
+    printf("split digits: %d scalars, %d wrong\n", split_checked, bad_split);
+    return bad || bad_picks || bad_split ? 1 : 0;
 }
