@@ -31,11 +31,6 @@ namespace c2 {
 
 static constexpr uint64_t MSM_CHUNK = 1ull << 24;
 static constexpr uint32_t MSM_PIECE = 128;  // most points one accumulation task adds
-// A (bucket, point) pair's value: the point's index in its chunk, the high
-// base array's flag (split MSMs) and the digit's sign.
-static constexpr uint32_t MSM_INDEX = 0x3fffffffu;
-static constexpr uint32_t MSM_HIGH = 0x40000000u;
-static constexpr uint32_t MSM_NEG = 0x80000000u;
 
 // Keys and values of the (bucket, point) pairs of W windows; nb buckets per
 // window (2^(widest window - 1)). H = 0: the plain layout, window w's
@@ -62,14 +57,6 @@ __global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, uint32_t 
         keys[(size_t)w * chunk_stride + i] = d == 0 ? zero_key : set * nb + d - 1;
         vals[(size_t)w * chunk_stride + i] = i | high | (neg ? MSM_NEG : 0u);
     }
-}
-
-// The point a pair's value v names: in bases, or in bases_hi when v carries
-// MSM_HIGH.
-template <class F>
-__device__ __forceinline__ const affine_t<F>* point_of(const affine_t<F>* bases, const affine_t<F>* bases_hi,
-                                                       uint32_t v) {
-    return ((v & MSM_HIGH) ? bases_hi : bases) + (v & MSM_INDEX);
 }
 
 // Marks the first and one-past-last sorted position of each bucket.

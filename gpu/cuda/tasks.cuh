@@ -57,18 +57,32 @@ struct task_span {
     }
 };
 
+// A (bucket, point) pair's value: the point's index in its chunk, the flag
+// of the second base array (a split MSM's, msm.cuh) and the digit's sign.
+static constexpr uint32_t MSM_INDEX = 0x3fffffffu;
+static constexpr uint32_t MSM_HIGH = 0x40000000u;
+static constexpr uint32_t MSM_NEG = 0x80000000u;
+
+// The point a pair's value v names: in bases, or in bases_hi when v carries
+// MSM_HIGH.
+template <class P>
+C2_HD const P* point_of(const P* bases, const P* bases_hi, uint32_t v) {
+    return ((v & MSM_HIGH) ? bases_hi : bases) + (v & MSM_INDEX);
+}
+
 // One task. G provides acc_t, point_t, zero(), add_point(acc, point, neg)
-// and add(acc, acc).
+// and add(acc, acc). bases_hi: the second base array (else bases).
 template <class G>
 C2_HD void run_task(uint32_t k, const uint32_t* owner, const uint32_t* first, const uint32_t* order,
                     const uint32_t* start, const uint32_t* end, const uint32_t* vals,
-                    const typename G::point_t* bases, typename G::acc_t* buckets, typename G::acc_t* extra) {
+                    const typename G::point_t* bases, const typename G::point_t* bases_hi,
+                    typename G::acc_t* buckets, typename G::acc_t* extra) {
     task_span sp;
     if (!sp.of(k, owner, first, order, start, end)) return;
     typename G::acc_t acc = sp.initial<G>(buckets);
     for (uint32_t j = sp.s; j < sp.e; j++) {
         const uint32_t v = vals[j];
-        acc = G::add_point(acc, bases[v & 0x7fffffffu], (v >> 31) != 0);
+        acc = G::add_point(acc, *point_of(bases, bases_hi, v), (v & MSM_NEG) != 0);
     }
     sp.store<G>(k, acc, buckets, extra);
 }

@@ -32,12 +32,14 @@ struct CountGroup {
 
 static int run_case(std::mt19937_64& rng, uint32_t nbuckets, uint32_t npoints, uint32_t L, bool skewed) {
     // points with random buckets (skewed: half of them in bucket 0)
-    std::vector<uint64_t> bases(npoints);
+    // (a split MSM's second base array: the points flagged MSM_HIGH)
+    std::vector<uint64_t> bases(npoints), bases_hi(npoints);
     std::vector<uint32_t> key(npoints), idx(npoints);
     for (uint32_t i = 0; i < npoints; i++) {
         bases[i] = rng();
+        bases_hi[i] = rng();
         key[i] = skewed && (rng() & 1) ? 0 : (uint32_t)(rng() % nbuckets);
-        idx[i] = i | ((rng() & 1) ? 0x80000000u : 0);
+        idx[i] = i | ((rng() & 1) ? MSM_NEG : 0) | ((rng() & 1) ? MSM_HIGH : 0);
     }
     // sort pairs by key (the radix sort), then bounds
     std::vector<uint32_t> perm(npoints);
@@ -68,18 +70,20 @@ static int run_case(std::mt19937_64& rng, uint32_t nbuckets, uint32_t npoints, u
     // initial bucket values (state kept across chunks)
     std::vector<uint64_t> buckets(nbuckets), want(nbuckets);
     for (uint32_t b = 0; b < nbuckets; b++) want[b] = buckets[b] = rng();
-    for (uint32_t i = 0; i < npoints; i++)
-        want[key[i]] += (idx[i] >> 31) ? (uint64_t)0 - bases[i] : bases[i];
+    for (uint32_t i = 0; i < npoints; i++) {
+        const uint64_t p = (idx[i] & MSM_HIGH) ? bases_hi[i] : bases[i];
+        want[key[i]] += (idx[i] & MSM_NEG) ? (uint64_t)0 - p : p;
+    }
     std::vector<uint64_t> extra(ntasks - nbuckets + 1);
     for (uint32_t k = 0; k < ntasks; k++)
         run_task<IntGroup>(k, owner.data(), first.data(), order.data(), start.data(), end.data(), vals.data(),
-                           bases.data(), buckets.data(), extra.data());
+                           bases.data(), bases_hi.data(), buckets.data(), extra.data());
     // every piece of a non-empty bucket holds between 1 and L points
     {
         std::vector<uint64_t> count(nbuckets, 0), xcount(ntasks - nbuckets + 1, 0);
         for (uint32_t k = 0; k < ntasks; k++)
             run_task<CountGroup>(k, owner.data(), first.data(), order.data(), start.data(), end.data(), vals.data(),
-                                 bases.data(), count.data(), xcount.data());
+                                 bases.data(), bases_hi.data(), count.data(), xcount.data());
         for (uint32_t k = 0; k < ntasks; k++) {
             const uint32_t t = owner[k], b = order[t], i = k - first[t];
             const uint64_t got = i == 0 ? count[b] : xcount[k - t - 1];
