@@ -19,6 +19,10 @@
 // multiple for the segment offset; the segment count fits the resident
 // threads, tasks.cuh: window_segments), and the segments are summed by a tree.
 // The host combines the W window sums (Horner, window_width doublings each).
+// A split MSM (msm_impl's bases_hi: 2^128 times the bases, resident) cuts
+// each scalar into two 128-bit halves over the two arrays; windows w and
+// w + H of its 2H share bucket set w, so it pays the additions of 2H windows
+// and the sums of H (digits.cuh: split_width).
 #pragma once
 #include <type_traits>
 #include <cub/cub.cuh>

@@ -1,10 +1,10 @@
 // C2_MSM_ENTRIES(g, F, max_c) defines, inside namespace c2, the entry points
 // msm_<g>, batch_add_<g>, shift_<g> and fill_<g> that msm_entry.h declares,
-// for the group
-// g (g1, g2) over the coordinate field F (fp_t, fp2_t): they cast the opaque
-// pointers to <g>_affine and <g>_xyzz and call the msm.cuh templates; max_c
-// is msm_impl's largest window. Each group's instantiation lives in its own
-// translation unit (msm_g1.cu, msm_g2.cu) so that the two build in parallel.
+// for the group g (g1, g2) over the coordinate field F (fp_t, fp2_t): they
+// cast the opaque pointers to <g>_affine and <g>_xyzz and call the msm.cuh
+// templates; max_c is msm_impl's largest window (plain layout). Each group's
+// instantiation lives in its own translation unit (msm_g1.cu, msm_g2.cu) so
+// that the two build in parallel.
 #pragma once
 #include "msm.cuh"
 #include "msm_entry.h"
