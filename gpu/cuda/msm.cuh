@@ -616,14 +616,18 @@ int batch_add_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool
     C2_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, count, first, (int)words, s));
     C2_CHECK(m_cub.alloc(cub_bytes, s));
     C2_CHECK(cub::DeviceScan::ExclusiveSum(m_cub.p, cub_bytes, count, first, (int)words, s));
-    // a power of two (tree_sum) near 256 threads per multiprocessor, with
-    // at least 32 bases each
-    uint32_t nthreads = 1;
-    const uint64_t target = (uint64_t)sc->sm_count * 256;
-    while (nthreads < target && (uint64_t)nthreads * 64 <= n) nthreads *= 2;
+    // As many threads as the SMs hold at once (one wave: every thread adds
+    // an equal share, so a second, partial wave would leave most SMs idle
+    // for as long as the first), and at least 64 bases each.
+    const size_t smem = staged_batch<F>::value ? point_stage<F>::bytes(128) : 0;
+    int per_sm = 0;
+    C2_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_batch_add<F>, 128, smem));
+    const uint64_t resident = (uint64_t)sc->sm_count * (per_sm > 0 ? per_sm : 1) * 128;
+    const uint64_t by_bases = n / 64 > 0 ? n / 64 : 1;
+    const uint32_t nthreads = (uint32_t)(resident < by_bases ? resident : by_bases);
     C2_CHECK(m_part.alloc((size_t)nthreads * sizeof(X), s));
-    k_batch_add<F><<<blocks_for(nthreads, 128), 128, staged_batch<F>::value ? point_stage<F>::bytes(128) : 0, s>>>(d_bases, m_bits.as<uint64_t>(), n, words, first, count,
-                                                             nthreads, m_part.as<X>());
+    k_batch_add<F><<<blocks_for(nthreads, 128), 128, smem, s>>>(d_bases, m_bits.as<uint64_t>(), n, words, first,
+                                                                count, nthreads, m_part.as<X>());
     C2_CHECK_LAUNCH(k_batch_add);
     int rc = tree_sum<F>(st, s, m_part.as<X>(), 1, nthreads);
     if (rc) return rc;
