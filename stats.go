@@ -28,9 +28,12 @@ type DeviceStats struct {
 	// operation ran, and the time by operation summed over calls.
 	DeviceBusy time.Duration
 	DeviceOps  map[string]time.Duration
-	PeakMemory int64 // peak bytes reserved from its budget
-	Budget     int64 // the budget's total
-	Failed     error // why it left the rotation, nil if it did not
+	// DeviceScratch is, by operation, the most device memory one call
+	// allocated for its own use at once, in bytes, since the device opened.
+	DeviceScratch map[string]int64
+	PeakMemory    int64 // peak bytes reserved from its budget
+	Budget        int64 // the budget's total
+	Failed        error // why it left the rotation, nil if it did not
 }
 
 // Stats is a snapshot of a Prover's counters since New or ResetStats.
@@ -60,7 +63,7 @@ func (p *Prover) Stats() Stats {
 		}
 		if t, ok := d.Device.(gpu.Timed); ok {
 			dt := t.DeviceTimes()
-			ds.DeviceBusy, ds.DeviceOps = dt.Busy, dt.Ops
+			ds.DeviceBusy, ds.DeviceOps, ds.DeviceScratch = dt.Busy, dt.Ops, dt.Scratch
 		}
 		s.Devices = append(s.Devices, ds)
 	}

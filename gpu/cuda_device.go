@@ -50,7 +50,7 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 		if limit > 0 {
 			total = min(total, limit)
 		}
-		out = append(out, &CUDA{d: d, name: name, budget: pool.NewBudget(name, max(total, 0))})
+		out = append(out, &CUDA{d: d, name: name, sms: d.Info().SMCount, budget: pool.NewBudget(name, max(total, 0))})
 	}
 	return out, nil
 }
@@ -67,6 +67,7 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 type CUDA struct {
 	d      *cuda.Device
 	name   string
+	sms    int // the device's SMs
 	budget *pool.Budget
 
 	mu       sync.Mutex
@@ -89,9 +90,10 @@ func (c *CUDA) Budget() *pool.Budget { return c.budget }
 // DeviceTimes implements [Timed] with the library's event timings.
 func (c *CUDA) DeviceTimes() DeviceTimes {
 	t := c.d.Timings()
-	out := DeviceTimes{Ops: make(map[string]time.Duration, len(t.Ops)), Busy: t.Busy}
+	out := DeviceTimes{Ops: make(map[string]time.Duration, len(t.Ops)), Busy: t.Busy, Scratch: make(map[string]int64, len(t.Ops))}
 	for k, v := range t.Ops {
 		out.Ops[k] = v.Time
+		out.Scratch[k] = int64(v.Scratch)
 	}
 	return out
 }
@@ -363,15 +365,6 @@ func (k *cudaKey) Release() {
 		}
 	})
 }
-
-const (
-	g1Size   = int64(unsafe.Sizeof(bls.G1Affine{}))
-	g2Size   = int64(unsafe.Sizeof(bls.G2Affine{}))
-	frSize   = int64(fr.Bytes)
-	g1XYZZ   = 4 * 48
-	g2XYZZ   = 4 * 96
-	slotSlop = 64 << 20 // sort temporaries, events, alignment
-)
 
 // room is the most one key and its first slot can be granted of the
 // budget: what the pinned reservations of the keys already loaded (their
@@ -682,72 +675,6 @@ func (c *CUDA) uploadR1CS(sys *r1cs.System) (r *cuda.R1CS, err error) {
 	return r, nil
 }
 
-// msmWindows mirrors msm_pick_window (gpu/cuda/digits.cuh): of the window
-// widths c <= maxC, the layout of W = ceil(256/c) windows, the widest of
-// ceil(256/W) bits, that minimises W·(n + 2.7·2^(widest-1)).
-func msmWindows(n int64, maxC int) (W, widest int64) {
-	best := -1.0
-	for c := int64(4); c <= int64(maxC); c++ {
-		w := (256 + c - 1) / c
-		wide := (256 + w - 1) / w
-		cost := float64(w) * (float64(n) + 2.7*float64(int64(1)<<(wide-1)))
-		if best < 0 || cost < best {
-			W, widest, best = w, wide, cost
-		}
-	}
-	return W, widest
-}
-
-// msmScratch estimates the device memory of one MSM of n points in the
-// library (msm.cuh): radix-sort keys and values, buckets and their indices,
-// and double-buffered staging for host-side inputs.
-func msmScratch(n, point, xyzz int64, maxC int, hostBases bool) int64 {
-	if n == 0 {
-		return 0
-	}
-	W, widest := msmWindows(n, maxC)
-	tb := W << (widest - 1)
-	ch := min(n, 1<<24)
-	m := W * ch
-	s := 16*m + tb*(xyzz+24) + 2*ch*frSize
-	if hostBases {
-		s += 2 * ch * point
-	}
-	return s
-}
-
-// slotBytes is the device memory one slot under pk holds: for the witness
-// pass (nvars > 0 variables) its w and a‖b‖c buffers plus the largest MSM's
-// scratch; otherwise the most any one stage uses, with the key resident or
-// streamed.
-func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64 {
-	n := int64(pk.DomainSize())
-	z := pk.Sizes()
-	var msmMax int64
-	for _, q := range []struct {
-		n     int64
-		point int64
-		xyzz  int64
-		maxC  int
-	}{
-		{n - 1, g1Size, g1XYZZ, 21}, {int64(z.L), g1Size, g1XYZZ, 21}, {int64(z.A), g1Size, g1XYZZ, 21},
-		{int64(z.BG2), g2Size, g2XYZZ, 20},
-	} {
-		// Tails use gathered host bases; H and full MSMs resident ones.
-		msmMax = max(msmMax, msmScratch(q.n, q.point, q.xyzz, q.maxC, true))
-	}
-	// Stages other than H's transforms: the largest MSM's scratch and, for
-	// a streamed key, a batch addition's copy of a whole section.
-	stage := msmMax
-	if !resident {
-		stage = max(stage, g1Size*int64(min(batchChunk, max(z.L, z.A, z.H))), g2Size*int64(min(batchChunk, z.BG2)))
-	}
-	if nvars > 0 {
-		return 3*n*frSize + int64(nvars)*frSize + stage + slotSlop
-	}
-	return max(3*n*frSize, stage) + slotSlop
-}
-
 // SlotBytes implements [Device].
 func (c *CUDA) SlotBytes(key Key) int64 {
 	k, ok := key.(*cudaKey)
@@ -1023,11 +950,11 @@ func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, er
 }
 
 func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
-	return cudaTail(ctx, s, sec, cudaG1, idx, scalars)
+	return cudaTail[bls.G1Affine, bls.G1Jac](ctx, s, sec, cudaG1, idx, scalars)
 }
 
 func (s *cudaSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
-	return cudaTail(ctx, s, SectionBG2, cudaG2, idx, scalars)
+	return cudaTail[bls.G2Affine, bls.G2Jac](ctx, s, SectionBG2, cudaG2, idx, scalars)
 }
 
 // MSMWitnessG1 implements [WitnessSlot].
@@ -1121,7 +1048,7 @@ func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec S
 
 // cudaTail is TailG1 and TailG2: from the resident buffer (gathered on the
 // device for a sparse tail), or from the host bases (gathered on the host).
-func cudaTail[A, J any](ctx context.Context, s *cudaSlot, sec Section, g cudaGroup[A, J], idx []uint32, scalars []fr.Element) (J, error) {
+func cudaTail[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec Section, g cudaGroup[A, J], idx []uint32, scalars []fr.Element) (J, error) {
 	var res J
 	if err := s.c.enter(ctx, StageTail, sec); err != nil {
 		return res, err
@@ -1135,7 +1062,11 @@ func cudaTail[A, J any](ctx context.Context, s *cudaSlot, sec Section, g cudaGro
 	}
 	switch {
 	case buf != nil && idx != nil:
-		res, err = g.msmIndexed(s.k.dev(), buf, n, idx, scalars)
+		// In pieces: the library gathers an indexed MSM's bases on the
+		// device (slotBytes counts one piece's).
+		res, err = sumPieces[J, PJ](len(idx), tailPiece, func(lo, hi int) (J, error) {
+			return g.msmIndexed(s.k.dev(), buf, n, idx[lo:hi], scalars[lo:hi])
+		})
 	case buf != nil:
 		res, err = g.msmResident(s.k.dev(), buf, scalars)
 	case idx != nil:
@@ -1157,16 +1088,22 @@ var batchChunk = 1 << 22
 // bitmap words each), so that a streamed section never needs its full size
 // in device memory.
 func batchChunks[P any, J any, PJ point[J]](bases []P, ones []uint64, add func([]P, []uint64) (J, error)) (J, error) {
+	return sumPieces[J, PJ](len(bases), batchChunk, func(lo, hi int) (J, error) {
+		return add(bases[lo:hi], ones[lo/64:(hi+63)/64])
+	})
+}
+
+// sumPieces adds f's results over the consecutive ranges [lo, hi) of at
+// most piece elements that cover [0, n), one empty range when n is 0.
+func sumPieces[J any, PJ point[J]](n, piece int, f func(lo, hi int) (J, error)) (J, error) {
 	var sum J
-	first := true
-	for lo := 0; lo < len(bases) || first; lo += batchChunk {
-		hi := min(lo+batchChunk, len(bases))
-		part, err := add(bases[lo:hi], ones[lo/64:(hi+63)/64])
+	for lo := 0; lo < n || lo == 0; lo += piece {
+		part, err := f(lo, min(n, lo+piece))
 		if err != nil {
 			return sum, err
 		}
-		if first {
-			sum, first = part, false
+		if lo == 0 {
+			sum = part
 		} else {
 			PJ(&sum).AddAssign(&part)
 		}

@@ -248,6 +248,10 @@ type DeviceTimes struct {
 	Ops map[string]time.Duration
 	// Busy is the time at least one operation was on the device.
 	Busy time.Duration
+	// Scratch is, by operation, the most device memory one call allocated
+	// for its own use at once (beyond the key and the slot's buffers), in
+	// bytes: what a slot's reservation must cover (SlotBytes).
+	Scratch map[string]int64
 }
 
 // Timed is implemented by devices that measure their operations on the

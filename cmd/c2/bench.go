@@ -65,6 +65,9 @@ type benchDevice struct {
 	// ms by operation summed over calls.
 	EventBusyPct float64            `json:"event_busy_pct,omitempty"`
 	OpsMS        map[string]float64 `json:"device_ops_ms,omitempty"`
+	// The most device scratch one call of each operation held at once,
+	// since the device opened (MiB).
+	ScratchMiB map[string]float64 `json:"device_scratch_mib,omitempty"`
 }
 
 // runBench implements `c2 bench`.
@@ -543,7 +546,11 @@ func printDevices(w io.Writer, devs []benchDevice) {
 			fmt.Fprintf(w, "  by events: busy %.1f %% of wall; device time per partition by operation:\n", d.EventBusyPct)
 			ops := slices.Sorted(maps.Keys(d.OpsMS))
 			for _, op := range ops {
-				fmt.Fprintf(w, "    %-20s %10.1f ms  %8.1f ms/partition\n", op, d.OpsMS[op], d.OpsMS[op]/float64(max(1, d.Partitions)))
+				fmt.Fprintf(w, "    %-20s %10.1f ms  %8.1f ms/partition", op, d.OpsMS[op], d.OpsMS[op]/float64(max(1, d.Partitions)))
+				if m, ok := d.ScratchMiB[op]; ok {
+					fmt.Fprintf(w, "  scratch ≤ %.0f MiB a call", m)
+				}
+				fmt.Fprintln(w)
 			}
 		}
 	}
@@ -588,6 +595,14 @@ func deviceDeltas(st, before c2.Stats, wall time.Duration) []benchDevice {
 					bd.OpsMS = make(map[string]float64)
 				}
 				bd.OpsMS[op] = ms
+			}
+		}
+		for op, b := range d.DeviceScratch {
+			if b > 0 {
+				if bd.ScratchMiB == nil {
+					bd.ScratchMiB = make(map[string]float64)
+				}
+				bd.ScratchMiB[op] = float64(b) / (1 << 20)
 			}
 		}
 		if d.Failed != nil {

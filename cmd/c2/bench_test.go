@@ -80,8 +80,9 @@ func TestDeviceDeltas(t *testing.T) {
 	}}}
 	after := c2.Stats{Devices: []c2.DeviceStats{{
 		Name: "cuda:0", Partitions: 30, Busy: 11 * time.Second, DeviceBusy: 9 * time.Second,
-		DeviceOps:  map[string]time.Duration{"MSMG1": 4500 * time.Millisecond, "NTT": time.Second},
-		PeakMemory: 1 << 30,
+		DeviceOps:     map[string]time.Duration{"MSMG1": 4500 * time.Millisecond, "NTT": time.Second},
+		DeviceScratch: map[string]int64{"MSMG1": 3 << 20, "NTT": 0},
+		PeakMemory:    1 << 30,
 	}}}
 	got := deviceDeltas(after, before, 10*time.Second)
 	require.Len(t, got, 1)
@@ -91,6 +92,7 @@ func TestDeviceDeltas(t *testing.T) {
 	require.InDelta(t, 80.0, d.EventBusyPct, 1e-9)
 	require.Equal(t, map[string]float64{"MSMG1": 4000}, d.OpsMS) // NTT did not run in between
 	require.Equal(t, int64(1<<30), d.PeakMemory)
+	require.Equal(t, map[string]float64{"MSMG1": 3}, d.ScratchMiB) // the most since the device opened, in MiB
 
 	// Without a wall there are no shares.
 	d = deviceDeltas(after, before, 0)[0]

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <mutex>
+#include <vector>
 #include "common.cuh"
 
 namespace c2 {
@@ -113,6 +114,32 @@ void trace_mark(const char* what) {
     if (current_trace) current_trace->mark(what);
 }
 
+static std::mutex streams_mu;
+static std::vector<stream_ctx*> streams;  // the live library streams
+
+void scratch_register(stream_ctx* sc) {
+    std::lock_guard<std::mutex> g(streams_mu);
+    streams.push_back(sc);
+}
+
+void scratch_unregister(stream_ctx* sc) {
+    std::lock_guard<std::mutex> g(streams_mu);
+    for (size_t i = 0; i < streams.size(); i++) {
+        if (streams[i] == sc) {
+            streams[i] = streams.back();
+            streams.pop_back();
+            return;
+        }
+    }
+}
+
+stream_ctx* scratch_owner(cudaStream_t s) {
+    std::lock_guard<std::mutex> g(streams_mu);
+    for (stream_ctx* sc : streams)
+        if (sc->s == s || sc->copy == s) return sc;
+    return nullptr;
+}
+
 }  // namespace c2
 
 using namespace c2;
@@ -201,6 +228,7 @@ int c2_stream_create(c2_status* st, int ordinal, int urgent, c2_stream** out) {
         delete s;
         return cuda_fail(st, e, "stream create", __FILE__, __LINE__);
     }
+    scratch_register(s);
     *out = (c2_stream*)s;
     return ok(st);
 }
@@ -209,6 +237,7 @@ int c2_stream_destroy(c2_status* st, c2_stream* h) {
     stream_ctx* s = (stream_ctx*)h;
     if (!s) return ok(st);
     C2_ENTER(s->ordinal);
+    scratch_unregister(s);
     cudaError_t e1 = cudaStreamSynchronize(s->s);
     cudaError_t e2 = cudaStreamSynchronize(s->copy);
     cudaStreamDestroy(s->s);
@@ -227,6 +256,14 @@ int c2_stream_mark(c2_status* st, c2_stream* h, int which) {
     if (which != 0 && which != 1) return set_status(st, C2_ERR_INVALID, 0, "mark %d", which);
     C2_ENTER(s->ordinal);
     C2_CHECK(cudaEventRecord(s->mark[which], s->s));
+    if (which == 0) s->scratch_peak = s->scratch_live.load();
+    return ok(st);
+}
+
+int c2_stream_scratch(c2_status* st, c2_stream* h, uint64_t* peak_bytes) {
+    stream_ctx* s = (stream_ctx*)h;
+    if (!s || !peak_bytes) return set_status(st, C2_ERR_INVALID, 0, "c2_stream_scratch: null argument");
+    *peak_bytes = s->scratch_peak.load();
     return ok(st);
 }
 

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 8
+#define C2_ABI_VERSION 9
 
 enum {
     C2_OK = 0,
@@ -82,6 +82,10 @@ int c2_stream_destroy(c2_status* st, c2_stream* s);
  * was created), so that spans of different streams of one device compare. */
 int c2_stream_mark(c2_status* st, c2_stream* s, int which);
 int c2_stream_span(c2_status* st, c2_stream* s, double* start_ms, double* end_ms);
+/* The most device scratch (stream-ordered allocations of the library's
+ * calls on s, counted in host order from allocation to release) held at once
+ * since s's last start mark, in bytes. */
+int c2_stream_scratch(c2_status* st, c2_stream* s, uint64_t* peak_bytes);
 
 int c2_mem_alloc(c2_status* st, int ordinal, uint64_t bytes, void** dptr);
 int c2_mem_free(c2_status* st, int ordinal, void* dptr);

@@ -1,8 +1,10 @@
 // Internal helpers shared by the translation units of libc2cuda.
 #pragma once
 #include <cuda_runtime.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <atomic>
 #include "c2cuda.h"
 
 namespace c2 {
@@ -15,7 +17,19 @@ struct stream_ctx {
     int sm_count;
     cudaEvent_t mark[2];  // start and end of the current call, for c2_stream_span
     void* out_stage;      // pinned host memory of out_stage_bytes for call results (copy_out)
+    // Scratch (below) of the stream's calls: the bytes allocated and not yet
+    // released, in host order, and their most since the last start mark
+    // (c2_stream_mark 0), which c2_stream_scratch reports.
+    std::atomic<uint64_t> scratch_live{0};
+    std::atomic<uint64_t> scratch_peak{0};
 };
+
+// The library streams whose scratch is counted: stream_ctx registers itself
+// when created and leaves when destroyed; scratch_owner finds the stream_ctx
+// of a CUDA stream (compute or copy), nullptr for any other.
+void scratch_register(stream_ctx* sc);
+void scratch_unregister(stream_ctx* sc);
+stream_ctx* scratch_owner(cudaStream_t s);
 
 // The largest call result copy_out carries: 64 window sums of a G2 MSM in
 // XYZZ form (64 x 384 bytes).
@@ -101,19 +115,37 @@ inline int copy_out(c2_status* st, stream_ctx* sc, void* dst, const void* src, s
     return ok(st);
 }
 
-// Stream-ordered device scratch memory released when it leaves scope.
+// Stream-ordered device scratch memory released when it leaves scope,
+// counted in its library stream's scratch_live and scratch_peak. One alloc
+// an object.
 struct scratch {
     void* p = nullptr;
     cudaStream_t s = 0;
+    size_t bytes = 0;
+    stream_ctx* owner = nullptr;
     scratch() {}
     scratch(const scratch&) = delete;
     scratch& operator=(const scratch&) = delete;
     ~scratch() {
-        if (p) cudaFreeAsync(p, s);
+        if (!p) return;
+        cudaFreeAsync(p, s);
+        if (owner) owner->scratch_live -= bytes;
     }
-    cudaError_t alloc(size_t bytes, cudaStream_t stream) {
+    cudaError_t alloc(size_t n, cudaStream_t stream) {
         s = stream;
-        return cudaMallocAsync(&p, bytes ? bytes : 1, stream);
+        cudaError_t e = cudaMallocAsync(&p, n ? n : 1, stream);
+        if (e != cudaSuccess) {
+            p = nullptr;
+            return e;
+        }
+        bytes = n;
+        if ((owner = scratch_owner(stream))) {
+            const uint64_t live = owner->scratch_live += n;
+            uint64_t peak = owner->scratch_peak.load();
+            while (live > peak && !owner->scratch_peak.compare_exchange_weak(peak, live)) {
+            }
+        }
+        return e;
     }
     template <class T>
     T* as() const { return (T*)p; }

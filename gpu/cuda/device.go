@@ -175,12 +175,13 @@ func (d *Device) acquire(op string) (stream, error) {
 }
 
 // release takes the stream back after its call and records the call's
-// device time. A stream whose timing fails is still reused: timing never
-// fails a call.
+// device time and scratch. A stream whose timing fails is still reused:
+// timing never fails a call.
 func (d *Device) release(s stream) {
 	if s.op != "" && rawStreamMark(s, 1) == nil {
 		if a, b, err := rawStreamSpan(s); err == nil && b >= a {
-			d.timer.add(s.op, span{a, b})
+			peak, _ := rawStreamScratch(s) // 0 when it fails
+			d.timer.add(s.op, span{a, b}, peak)
 		}
 	}
 	s.op = ""

@@ -22,6 +22,7 @@ static int (*p_stream_create)(c2_status*, int, int, c2_stream**);
 static int (*p_stream_destroy)(c2_status*, c2_stream*);
 static int (*p_stream_mark)(c2_status*, c2_stream*, int);
 static int (*p_stream_span)(c2_status*, c2_stream*, double*, double*);
+static int (*p_stream_scratch)(c2_status*, c2_stream*, uint64_t*);
 static int (*p_mem_alloc)(c2_status*, int, uint64_t, void**);
 static int (*p_mem_free)(c2_status*, int, void*);
 static int (*p_host_alloc)(c2_status*, uint64_t, void**);
@@ -59,6 +60,7 @@ static const char* c2_open(const char* path, int* abi) {
 	C2_SYM(stream_destroy)
 	C2_SYM(stream_mark)
 	C2_SYM(stream_span)
+	C2_SYM(stream_scratch)
 	C2_SYM(mem_alloc)
 	C2_SYM(mem_free)
 	C2_SYM(host_alloc)
@@ -97,6 +99,9 @@ static int w_stream_destroy(c2_status* st, uintptr_t s) { return p_stream_destro
 static int w_stream_mark(c2_status* st, uintptr_t s, int which) { return p_stream_mark(st, (c2_stream*)s, which); }
 static int w_stream_span(c2_status* st, uintptr_t s, double* a, double* b) {
 	return p_stream_span(st, (c2_stream*)s, a, b);
+}
+static int w_stream_scratch(c2_status* st, uintptr_t s, uint64_t* peak) {
+	return p_stream_scratch(st, (c2_stream*)s, peak);
 }
 static int w_mem_alloc(c2_status* st, int o, uint64_t b, void** p) { return p_mem_alloc(st, o, b, p); }
 static int w_mem_free(c2_status* st, int o, void* p) { return p_mem_free(st, o, p); }
@@ -283,6 +288,13 @@ func rawStreamSpan(s stream) (start, end float64, err error) {
 	var a, b C.double
 	rc := C.w_stream_span(&st, C.uintptr_t(s.h), &a, &b)
 	return float64(a), float64(b), mkerr("stream span", rc, &st)
+}
+
+func rawStreamScratch(s stream) (uint64, error) {
+	var st C.c2_status
+	var peak C.uint64_t
+	rc := C.w_stream_scratch(&st, C.uintptr_t(s.h), &peak)
+	return uint64(peak), mkerr("stream scratch", rc, &st)
 }
 
 func rawMemAlloc(ord int, bytes uint64) (unsafe.Pointer, error) {

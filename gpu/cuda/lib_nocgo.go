@@ -18,6 +18,7 @@ func rawStreamCreate(int, bool) (stream, error)                         { return
 func rawStreamDestroy(stream) error                                     { return libLoad() }
 func rawStreamMark(stream, int) error                                   { return libLoad() }
 func rawStreamSpan(stream) (float64, float64, error)                    { return 0, 0, libLoad() }
+func rawStreamScratch(stream) (uint64, error)                           { return 0, libLoad() }
 func rawMemAlloc(int, uint64) (unsafe.Pointer, error)                   { return nil, libLoad() }
 func rawMemFree(int, unsafe.Pointer) error                              { return libLoad() }
 func rawHostAlloc(uint64) (unsafe.Pointer, error)                       { return nil, libLoad() }

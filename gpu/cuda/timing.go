@@ -10,6 +10,10 @@ import (
 type OpTime struct {
 	Calls int64
 	Time  time.Duration // summed over the calls
+	// Scratch is the most device scratch one call held at once, in bytes:
+	// the library's stream-ordered allocations of the call, counted from
+	// allocation to release in the order the host issued them.
+	Scratch uint64
 }
 
 // Timings is what a Device's library calls took on the GPU, measured with
@@ -41,7 +45,7 @@ type timer struct {
 // the fold point on.
 const keepMS = 120e3
 
-func (t *timer) add(op string, s span) {
+func (t *timer) add(op string, s span, scratch uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ops == nil {
@@ -50,6 +54,7 @@ func (t *timer) add(op string, s span) {
 	o := t.ops[op]
 	o.Calls++
 	o.Time += time.Duration((s.end - s.start) * float64(time.Millisecond))
+	o.Scratch = max(o.Scratch, scratch)
 	t.ops[op] = o
 	t.spans = append(t.spans, s)
 	if len(t.spans) >= 4096 {

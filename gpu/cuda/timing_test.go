@@ -8,15 +8,15 @@ import (
 func TestTimerUnion(t *testing.T) {
 	var tm timer
 	// Two overlapping calls [0, 10) and [5, 12), a separate one [20, 25).
-	tm.add("MSMG1", span{0, 10})
-	tm.add("NTT", span{20, 25})
-	tm.add("MSMG1", span{5, 12})
+	tm.add("MSMG1", span{0, 10}, 300)
+	tm.add("NTT", span{20, 25}, 0)
+	tm.add("MSMG1", span{5, 12}, 200)
 	got := tm.read()
 	if got.Busy != 17*time.Millisecond {
 		t.Fatalf("busy %v, want 17ms", got.Busy)
 	}
-	if o := got.Ops["MSMG1"]; o.Calls != 2 || o.Time != 17*time.Millisecond {
-		t.Fatalf("MSMG1 %+v, want 2 calls, 17ms", o)
+	if o := got.Ops["MSMG1"]; o.Calls != 2 || o.Time != 17*time.Millisecond || o.Scratch != 300 {
+		t.Fatalf("MSMG1 %+v, want 2 calls, 17ms, 300 bytes of scratch at most", o)
 	}
 }
 
@@ -27,8 +27,8 @@ func TestTimerFold(t *testing.T) {
 	var want float64
 	for i := range 10000 {
 		s := float64(i) * 30
-		tm.add("a", span{s, s + 10})
-		tm.add("b", span{s + 5, s + 20})
+		tm.add("a", span{s, s + 10}, 0)
+		tm.add("b", span{s + 5, s + 20}, 0)
 		want += 20
 	}
 	if len(tm.spans) >= 4096 {

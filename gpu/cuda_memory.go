@@ -1,0 +1,185 @@
+package gpu
+
+import (
+	"unsafe"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/sealc2/c2/groth16"
+)
+
+// The device memory a slot reserves is its buffers plus the most scratch
+// one of its library calls allocates (cuda.OpTime.Scratch measures it).
+// The functions below model each call's scratch from the allocations the
+// library makes (gpu/cuda: msm.cuh, msm.cu, ntt.cu, r1cs.cu), as upper
+// bounds for any input the device contract admits.
+
+const (
+	g1Size = int64(unsafe.Sizeof(bls.G1Affine{}))
+	g2Size = int64(unsafe.Sizeof(bls.G2Affine{}))
+	frSize = int64(fr.Bytes)
+	g1XYZZ = 4 * 48
+	g2XYZZ = 4 * 96
+	// slotSlop covers the allocations no model below counts: CUDA events,
+	// the pool's alignment and granularity.
+	slotSlop = 64 << 20
+	// libChunk is the most points msm_impl digits and sorts at once
+	// (MSM_CHUNK), libPiece the most points one accumulation task adds
+	// (MSM_PIECE).
+	libChunk = 1 << 24
+	libPiece = 128
+	// threadsPerSM bounds the threads an SM holds at once (2,048 on every
+	// GPU since compute capability 3.0), which bounds the partial sums of
+	// the window sums and of batch additions.
+	threadsPerSM = 2048
+)
+
+// tailPiece is the most tail scalars one indexed MSM takes (cudaTail cuts
+// longer tails into pieces), so that the bases it gathers on the device
+// stay small; a variable for tests.
+var tailPiece = 1 << 23
+
+// msmGroup is the sizes of one group's points, in bytes, and the widest
+// window its MSM entry allows.
+type msmGroup struct {
+	point, xyzz int64
+	maxC        int
+}
+
+var (
+	msmG1 = msmGroup{point: g1Size, xyzz: g1XYZZ, maxC: 21}
+	msmG2 = msmGroup{point: g2Size, xyzz: g2XYZZ, maxC: 20}
+)
+
+// msmWindows mirrors msm_pick_window (gpu/cuda/digits.cuh): of the window
+// widths c <= maxC, the layout of W = ceil(256/c) windows, the widest of
+// ceil(256/W) bits, that minimises W·(n + 2.7·2^(widest-1)).
+func msmWindows(n int64, maxC int) (W, widest int64) {
+	best := -1.0
+	for c := int64(4); c <= int64(maxC); c++ {
+		w := (256 + c - 1) / c
+		wide := (256 + w - 1) / w
+		cost := float64(w) * (float64(n) + 2.7*float64(int64(1)<<(wide-1)))
+		if best < 0 || cost < best {
+			W, widest, best = w, wide, cost
+		}
+	}
+	return W, widest
+}
+
+// msmScratch bounds the scratch of one MSM of n points (msm_impl) on a
+// device of sms SMs: the digits' keys and values and their sort, TB buckets
+// with their bounds, sizes, order and tasks, the extra pieces' sums, the
+// window sums' partial sums, and double-buffered staging for the bases and
+// scalars that come from the host.
+func msmScratch(n int64, g msmGroup, hostBases, hostScalars bool, sms int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	W, widest := msmWindows(n, g.maxC)
+	nb := int64(1) << (widest - 1)
+	tb := W * nb
+	ch := min(n, libChunk)
+	m := W * ch
+	extra := m/libPiece + 1
+	s := 16*m + // keys and values, two buffers each
+		m/4 + // the radix sort's temporary storage (cub: its look-back, about 0.2 byte a pair)
+		tb*(g.xyzz+24) + // buckets; starts, ends; sizes and ids, two buffers each
+		8*(tb+1) + // pieces and first task of each bucket
+		4*(tb+extra) + // task owners
+		extra*g.xyzz + // sums of the extra pieces
+		min(tb, max(W, sms*threadsPerSM))*g.xyzz // window segments' sums (tasks.cuh: window_segments)
+	if hostScalars {
+		s += 2 * ch * frSize
+	}
+	if hostBases {
+		s += 2 * ch * g.point
+	}
+	return s
+}
+
+// indexedScratch bounds the scratch of one indexed MSM of n tail points
+// over resident bases (c2_msm_indexed): the gathered points and their
+// indices, then an MSM over them with the scalars from the host.
+func indexedScratch(n int64, g msmGroup, sms int64) int64 {
+	return n*(g.point+4) + msmScratch(n, g, false, true, sms)
+}
+
+// batchScratch bounds the scratch of one batch addition of n bases
+// (batch_add_impl): the bitmap, the per-word counts and their scan, one
+// partial sum per resident thread, and the bases when they come from the
+// host.
+func batchScratch(n int64, g msmGroup, hostBases bool, sms int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	words := (n + 63) / 64
+	s := 8*words + 8*words + 4*words + // bitmap, counts and firsts, the scan's storage
+		min(max(1, n/64), sms*threadsPerSM)*g.xyzz
+	if hostBases {
+		s += n * g.point
+	}
+	return s
+}
+
+// nttScratch bounds the twiddle tables of a transform or of the H pipeline
+// over 2^logN (table_set, k_inner_twiddles in ntt.cu): four tables of
+// 2^ceil(k/2) + 2^floor(k/2) powers, two of them with a row table of at
+// most 2^18, and 2^9 inner twiddles.
+func nttScratch(logN int) int64 {
+	lo, hi := int64(1)<<((logN+1)/2), int64(1)<<(logN/2)
+	return frSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, 18)) + 1<<9)
+}
+
+// evalScratch bounds the scratch of one R1CS evaluation with aux values
+// (c2_r1cs_eval): a sparse witness's bitmap and tail, at most every aux
+// value, with their indices.
+func evalScratch(aux int64) int64 {
+	words := (aux + 63) / 64
+	return 8*words + aux*(4+frSize) + 64
+}
+
+// slotBytes is the device memory one slot under pk holds: for the witness
+// pass (nvars > 0 variables) its w and a‖b‖c buffers, plus the most scratch
+// any one of its calls allocates, with the key resident or streamed.
+func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64 {
+	sms := int64(c.sms)
+	n := int64(pk.DomainSize())
+	z := pk.Sizes()
+	logN := 0
+	for int64(1)<<logN < n {
+		logN++
+	}
+	witness := nvars > 0
+	// H: the R1CS evaluation and the transforms, then H's MSM, whose
+	// scalars are on the device in the witness pass and else come from
+	// the host (with a, b and c before it: ComputeH's staging).
+	stage := nttScratch(logN)
+	if witness {
+		stage = max(stage, evalScratch(int64(nvars)))
+	} else {
+		stage += 3 * n * frSize
+	}
+	stage = max(stage, msmScratch(n-1, msmG1, !resident, !witness, sms))
+	// The other queries: every scalar from the host (a dense query), its
+	// selection from the device's witness (never more), or a tail of at
+	// most the whole query, indexed over resident bases in pieces or
+	// gathered on the host; and the batch additions, whose streamed bases
+	// come in chunks.
+	for _, q := range []struct {
+		n int64
+		g msmGroup
+	}{{int64(z.L), msmG1}, {int64(z.A), msmG1}, {int64(z.BG1), msmG1}, {int64(z.BG2), msmG2}} {
+		stage = max(stage, msmScratch(q.n, q.g, !resident, true, sms))
+		if resident {
+			stage = max(stage, indexedScratch(min(q.n, int64(tailPiece)), q.g, sms), batchScratch(q.n, q.g, false, sms))
+		} else {
+			stage = max(stage, batchScratch(min(q.n, int64(batchChunk)), q.g, true, sms))
+		}
+	}
+	if witness {
+		return 3*n*frSize + int64(nvars)*frSize + stage + slotSlop
+	}
+	return stage + slotSlop
+}

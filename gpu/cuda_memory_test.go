@@ -1,0 +1,202 @@
+package gpu
+
+import (
+	"errors"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/gpu/cuda"
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/synth"
+)
+
+// num is a stand-in point for sumPieces: integers under addition.
+type num int
+
+func (a *num) AddAssign(b *num) *num { *a += *b; return a }
+
+// sumPieces covers [0, n) with consecutive pieces of at most piece
+// elements, one empty piece when n is 0, and stops at the first error.
+func TestSumPieces(t *testing.T) {
+	for _, tc := range []struct {
+		n, piece int
+		ranges   [][2]int
+	}{
+		{0, 4, [][2]int{{0, 0}}},
+		{3, 4, [][2]int{{0, 3}}},
+		{8, 4, [][2]int{{0, 4}, {4, 8}}},
+		{9, 4, [][2]int{{0, 4}, {4, 8}, {8, 9}}},
+	} {
+		var got [][2]int
+		sum, err := sumPieces[num](tc.n, tc.piece, func(lo, hi int) (num, error) {
+			got = append(got, [2]int{lo, hi})
+			return num(hi - lo + 100), nil
+		})
+		require.NoError(t, err)
+		require.Equal(t, tc.ranges, got, "n %d, piece %d", tc.n, tc.piece)
+		require.Equal(t, num(tc.n+100*len(tc.ranges)), sum, "every piece's result added once")
+	}
+	boom := errors.New("boom")
+	calls := 0
+	_, err := sumPieces[num](10, 3, func(lo, hi int) (num, error) {
+		calls++
+		if lo == 3 {
+			return 0, boom
+		}
+		return 1, nil
+	})
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, 2, calls, "no piece after the failed one")
+}
+
+// shape32GiB is a 32 GiB PoRep partition's key sizes (porep: Constraints
+// 130,278,869, Inputs 328, Aux 130,169,893, AAux 129,753,292, B
+// 1 + 33,112,281) and its variables.
+var (
+	shape32GiB = groth16.Sizes{H: 1<<27 - 1, L: 130_169_893, A: 328 + 129_753_292, BG1: 33_112_282, BG2: 33_112_282}
+	vars32GiB  = 328 + 130_169_893
+)
+
+// A 32 GiB witness slot with the key resident: its buffers (a‖b‖c of the
+// 2^27 domain, w) and the largest call's scratch, which is B_G2's MSM over
+// every scalar from the host (a dense query). An indexed tail, however long,
+// gathers a piece at a time and stays below it; so does the R1CS
+// evaluation's upload of a witness whose every value is in its tail.
+func TestSlotBytes32GiB(t *testing.T) {
+	c := &CUDA{sms: 132}
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
+	n := int64(1 << 27)
+	buffers := 3*n*frSize + int64(vars32GiB)*frSize
+	got := c.slotBytes(pk, true, vars32GiB)
+	scratch := got - buffers - slotSlop
+	want := msmScratch(int64(shape32GiB.BG2), msmG2, false, true, 132)
+	require.Equal(t, want, scratch, "the largest call: B_G2's dense MSM")
+	for name, s := range map[string]int64{
+		"H's MSM":         msmScratch(n-1, msmG1, false, false, 132),
+		"L's dense MSM":   msmScratch(int64(shape32GiB.L), msmG1, false, true, 132),
+		"an indexed tail": indexedScratch(int64(tailPiece), msmG2, 132),
+		"R1CS evaluation": evalScratch(int64(vars32GiB)),
+	} {
+		require.Less(t, s, scratch, name)
+	}
+	// 2^25 points of G2, the scalars from the host in chunks of 2^24: keys
+	// and values of 13 windows (3.5 GB), 13·2^19 buckets of 384 bytes with
+	// their bounds, sizes and ids (2.8 GB), the extra pieces' sums (0.65
+	// GB), the staged scalars (1.1 GB), the rest 0.25 GB: 8.2 GB, where the
+	// slot counted 13.8 GB before (bases staged from the host, which a
+	// resident key never stages, and without the pieces' sums).
+	require.InDelta(t, 8.25e9, float64(scratch), 0.05e9)
+	require.InDelta(t, 25.4e9, float64(got), 0.1e9)
+
+	// A streamed key stages the bases of its MSMs from the host, and a
+	// plain slot (no witness) holds no buffers but stages a, b and c.
+	streamed := c.slotBytes(pk, false, vars32GiB) - buffers - slotSlop
+	require.Equal(t, msmScratch(int64(shape32GiB.BG2), msmG2, true, true, 132), streamed)
+	plain := c.slotBytes(pk, true, 0) - slotSlop
+	require.Equal(t, nttScratch(27)+3*n*frSize, plain, "the largest call: ComputeH's staging of a, b and c, and its tables")
+}
+
+// The model's scratch bounds what the library's calls allocate, measured
+// on the device (cuda.OpTime.Scratch), and is not far above it. Skipped
+// without libc2cuda or a GPU.
+func TestCUDAScratchModel(t *testing.T) {
+	d, err := cuda.Open(0)
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	defer d.Close()
+	sms := int64(d.Info().SMCount)
+	rng := rand.New(rand.NewPCG(7, 8))
+	_, _, g1, g2 := bls.Generators()
+	// Equal bases: the memory does not depend on the points, and the
+	// results are the scalars' sum times the generator.
+	const n1, n2 = 1<<21 + 3, 1<<19 + 5
+	b1 := make([]bls.G1Affine, n1)
+	for i := range b1 {
+		b1[i] = g1
+	}
+	b2 := make([]bls.G2Affine, n2)
+	for i := range b2 {
+		b2[i] = g2
+	}
+	r1, err := d.UploadG1(b1)
+	require.NoError(t, err)
+	defer r1.Free()
+	r2, err := d.UploadG2(b2)
+	require.NoError(t, err)
+	defer r2.Free()
+	s1 := synth.RandScalars(rng, n1)
+	sd, err := d.Alloc(uint64(n1) * uint64(frSize))
+	require.NoError(t, err)
+	defer sd.Free()
+	require.NoError(t, cuda.CopyTo(sd, 0, s1))
+	half := n1 / 2
+	idx := make([]uint32, half)
+	for i := range idx {
+		idx[i] = uint32(2 * i)
+	}
+	ones := make([]uint64, (n1+63)/64)
+	for i := range ones {
+		ones[i] = rng.Uint64()
+	}
+	sumOf := func(s []fr.Element) (x fr.Element) {
+		for i := range s {
+			x.Add(&x, &s[i])
+		}
+		return x
+	}
+	wantG1 := func(s []fr.Element) bls.G1Jac {
+		var j bls.G1Jac
+		x := sumOf(s)
+		j.ScalarMultiplicationBase(x.BigInt(new(big.Int)))
+		return j
+	}
+
+	all, halfSum := wantG1(s1), wantG1(s1[:half])
+	for _, run := range []struct {
+		name string
+		f    func() (bls.G1Jac, error)
+		want *bls.G1Jac
+	}{
+		{"resident", func() (bls.G1Jac, error) { return d.MSMG1Resident(r1, s1) }, &all},
+		{"on device", func() (bls.G1Jac, error) { return d.MSMG1OnDevice(r1, sd, n1) }, &all},
+		{"host", func() (bls.G1Jac, error) { return d.MSMG1(b1, s1) }, &all},
+		{"indexed", func() (bls.G1Jac, error) { return d.MSMG1Indexed(r1, n1, idx, s1[:half]) }, &halfSum},
+	} {
+		got, err := run.f()
+		require.NoError(t, err, run.name)
+		require.True(t, got.Equal(run.want), run.name)
+	}
+	_, err = d.BatchAddG1Resident(r1, n1, ones)
+	require.NoError(t, err)
+	_, err = d.BatchAddG1(b1, ones)
+	require.NoError(t, err)
+	_, err = d.MSMG2Resident(r2, s1[:n2])
+	require.NoError(t, err)
+	_, err = d.MSMG2Indexed(r2, n2, idx[:n2/2], s1[:n2/2])
+	require.NoError(t, err)
+
+	ops := d.Timings().Ops
+	for op, model := range map[string]int64{
+		"MSMG1Resident":      msmScratch(n1, msmG1, false, true, sms),
+		"MSMG1OnDevice":      msmScratch(n1, msmG1, false, false, sms),
+		"MSMG1":              msmScratch(n1, msmG1, true, true, sms),
+		"MSMG1Indexed":       indexedScratch(int64(half), msmG1, sms),
+		"BatchAddG1Resident": batchScratch(n1, msmG1, false, sms),
+		"BatchAddG1":         batchScratch(n1, msmG1, true, sms),
+		"MSMG2Resident":      msmScratch(n2, msmG2, false, true, sms),
+		"MSMG2Indexed":       indexedScratch(int64(n2/2), msmG2, sms),
+	} {
+		o, ok := ops[op]
+		require.True(t, ok, "%s ran", op)
+		got := int64(o.Scratch)
+		t.Logf("%-20s scratch %12d bytes, model %12d (%.3f)", op, got, model, float64(got)/float64(model))
+		require.LessOrEqual(t, got, model, "%s: the model must bound the library", op)
+		require.Greater(t, 2*got, model, "%s: the model is more than twice the library's", op)
+	}
+}
