@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
 	"sync"
 	"time"
 	"unsafe"
@@ -50,7 +51,8 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 		if limit > 0 {
 			total = min(total, limit)
 		}
-		out = append(out, &CUDA{d: d, name: name, sms: d.Info().SMCount, budget: pool.NewBudget(name, max(total, 0))})
+		out = append(out, &CUDA{d: d, name: name, sms: d.Info().SMCount, splitH: os.Getenv("C2_CUDA_SPLIT_H") == "1",
+			budget: pool.NewBudget(name, max(total, 0))})
 	}
 	return out, nil
 }
@@ -67,7 +69,8 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 type CUDA struct {
 	d      *cuda.Device
 	name   string
-	sms    int // the device's SMs
+	sms    int  // the device's SMs
+	splitH bool // H's MSM of the witness pass is split (attachHigh)
 	budget *pool.Budget
 
 	mu       sync.Mutex
@@ -164,6 +167,10 @@ type cudaKey struct {
 	recording uint64 // the Recording of the resident R1CS
 	nvars     int
 	r1Res     *pool.Reservation
+
+	// With attachHigh: 2^128 times the H bases, for H's split MSM.
+	hHi   *cuda.Buffer
+	hiRes *pool.Reservation
 
 	// Slots are made on demand, up to cap(idle), and kept until Release.
 	slotMu sync.Mutex
@@ -352,10 +359,13 @@ func (k *cudaKey) Release() {
 			_ = k.r1cs.Free()
 			k.r1Res.Release()
 		}
-		for _, b := range []*cuda.Buffer{k.h, k.l, k.a, k.bg1, k.bg2} {
+		for _, b := range []*cuda.Buffer{k.h, k.hHi, k.l, k.a, k.bg1, k.bg2} {
 			if b != nil {
 				_ = b.Free()
 			}
+		}
+		if k.hiRes != nil {
+			k.hiRes.Release()
 		}
 		for _, b := range k.pinnedBufs {
 			_ = b.Free()
@@ -588,8 +598,9 @@ func pinnedSlice[P any](n int) (*cuda.HostBuffer, []P, error) {
 // (partitions are then evaluated on the host) and attachShape returns nil.
 // A system without its matrices has them recorded again first
 // ([r1cs.System.Matrices]); one that cannot have them leaves k a plain
-// key. An error means the recording or the upload failed; k is then
-// unchanged.
+// key. With the R1CS resident, k may get the high copy of its H bases
+// (attachHigh). An error means the recording, the upload or that copy
+// failed; the caller releases k.
 func (c *CUDA) attachShape(ctx context.Context, k *cudaKey, sys *r1cs.System) error {
 	pk := k.pk
 	if !sys.HasMatrices() {
@@ -620,6 +631,45 @@ func (c *CUDA) attachShape(ctx context.Context, k *cudaKey, sys *r1cs.System) er
 		return c.err(StageLoadKey, 0, err)
 	}
 	k.r1cs, k.recording, k.nvars, k.r1Res = r, sys.Recording(), sys.NumInputs()+sys.NumAux(), res
+	return c.attachHigh(k)
+}
+
+// attachHigh gives a resident key with its R1CS the high copy of its H
+// bases, 2^128·H (cuda.Device.HighBasesG1, made on the device), which the
+// witness pass's split MSM of H reads (cuda.Device.MSMG1SplitOnDevice: 12
+// windows of additions where the plain MSM has 13), when the device splits
+// H (C2_CUDA_SPLIT_H=1 in the environment when it opened) and the copy
+// leaves room for the key's slots (SetSlots). Otherwise, or when the
+// driver has no room for it, H's MSM stays the plain one. An error means
+// the copy failed on the device.
+func (c *CUDA) attachHigh(k *cudaKey) error {
+	if !c.splitH || !k.resident || k.r1cs == nil || k.hHi != nil {
+		return nil
+	}
+	n := k.pk.Sizes().H
+	need := g1Size * int64(n)
+	if need+int64(c.maxSlots())*c.slotBytes(k.pk, true, k.nvars) > c.budget.Total()-c.budget.Used() {
+		return nil
+	}
+	res, ok := c.budget.TryReserve(need)
+	if !ok {
+		return nil
+	}
+	res.Pin()
+	buf, err := c.d.Alloc(uint64(need))
+	if err != nil {
+		res.Release()
+		if errors.Is(err, cuda.ErrDeviceOutOfMemory) {
+			return nil
+		}
+		return c.err(StageLoadKey, SectionH, err)
+	}
+	if err := k.dev().HighBasesG1(buf, k.h, n); err != nil {
+		_ = buf.Free()
+		res.Release()
+		return c.err(StageLoadKey, SectionH, err)
+	}
+	k.hHi, k.hiRes = buf, res
 	return nil
 }
 
@@ -852,9 +902,12 @@ func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, 
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if k.resident {
+	switch {
+	case k.hHi != nil:
+		res, err = s.k.dev().MSMG1SplitOnDevice(k.h, k.hHi, abc[0], n-1)
+	case k.resident:
 		res, err = s.k.dev().MSMG1OnDevice(k.h, abc[0], n-1)
-	} else {
+	default:
 		res, err = s.k.dev().MSMG1HostBases(k.src().H, abc[0], n-1)
 	}
 	if err != nil {

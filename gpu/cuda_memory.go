@@ -29,6 +29,8 @@ const (
 	// (MSM_PIECE).
 	libChunk = 1 << 24
 	libPiece = 128
+	// splitMaxC is the widest window of a split MSM (MSM_SPLIT_MAX_C).
+	splitMaxC = 22
 	// threadsPerSM bounds the threads an SM holds at once (2,048 on every
 	// GPU since compute capability 3.0), which bounds the partial sums of
 	// the window sums and of batch additions.
@@ -68,18 +70,52 @@ func msmWindows(n int64, maxC int) (W, widest int64) {
 	return W, widest
 }
 
+// splitPairs mirrors msm_pick_split (gpu/cuda/digits.cuh): the split MSM
+// of n points (2n points of 128-bit scalars) in H window pairs, the widest
+// of ceil(128/H) <= maxC bits, that minimises H·(2n + 2.7·2^(widest-1)).
+func splitPairs(n int64, maxC int) (H, widest int64) {
+	best := -1.0
+	for h := int64(1); h <= 32; h++ {
+		wide := (128 + h - 1) / h
+		if wide > int64(maxC) {
+			continue
+		}
+		cost := float64(h) * (2*float64(n) + 2.7*float64(int64(1)<<(wide-1)))
+		if best < 0 || cost < best {
+			H, widest, best = h, wide, cost
+		}
+	}
+	return H, widest
+}
+
 // msmScratch bounds the scratch of one MSM of n points (msm_impl) on a
-// device of sms SMs: the digits' keys and values and their sort, TB buckets
-// with their bounds, sizes, order and tasks, the extra pieces' sums, the
-// window sums' partial sums, and double-buffered staging for the bases and
-// scalars that come from the host.
+// device of sms SMs: the digits' keys and values and their sort, the
+// buckets with their bounds, sizes, order and tasks, the extra pieces'
+// sums, the window sums' partial sums, and double-buffered staging for the
+// bases and scalars that come from the host.
 func msmScratch(n int64, g msmGroup, hostBases, hostScalars bool, sms int64) int64 {
 	if n == 0 {
 		return 0
 	}
 	W, widest := msmWindows(n, g.maxC)
-	nb := int64(1) << (widest - 1)
-	tb := W * nb
+	return layoutScratch(n, W, W, widest, g, hostBases, hostScalars, sms)
+}
+
+// splitScratch bounds the scratch of one split MSM of n points over
+// resident bases and their high copy (c2_msm_split): 2H windows of digits
+// a point, H bucket sets.
+func splitScratch(n int64, g msmGroup, hostScalars bool, sms int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	H, widest := splitPairs(n, splitMaxC)
+	return layoutScratch(n, 2*H, H, widest, g, false, hostScalars, sms)
+}
+
+// layoutScratch is msm_impl's scratch for n points in W windows of digits
+// a point and NS sets of 2^(widest-1) buckets.
+func layoutScratch(n, W, NS, widest int64, g msmGroup, hostBases, hostScalars bool, sms int64) int64 {
+	tb := NS << (widest - 1)
 	ch := min(n, libChunk)
 	m := W * ch
 	extra := m/libPiece + 1
@@ -89,7 +125,7 @@ func msmScratch(n int64, g msmGroup, hostBases, hostScalars bool, sms int64) int
 		8*(tb+1) + // pieces and first task of each bucket
 		4*(tb+extra) + // task owners
 		extra*g.xyzz + // sums of the extra pieces
-		min(tb, max(W, sms*threadsPerSM))*g.xyzz // window segments' sums (tasks.cuh: window_segments)
+		min(tb, max(NS, sms*threadsPerSM))*g.xyzz // window segments' sums (tasks.cuh: window_segments)
 	if hostScalars {
 		s += 2 * ch * frSize
 	}
@@ -162,6 +198,9 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 		stage += 3 * n * frSize
 	}
 	stage = max(stage, msmScratch(n-1, msmG1, !resident, !witness, sms))
+	if c.splitH && witness && resident {
+		stage = max(stage, splitScratch(n-1, msmG1, false, sms)) // attachHigh
+	}
 	// The other queries: every scalar from the host (a dense query), its
 	// selection from the device's witness (never more), or a tail of at
 	// most the whole query, indexed over resident bases in pieces or

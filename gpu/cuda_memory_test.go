@@ -101,8 +101,25 @@ func TestSlotBytes32GiB(t *testing.T) {
 	require.Equal(t, nttScratch(27)+3*n*frSize, plain, "the largest call: ComputeH's staging of a, b and c, and its tables")
 }
 
+// splitPairs picks the split layouts gpu/cuda/hosttest/digits_test.cc pins
+// msm_pick_split to, and a split H's scratch (12 windows of digits, 6 sets
+// of 2^21 buckets) stays below a 32 GiB slot's largest call: the slot does
+// not grow when H is split.
+func TestSplitPairs(t *testing.T) {
+	for _, tc := range []struct{ lg, H, widest int64 }{{22, 7, 19}, {24, 6, 22}, {26, 6, 22}, {27, 6, 22}} {
+		H, widest := splitPairs(1<<tc.lg, splitMaxC)
+		require.Equal(t, [2]int64{tc.H, tc.widest}, [2]int64{H, widest}, "2^%d points", tc.lg)
+	}
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
+	plain := (&CUDA{sms: 132}).slotBytes(pk, true, vars32GiB)
+	split := splitScratch(1<<27-1, msmG1, false, 132)
+	require.Greater(t, split, msmScratch(1<<27-1, msmG1, false, false, 132), "wider windows, more buckets")
+	require.Equal(t, plain, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, vars32GiB))
+}
+
 // The model's scratch bounds what the library's calls allocate, measured
-// on the device (cuda.OpTime.Scratch), and is not far above it. Skipped
+// on the device (cuda.OpTime.Scratch), and is not far above it; the split
+// MSM over the high copy of the bases equals the plain one. Skipped
 // without libc2cuda or a GPU.
 func TestCUDAScratchModel(t *testing.T) {
 	d, err := cuda.Open(0)
@@ -172,6 +189,13 @@ func TestCUDAScratchModel(t *testing.T) {
 		require.NoError(t, err, run.name)
 		require.True(t, got.Equal(run.want), run.name)
 	}
+	hi, err := d.Alloc(uint64(n1) * uint64(g1Size))
+	require.NoError(t, err)
+	defer hi.Free()
+	require.NoError(t, d.HighBasesG1(hi, r1, n1))
+	got, err := d.MSMG1SplitOnDevice(r1, hi, sd, n1)
+	require.NoError(t, err)
+	require.True(t, got.Equal(&all), "split")
 	_, err = d.BatchAddG1Resident(r1, n1, ones)
 	require.NoError(t, err)
 	_, err = d.BatchAddG1(b1, ones)
@@ -187,6 +211,7 @@ func TestCUDAScratchModel(t *testing.T) {
 		"MSMG1OnDevice":      msmScratch(n1, msmG1, false, false, sms),
 		"MSMG1":              msmScratch(n1, msmG1, true, true, sms),
 		"MSMG1Indexed":       indexedScratch(int64(half), msmG1, sms),
+		"MSMG1SplitOnDevice": splitScratch(n1, msmG1, false, sms),
 		"BatchAddG1Resident": batchScratch(n1, msmG1, false, sms),
 		"BatchAddG1":         batchScratch(n1, msmG1, true, sms),
 		"MSMG2Resident":      msmScratch(n2, msmG2, false, true, sms),

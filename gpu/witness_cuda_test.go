@@ -36,6 +36,9 @@ func TestCUDAWitnessPass(t *testing.T) {
 		// the bases stream from pinned host memory.
 		t.Run(name+"/streamed", func(t *testing.T) { witnessPass(t, d, true, file) })
 	}
+	// H's MSM split over the key's high copy of the H bases.
+	split := &CUDA{d: d.d, name: d.name, sms: d.sms, splitH: true, budget: pool.NewBudget(d.name, d.budget.Total())}
+	t.Run("key/resident/split", func(t *testing.T) { witnessPass(t, split, false, false) })
 }
 
 func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
@@ -94,6 +97,7 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	defer key.Release()
 	require.True(t, key.(ShapeKey).Records(rec), "the R1CS is resident")
 	require.Equal(t, !streamed, key.(*cudaKey).resident)
+	require.Equal(t, d.splitH && !streamed, key.(*cudaKey).hHi != nil, "the high copy of the H bases")
 	if streamed {
 		require.NotNil(t, key.(*cudaKey).pinned, "a streamed key is copied to pinned memory")
 	}
@@ -311,6 +315,7 @@ func TestCUDAWitnessMSM(t *testing.T) {
 		key, err := d.LoadShape(ctx, pk, sys)
 		require.NoError(t, err)
 		require.Equal(t, !streamed, key.(*cudaKey).resident)
+		require.Equal(t, d.splitH && !streamed, key.(*cudaKey).hHi != nil, "the high copy of the H bases")
 		for _, dense := range []bool{false, true} {
 			name := fmt.Sprintf("streamed=%v/dense=%v", streamed, dense)
 			w := newWitness(sys)

@@ -91,7 +91,7 @@ func BenchmarkMSMG1Split(b *testing.B) {
 			var err error
 			benchG1.hiOnce.Do(func() {
 				if benchG1.hi, err = d.Alloc(uint64(benchG1.n) * g1Bytes); err == nil {
-					err = d.highBasesG1(benchG1.hi, bases, benchG1.n)
+					err = d.HighBasesG1(benchG1.hi, bases, benchG1.n)
 				}
 			})
 			if err != nil {

@@ -348,17 +348,29 @@ func (g group[A, F, J, PF, PJ]) msmHostBases(d *Device, op string, bases []A, sc
 // covers: a split MSM's window sums combine over windows of 128 bits.
 const splitShift = 128
 
-// highBasesG1 sets dst[i] = 2^splitShift·src[i] for i < n (device buffers;
-// dst may be src): the second base array of msmG1Split.
-func (d *Device) highBasesG1(dst, src *Buffer, n int) error {
+// HighBasesG1 sets dst[i] = 2^128·src[i] for i < n (device buffers; dst
+// may be src): the second base array of MSMG1SplitOnDevice.
+func (d *Device) HighBasesG1(dst, src *Buffer, n int) error {
 	return g1.shift(d, "HighBasesG1", dst, src, n, splitShift)
 }
 
 // msmG1Split is MSMG1Resident computed as an MSM of 2n points of 128-bit
-// scalars: basesHi (from highBasesG1) multiplies the scalars' high halves,
+// scalars: basesHi (from HighBasesG1) multiplies the scalars' high halves,
 // so the MSM needs 12 windows where MSMG1Resident needs 13 (c2_msm_split).
 func (d *Device) msmG1Split(bases, basesHi *Buffer, scalars []fr.Element) (bls12381.G1Jac, error) {
 	return g1.msmSplit(d, "MSMG1Split", bases, basesHi, hostPtr(scalars), len(scalars))
+}
+
+// MSMG1SplitOnDevice is MSMG1OnDevice computed as an MSM of 2n points of
+// 128-bit scalars: basesHi (from HighBasesG1) multiplies the scalars' high
+// halves, so that it needs 12 windows where MSMG1OnDevice needs 13
+// (c2_msm_split).
+func (d *Device) MSMG1SplitOnDevice(bases, basesHi, scalars *Buffer, n int) (bls12381.G1Jac, error) {
+	const op = "MSMG1SplitOnDevice"
+	if err := scalars.check(op, uint64(max(n, 0))*frBytes); err != nil {
+		return g1.inf(), err
+	}
+	return g1.msmSplit(d, op, bases, basesHi, scalars.arg(), n)
 }
 
 // shift sets dst[i] = 2^k·src[i] for i < n (device buffers of affine points).

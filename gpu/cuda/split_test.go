@@ -36,9 +36,9 @@ func TestHighBasesG1(t *testing.T) {
 		require.NoError(t, g1.shift(d, "ShiftG1", dst, src, len(pts), k))
 		check(dst, k, "into another buffer")
 	}
-	require.NoError(t, d.highBasesG1(src, src, len(pts)))
+	require.NoError(t, d.HighBasesG1(src, src, len(pts)))
 	check(src, splitShift, "in place")
-	require.ErrorIs(t, d.highBasesG1(dst, src, len(pts)+1), ErrInvalidArgument)
+	require.ErrorIs(t, d.HighBasesG1(dst, src, len(pts)+1), ErrInvalidArgument)
 }
 
 // TestMSMSplitG1 checks the split MSM (each scalar's high half over
@@ -56,13 +56,24 @@ func TestMSMSplitG1(t *testing.T) {
 	hi, err := d.Alloc(maxN * g1Bytes)
 	require.NoError(t, err)
 	defer hi.Free()
-	require.NoError(t, d.highBasesG1(hi, lo, maxN))
+	require.NoError(t, d.HighBasesG1(hi, lo, maxN))
+	scd, err := d.Alloc(maxN * frBytes)
+	require.NoError(t, err)
+	defer scd.Free()
 	for _, n := range []int{1, 2, 3, 100, 1000, 4097, maxN} {
 		sc := randScalars(rng, n)
 		got, err := d.msmG1Split(lo, hi, sc)
 		require.NoError(t, err)
-		testG1.requireEqual(t, testG1.ref(t, bases, sc), got, fmt.Sprintf("n=%d", n))
+		want := testG1.ref(t, bases, sc)
+		testG1.requireEqual(t, want, got, fmt.Sprintf("n=%d", n))
+		// The same with the scalars on the device (the witness pass's H).
+		require.NoError(t, CopyTo(scd, 0, sc))
+		got, err = d.MSMG1SplitOnDevice(lo, hi, scd, n)
+		require.NoError(t, err)
+		testG1.requireEqual(t, want, got, fmt.Sprintf("n=%d, scalars on the device", n))
 	}
+	_, err = d.MSMG1SplitOnDevice(lo, hi, scd, maxN+1)
+	require.ErrorIs(t, err, ErrInvalidArgument, "more scalars than the buffer holds")
 	defer func() { msmWindow, msmChunkLog = 0, 0 }()
 	for _, w := range []int{4, 11, 16, 22} {
 		msmWindow, msmChunkLog = w, 10
