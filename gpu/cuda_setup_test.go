@@ -158,7 +158,7 @@ func TestCUDASetupRefuses(t *testing.T) {
 	_, err = c.SetupKey(ctx, sys, tw)
 	require.ErrorIs(t, err, context.Canceled)
 
-	small := &CUDA{d: c.d, name: c.name, budget: pool.NewBudget(c.name, 1<<20)}
+	small := c.withBudget(1 << 20)
 	_, err = small.SetupKey(context.Background(), sys, tw)
 	require.ErrorIs(t, err, ErrOutOfMemory)
 	require.Zero(t, small.budget.Used())

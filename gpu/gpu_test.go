@@ -264,7 +264,7 @@ func TestCUDADevice(t *testing.T) {
 		c := devs[0].(*CUDA)
 		rng := rand.New(rand.NewPCG(1, 2))
 		pk := slotTestKey(t, rng)
-		sc := &CUDA{d: c.d, name: c.name, budget: pool.NewBudget(c.name, c.slotBytes(pk, false, 0)+1000)}
+		sc := c.withBudget(c.slotBytes(pk, false, 0) + 1000)
 		defer func(n int) { batchChunk = n }(batchChunk)
 		batchChunk = 64
 		checkSlotKey(t, sc, pk, rng)

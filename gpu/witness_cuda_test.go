@@ -37,7 +37,8 @@ func TestCUDAWitnessPass(t *testing.T) {
 		t.Run(name+"/streamed", func(t *testing.T) { witnessPass(t, d, true, file) })
 	}
 	// H's MSM split over the key's high copy of the H bases.
-	split := &CUDA{d: d.d, name: d.name, sms: d.sms, splitH: true, budget: pool.NewBudget(d.name, d.budget.Total())}
+	split := d.withBudget(d.budget.Total())
+	split.splitH = true
 	t.Run("key/resident/split", func(t *testing.T) { witnessPass(t, split, false, false) })
 }
 
@@ -71,9 +72,7 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	pk := testKey(t, rng, n, secs, secs, secs, tau)
 	ctx := context.Background()
 	if streamed {
-		limit := d.slotBytes(pk, false, rec.NumInputs()+rec.NumAux()) + layoutBytesOf(rec) + keyBytes(pk)/2
-		require.Less(t, limit, keyBytes(pk)+d.slotBytes(pk, true, 0), "the key must not fit")
-		d = &CUDA{d: d.d, name: d.name, budget: pool.NewBudget(d.name, limit)}
+		d = d.withBudget(streamingBudget(t, d, pk, rec))
 	}
 	var key Key
 	var err error
@@ -184,6 +183,22 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	assert.Equal(t, ue.A, gue.A)
 	assert.Equal(t, ue.B, gue.B)
 	assert.Equal(t, ue.C, gue.C)
+}
+
+// withBudget returns a CUDA device on c's GPU with a budget of total bytes.
+func (c *CUDA) withBudget(total int64) *CUDA {
+	return &CUDA{d: c.d, name: c.name, sms: c.sms, splitH: c.splitH, budget: pool.NewBudget(c.name, total)}
+}
+
+// streamingBudget returns a budget that holds sys's R1CS and one witness
+// slot of pk with the key streamed, and not pk's key with a plain slot
+// (what LoadKey asks to keep it resident): halfway between the two.
+func streamingBudget(t *testing.T, c *CUDA, pk *groth16.ProvingKey, sys *r1cs.System) int64 {
+	t.Helper()
+	need := layoutBytesOf(sys) + c.slotBytes(pk, false, sys.NumInputs()+sys.NumAux())
+	over := keyBytes(pk) + c.slotBytes(pk, true, 0)
+	require.Less(t, need, over, "the R1CS and a streamed witness slot must fit where the key does not")
+	return (need + over) / 2
 }
 
 // testCUDA returns CUDA device 0 with a 1 GiB budget, closed when the test
@@ -308,9 +323,7 @@ func TestCUDAWitnessMSM(t *testing.T) {
 			// than the key; the R1CS goes up in chunks of 1000 terms.
 			defer func(n, m int) { batchChunk, r1csChunk = n, m }(batchChunk, r1csChunk)
 			batchChunk, r1csChunk = 4096, 1000
-			limit := d.slotBytes(pk, false, len(in)+len(aux)) + layoutBytesOf(sys) + keyBytes(pk)/2
-			require.Less(t, limit, keyBytes(pk)+d.slotBytes(pk, true, 0), "the key must not fit")
-			d = &CUDA{d: d.d, name: d.name, budget: pool.NewBudget(d.name, limit)}
+			d = d.withBudget(streamingBudget(t, d, pk, sys))
 		}
 		key, err := d.LoadShape(ctx, pk, sys)
 		require.NoError(t, err)
