@@ -141,6 +141,8 @@ var (
 	descBudget   = prometheus.NewDesc("c2_device_memory_budget_bytes", "The device's memory budget.", []string{"device", "name"}, nil)
 	descPeak     = prometheus.NewDesc("c2_device_memory_peak_bytes", "Peak bytes reserved from the device's budget.", []string{"device", "name"}, nil)
 	descHealthy  = prometheus.NewDesc("c2_device_healthy", "1 while the device is in rotation, 0 once retired after a failure.", []string{"device", "name"}, nil)
+	descOpTime   = prometheus.NewDesc("c2_device_op_seconds_total", "Device time by operation, measured on the device (CUDA events), summed over calls since start.", []string{"device", "name", "op"}, nil)
+	descScratch  = prometheus.NewDesc("c2_device_op_scratch_bytes", "The most device memory one call of the operation allocated for its own use since start (what a slot's reservation must cover).", []string{"device", "name", "op"}, nil)
 	descHostPeak = prometheus.NewDesc("c2_host_buffers_peak_bytes", "Peak bytes of partition buffers on the host.", nil, nil)
 	descHostBud  = prometheus.NewDesc("c2_host_memory_budget_bytes", "The host memory budget of partition buffers.", nil, nil)
 )
@@ -149,7 +151,8 @@ var (
 type engineCollector struct{ e *Engine }
 
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPending, descRunning, descSRS, descStage, descParts, descBusy, descBudget, descPeak, descHealthy, descHostPeak, descHostBud} {
+	for _, d := range []*prometheus.Desc{descPending, descRunning, descSRS, descStage, descParts, descBusy, descBudget, descPeak, descHealthy,
+		descOpTime, descScratch, descHostPeak, descHostBud} {
 		ch <- d
 	}
 }
@@ -195,6 +198,12 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 			healthy = 0
 		}
 		emit(ch, descHealthy, prometheus.GaugeValue, healthy, dev, d.Name)
+		for op, t := range d.DeviceOps {
+			emit(ch, descOpTime, prometheus.CounterValue, t.Seconds(), dev, d.Name, op)
+		}
+		for op, b := range d.DeviceScratch {
+			emit(ch, descScratch, prometheus.GaugeValue, float64(b), dev, d.Name, op)
+		}
 	}
 	emit(ch, descHostPeak, prometheus.GaugeValue, float64(st.HostPeak))
 }
