@@ -176,6 +176,10 @@ func evalScratch(aux int64) int64 {
 	return 8*words + aux*(4+frSize) + 64
 }
 
+// selectScratch is the scratch of one selection from n values (c2_select):
+// its bitmap and each word's first index.
+func selectScratch(n int64) int64 { return (n + 63) / 64 * 12 }
+
 // slotBytes is the device memory one slot under pk holds: for the witness
 // pass (nvars > 0 variables) its w and a‖b‖c buffers, plus the most scratch
 // any one of its calls allocates, with the key resident or streamed.
@@ -188,12 +192,13 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 		logN++
 	}
 	witness := nvars > 0
-	// H: the R1CS evaluation and the transforms, then H's MSM, whose
-	// scalars are on the device in the witness pass and else come from
-	// the host (with a, b and c before it: ComputeH's staging).
+	// H: the R1CS evaluation (the witness pass) and the transforms, then
+	// H's MSM, whose scalars are on the device in the witness pass and else
+	// come from the host (with a, b and c before it: ComputeH's staging).
+	// The witness pass also selects the dense queries' scalars.
 	stage := nttScratch(logN)
 	if witness {
-		stage = max(stage, evalScratch(int64(nvars)))
+		stage = max(stage, evalScratch(int64(nvars)), selectScratch(int64(nvars)))
 	} else {
 		stage += 3 * n * frSize
 	}
@@ -201,11 +206,11 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 	if c.splitH && witness && resident {
 		stage = max(stage, splitScratch(n-1, msmG1, false, sms)) // attachHigh
 	}
-	// The other queries: every scalar from the host (a dense query), its
-	// selection from the device's witness (never more), or a tail of at
-	// most the whole query, indexed over resident bases in pieces or
-	// gathered on the host; and the batch additions, whose streamed bases
-	// come in chunks.
+	// The other queries: every scalar from the host (a dense query), the
+	// MSM of its selection from the device's witness (never more), or a
+	// tail of at most the whole query, indexed over resident bases in
+	// pieces or gathered on the host; and the batch additions, whose
+	// streamed bases come in chunks.
 	for _, q := range []struct {
 		n int64
 		g msmGroup
