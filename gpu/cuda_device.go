@@ -643,14 +643,11 @@ func (c *CUDA) attachShape(ctx context.Context, k *cudaKey, sys *r1cs.System) er
 // driver has no room for it, H's MSM stays the plain one. An error means
 // the copy failed on the device.
 func (c *CUDA) attachHigh(k *cudaKey) error {
-	if !c.splitH || !k.resident || k.r1cs == nil || k.hHi != nil {
+	if !c.splitH || !k.resident || k.r1cs == nil || k.hHi != nil || !c.highFits(k.pk, k.nvars) {
 		return nil
 	}
 	n := k.pk.Sizes().H
 	need := g1Size * int64(n)
-	if need+int64(c.maxSlots())*c.slotBytes(k.pk, true, k.nvars) > c.budget.Total()-c.budget.Used() {
-		return nil
-	}
 	res, ok := c.budget.TryReserve(need)
 	if !ok {
 		return nil
@@ -671,6 +668,14 @@ func (c *CUDA) attachHigh(k *cudaKey) error {
 	}
 	k.hHi, k.hiRes = buf, res
 	return nil
+}
+
+// highFits reports whether the high copy of pk's H bases fits in the
+// budget's free room beside as many witness slots of pk (nvars variables)
+// as SetSlots allows.
+func (c *CUDA) highFits(pk *groth16.ProvingKey, nvars int) bool {
+	need := g1Size * int64(pk.Sizes().H)
+	return need+int64(c.maxSlots())*c.slotBytes(pk, true, nvars) <= c.budget.Total()-c.budget.Used()
 }
 
 // r1csChunk is the most terms uploadR1CS converts at a time (6 bytes of

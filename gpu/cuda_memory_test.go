@@ -13,6 +13,7 @@ import (
 	"github.com/sealc2/c2/gpu/cuda"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/synth"
+	"github.com/sealc2/c2/pool"
 )
 
 // num is a stand-in point for sumPieces: integers under addition.
@@ -115,6 +116,22 @@ func TestSplitPairs(t *testing.T) {
 	split := splitScratch(1<<27-1, msmG1, false, 132)
 	require.Greater(t, split, msmScratch(1<<27-1, msmG1, false, false, 132), "wider windows, more buckets")
 	require.Equal(t, plain, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, vars32GiB))
+}
+
+// The high copy of a 32 GiB key's H bases (12.9 GB) is made only when the
+// slots SetSlots allows still fit beside it in the budget's free room.
+func TestHighFits(t *testing.T) {
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
+	probe := &CUDA{sms: 132}
+	slot, high := probe.slotBytes(pk, true, vars32GiB), g1Size*int64(shape32GiB.H)
+	c := &CUDA{sms: 132, splitH: true, budget: pool.NewBudget("cuda:test", high+3*slot)}
+	require.True(t, c.highFits(pk, vars32GiB), "three slots and the copy")
+	res, ok := c.budget.TryReserve(1) // a byte less of room
+	require.True(t, ok)
+	require.False(t, c.highFits(pk, vars32GiB), "the third slot would not fit beside the copy")
+	c.SetSlots(2)
+	require.True(t, c.highFits(pk, vars32GiB), "two slots do")
+	res.Release()
 }
 
 // The model's scratch bounds what the library's calls allocate, measured
