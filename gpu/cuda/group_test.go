@@ -47,7 +47,6 @@ type testGroup[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A,
 	hostMax, fillSeeds int
 
 	fill     func(d *Device, buf *Buffer, n int, seeds []A) error
-	download func(d *Device, dst []A, buf *Buffer) error
 	upload   func(d *Device, points []A) (*Buffer, error)
 	msm      func(d *Device, bases []A, scalars []fr.Element) (J, error)
 	resident func(d *Device, bases *Buffer, scalars []fr.Element) (J, error)
@@ -58,13 +57,13 @@ type testGroup[A, F, J any, PA testAffine[A, J], PF field[F], PJ testJacobian[A,
 var (
 	testG1 = testGroup[bls12381.G1Affine, fp.Element, bls12381.G1Jac, *bls12381.G1Affine, *fp.Element, *bls12381.G1Jac]{
 		g: g1, random: randG1, hostMax: 1 << 12, fillSeeds: 1 << 11,
-		fill: (*Device).fillG1, download: (*Device).DownloadG1, upload: (*Device).UploadG1,
+		fill: (*Device).fillG1, upload: (*Device).UploadG1,
 		msm: (*Device).MSMG1, resident: (*Device).MSMG1Resident,
 		batchAdd: (*Device).BatchAddG1, batchRes: (*Device).BatchAddG1Resident,
 	}
 	testG2 = testGroup[bls12381.G2Affine, bls12381.E2, bls12381.G2Jac, *bls12381.G2Affine, *bls12381.E2, *bls12381.G2Jac]{
 		g: g2, random: randG2, hostMax: 1 << 10, fillSeeds: 1 << 10,
-		fill: (*Device).fillG2, download: (*Device).DownloadG2, upload: (*Device).UploadG2,
+		fill: (*Device).fillG2, upload: (*Device).UploadG2,
 		msm: (*Device).MSMG2, resident: (*Device).MSMG2Resident,
 		batchAdd: (*Device).BatchAddG2, batchRes: (*Device).BatchAddG2Resident,
 	}
@@ -115,7 +114,7 @@ func (tg testGroup[A, F, J, PA, PF, PJ]) points(t *testing.T, d *Device, rng *ra
 	defer buf.Free()
 	require.NoError(t, tg.fill(d, buf, n, seeds))
 	pts := make([]A, n)
-	require.NoError(t, tg.download(d, pts, buf))
+	require.NoError(t, CopyFrom(pts, buf, 0))
 	for _, i := range []int{0, 1, k, n - 1, rng.IntN(n)} {
 		var want A
 		PA(&want).Add(&seeds[i%k], &seeds[k+(i/k)%k])

@@ -119,16 +119,6 @@ func (d *Device) UploadG2(points []bls12381.G2Affine) (*Buffer, error) {
 	return upload(d, "UploadG2", unsafe.Pointer(unsafe.SliceData(points)), uint64(len(points))*g2Bytes)
 }
 
-// DownloadG1 copies len(dst) points from the start of buf.
-func (d *Device) DownloadG1(dst []bls12381.G1Affine, buf *Buffer) error {
-	return d.copyOut("DownloadG1", unsafe.Pointer(unsafe.SliceData(dst)), buf, 0, uint64(len(dst))*g1Bytes)
-}
-
-// DownloadG2 copies len(dst) points from the start of buf.
-func (d *Device) DownloadG2(dst []bls12381.G2Affine, buf *Buffer) error {
-	return d.copyOut("DownloadG2", unsafe.Pointer(unsafe.SliceData(dst)), buf, 0, uint64(len(dst))*g2Bytes)
-}
-
 func upload(d *Device, op string, src unsafe.Pointer, bytes uint64) (*Buffer, error) {
 	b, err := d.Alloc(bytes)
 	if err != nil {
