@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -358,5 +359,26 @@ func TestCUDAWitnessMSM(t *testing.T) {
 			s.Release()
 		}
 		key.Release()
+	}
+	checkPassScratch(t, dev, sys, n)
+}
+
+// checkPassScratch checks the scratch of the witness pass's own calls on
+// c's GPU (the R1CS evaluation, the transforms, the selections) against
+// their models, for sys's shape in a domain of n.
+func checkPassScratch(t *testing.T, c *CUDA, sys *r1cs.System, n int) {
+	t.Helper()
+	nvars := int64(sys.NumInputs() + sys.NumAux())
+	logN := bits.TrailingZeros(uint(n))
+	scratch := c.DeviceTimes().Scratch
+	for op, model := range map[string]int64{
+		"EvalR1CS":         evalScratch(nvars),
+		"ComputeHResident": nttScratch(logN),
+		"Select":           selectScratch(nvars),
+	} {
+		got, ok := scratch[op]
+		require.True(t, ok, "%s ran", op)
+		t.Logf("%-16s scratch %10d bytes, model %10d", op, got, model)
+		require.LessOrEqual(t, got, model, "%s: the model must bound the library", op)
 	}
 }
