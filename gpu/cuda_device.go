@@ -24,7 +24,8 @@ import (
 // Devices. Each device's budget is its total memory less margin, measured
 // once here, and at most limit bytes when limit > 0 (to prove as a smaller
 // card would); nothing on the proving path queries the driver for free
-// memory.
+// memory. With C2_CUDA_SPLIT_H=1 in the environment, the devices split the
+// witness pass's H MSM where a key's slots leave room for it (attachHigh).
 // Without the library or a GPU it returns an error wrapping
 // cuda.ErrNoLibrary or cuda.ErrNoDevice.
 func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
