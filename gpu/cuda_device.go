@@ -24,8 +24,10 @@ import (
 // Devices. Each device's budget is its total memory less margin, measured
 // once here, and at most limit bytes when limit > 0 (to prove as a smaller
 // card would); nothing on the proving path queries the driver for free
-// memory. With C2_CUDA_SPLIT_H=1 in the environment, the devices split the
-// witness pass's H MSM where a key's slots leave room for it (attachHigh).
+// memory. The devices split the witness pass's H MSM where a key's slots
+// leave room for the second copy of its bases (attachHigh) and H has at
+// least splitHMin points; C2_CUDA_SPLIT_H=0 in the environment turns the
+// split off, C2_CUDA_SPLIT_H=1 takes it at every size.
 // Without the library or a GPU it returns an error wrapping
 // cuda.ErrNoLibrary or cuda.ErrNoDevice.
 func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
@@ -52,8 +54,9 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 		if limit > 0 {
 			total = min(total, limit)
 		}
-		out = append(out, &CUDA{d: d, name: name, sms: d.Info().SMCount, splitH: os.Getenv("C2_CUDA_SPLIT_H") == "1",
-			budget: pool.NewBudget(name, max(total, 0))})
+		c := &CUDA{d: d, name: name, sms: d.Info().SMCount, budget: pool.NewBudget(name, max(total, 0))}
+		c.splitH, c.splitHAt = splitPolicy(os.Getenv("C2_CUDA_SPLIT_H"))
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -68,11 +71,14 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 // keys whose domain is at most 2^22 (a Winning PoSt's, a small sector's)
 // run on the device's urgent streams ([cuda.Device.Urgent]).
 type CUDA struct {
-	d      *cuda.Device
-	name   string
-	sms    int  // the device's SMs
-	splitH bool // H's MSM of the witness pass is split (attachHigh)
-	budget *pool.Budget
+	d    *cuda.Device
+	name string
+	sms  int // the device's SMs
+	// H's MSM of the witness pass is split (attachHigh) when splitH is
+	// set and H has at least splitHAt points.
+	splitH   bool
+	splitHAt int
+	budget   *pool.Budget
 
 	mu       sync.Mutex
 	lost     bool
@@ -639,12 +645,11 @@ func (c *CUDA) attachShape(ctx context.Context, k *cudaKey, sys *r1cs.System) er
 // bases, 2^128·H (cuda.Device.HighBasesG1, made on the device), which the
 // witness pass's split MSM of H reads (cuda.Device.MSMG1SplitOnDevice: 12
 // windows of additions where the plain MSM has 13), when the device splits
-// H (C2_CUDA_SPLIT_H=1 in the environment when it opened) and the copy
-// leaves room for the key's slots (SetSlots). Otherwise, or when the
-// driver has no room for it, H's MSM stays the plain one. An error means
-// the copy failed on the device.
+// H at the key's size (splitsH) and the copy leaves room for the key's
+// slots (SetSlots). Otherwise, or when the driver has no room for it, H's
+// MSM stays the plain one. An error means the copy failed on the device.
 func (c *CUDA) attachHigh(k *cudaKey) error {
-	if !c.splitH || !k.resident || k.r1cs == nil || k.hHi != nil || !c.highFits(k.pk, k.nvars) {
+	if !c.splitsH(k.pk.Sizes().H) || !k.resident || k.r1cs == nil || k.hHi != nil || !c.highFits(k.pk, k.nvars) {
 		return nil
 	}
 	n := k.pk.Sizes().H
@@ -670,6 +675,29 @@ func (c *CUDA) attachHigh(k *cudaKey) error {
 	k.hHi, k.hiRes = buf, res
 	return nil
 }
+
+// splitHMin is the fewest H points at which OpenCUDA's devices split H's
+// MSM, H's size at a domain of 2^26: on the H200 the split MSM is 3–4 %
+// faster at 2^26 and 2^27 points and 4 % slower at 2^24 (BENCHMARKS.md,
+// session 29).
+const splitHMin = 1<<26 - 1
+
+// splitPolicy returns CUDA's splitH and splitHAt for the value of
+// C2_CUDA_SPLIT_H: "0" never splits, "1" splits at every size, anything
+// else from splitHMin points.
+func splitPolicy(env string) (on bool, at int) {
+	switch env {
+	case "0":
+		return false, 0
+	case "1":
+		return true, 0
+	}
+	return true, splitHMin
+}
+
+// splitsH reports whether the witness pass splits an H MSM of n points
+// when the high copy of the bases fits.
+func (c *CUDA) splitsH(n int) bool { return c.splitH && n >= c.splitHAt }
 
 // highFits reports whether the high copy of pk's H bases fits in the
 // budget's free room beside as many witness slots of pk (nvars variables)

@@ -203,7 +203,7 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 		stage += 3 * n * frSize
 	}
 	stage = max(stage, msmScratch(n-1, msmG1, !resident, !witness, sms))
-	if c.splitH && witness && resident {
+	if c.splitsH(int(n-1)) && witness && resident {
 		stage = max(stage, splitScratch(n-1, msmG1, false, sms)) // attachHigh
 	}
 	// The other queries: every scalar from the host (a dense query), the

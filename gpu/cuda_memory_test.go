@@ -118,6 +118,26 @@ func TestSplitPairs(t *testing.T) {
 	require.Equal(t, plain, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, vars32GiB))
 }
 
+// By default H's MSM is split from a 2^26 domain up, where the H200
+// measured it faster; C2_CUDA_SPLIT_H=0 or 1 turns it off or on at every
+// size, and a slot reserves the split's scratch only where it splits.
+func TestSplitPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		env              string
+		at24, at26, at27 bool
+	}{{"", false, true, true}, {"0", false, false, false}, {"1", true, true, true}, {"yes", false, true, true}} {
+		on, at := splitPolicy(tc.env)
+		c := &CUDA{sms: 132, splitH: on, splitHAt: at}
+		got := [3]bool{c.splitsH(1<<24 - 1), c.splitsH(1<<26 - 1), c.splitsH(1<<27 - 1)}
+		require.Equal(t, [3]bool{tc.at24, tc.at26, tc.at27}, got, "C2_CUDA_SPLIT_H=%q", tc.env)
+	}
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, groth16.Sizes{H: 1<<24 - 1, L: 1 << 23, A: 1 << 23, BG1: 1 << 23, BG2: 1 << 23})
+	on, at := splitPolicy("")
+	plain := (&CUDA{sms: 132}).slotBytes(pk, true, 1<<23)
+	require.Equal(t, plain, (&CUDA{sms: 132, splitH: on, splitHAt: at}).slotBytes(pk, true, 1<<23), "2^24: no split, no split scratch")
+	require.Greater(t, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, 1<<23), plain, "forced at 2^24: the split's wider windows")
+}
+
 // The high copy of a 32 GiB key's H bases (12.9 GB) is made only when the
 // slots SetSlots allows still fit beside it in the budget's free room.
 func TestHighFits(t *testing.T) {

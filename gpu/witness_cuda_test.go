@@ -39,7 +39,7 @@ func TestCUDAWitnessPass(t *testing.T) {
 	}
 	// H's MSM split over the key's high copy of the H bases.
 	split := d.withBudget(d.budget.Total())
-	split.splitH = true
+	split.splitH, split.splitHAt = true, 0 // at every size
 	t.Run("key/resident/split", func(t *testing.T) { witnessPass(t, split, false, false) })
 }
 
@@ -97,7 +97,7 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	defer key.Release()
 	require.True(t, key.(ShapeKey).Records(rec), "the R1CS is resident")
 	require.Equal(t, !streamed, key.(*cudaKey).resident)
-	require.Equal(t, d.splitH && !streamed, key.(*cudaKey).hHi != nil, "the high copy of the H bases")
+	require.Equal(t, d.splitsH(len(pk.H)) && !streamed, key.(*cudaKey).hHi != nil, "the high copy of the H bases")
 	if streamed {
 		require.NotNil(t, key.(*cudaKey).pinned, "a streamed key is copied to pinned memory")
 	}
@@ -188,7 +188,7 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 
 // withBudget returns a CUDA device on c's GPU with a budget of total bytes.
 func (c *CUDA) withBudget(total int64) *CUDA {
-	return &CUDA{d: c.d, name: c.name, sms: c.sms, splitH: c.splitH, budget: pool.NewBudget(c.name, total)}
+	return &CUDA{d: c.d, name: c.name, sms: c.sms, splitH: c.splitH, splitHAt: c.splitHAt, budget: pool.NewBudget(c.name, total)}
 }
 
 // streamingBudget returns a budget that holds sys's R1CS and one witness
@@ -329,7 +329,7 @@ func TestCUDAWitnessMSM(t *testing.T) {
 		key, err := d.LoadShape(ctx, pk, sys)
 		require.NoError(t, err)
 		require.Equal(t, !streamed, key.(*cudaKey).resident)
-		require.Equal(t, d.splitH && !streamed, key.(*cudaKey).hHi != nil, "the high copy of the H bases")
+		require.Equal(t, d.splitsH(len(pk.H)) && !streamed, key.(*cudaKey).hHi != nil, "the high copy of the H bases")
 		for _, dense := range []bool{false, true} {
 			name := fmt.Sprintf("streamed=%v/dense=%v", streamed, dense)
 			w := newWitness(sys)

@@ -170,27 +170,10 @@ struct point_stage {
     }
 };
 
-// C2_RUN_TASKS_MIN_BLOCKS, when defined, is the fewest blocks of G1's
-// k_run_tasks that must fit an SM (a register cap for ptxas); undefined (or
-// 0), ptxas picks (G1: 148 registers, 3 blocks of 128 threads an SM; 168
-// with LAZY=0). G2's is never capped. A build knob for device A/B runs, e.g.
-// make EXTRA=-DC2_RUN_TASKS_MIN_BLOCKS=4.
-#ifndef C2_RUN_TASKS_MIN_BLOCKS
-#define C2_RUN_TASKS_MIN_BLOCKS 0
-#endif
-template <class F>
-struct run_tasks_blocks {
-    static constexpr int value = 0;
-};
-template <>
-struct run_tasks_blocks<fp_t> {
-    static constexpr int value = C2_RUN_TASKS_MIN_BLOCKS;
-};
-
 // Task k of the bucket accumulation (tasks.cuh: run_task), its points
 // staged. bases_hi: the split MSM's second base array (else bases).
 template <class F>
-__global__ void __launch_bounds__(128, run_tasks_blocks<F>::value) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
+__global__ void __launch_bounds__(128) k_run_tasks(const uint32_t* __restrict__ first, uint32_t nbuckets,
                                                    const uint32_t* __restrict__ owner,
                                                    const uint32_t* __restrict__ order,
                                                    const uint32_t* __restrict__ start,
