@@ -46,6 +46,34 @@ __global__ void k_select(fr_t* __restrict__ dst, const fr_t* __restrict__ src, c
     dst[(uint64_t)first[i >> 6] + __popcll(below)] = src[i];
 }
 
+// C2_EVAL_BITS=1 (a build knob for device A/B runs, make
+// EXTRA=-DC2_EVAL_BITS=1): rows read an aux term's 0/1 status from two
+// bitmaps (one bit a variable each: 2 x 16 MB at 32 GiB, within L2) and
+// gather its 32-byte value from w only when it is neither 0 nor 1 (1.3 %
+// of a 32 GiB partition's aux values, 4 % of its terms). Off: every term
+// gathers w. A witness handed over dense has no bitmaps and gathers.
+#ifndef C2_EVAL_BITS
+#define C2_EVAL_BITS 0
+#endif
+
+// other[i / 64] bit i % 64 = 1 for every tail index i < naux: the values
+// k_scatter writes, which row_dot then reads from w.
+__global__ void k_scatter_bits(unsigned long long* __restrict__ other, const uint32_t* __restrict__ idx,
+                               uint64_t count, uint64_t naux) {
+    uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    uint32_t i = idx[t];
+    if (i < naux) atomicOr(other + (i >> 6), 1ull << (i & 63));
+}
+
+// The 0/1 status of the aux variables (w_bits.ones null: none; every term
+// gathers). Variables below inputs are inputs and always gathered.
+struct w_bits {
+    const uint64_t* __restrict__ ones;   // bit set: w_aux[i] == 1 (unless in other)
+    const uint64_t* __restrict__ other;  // bit set: w_aux[i] is a tail value
+    uint32_t inputs;
+};
+
 struct csr_view {
     const uint32_t* __restrict__ row;
     const uint32_t* __restrict__ col;
@@ -54,12 +82,30 @@ struct csr_view {
 
 // Coefficient kinds, as written by the host: 1 = one, 2 = minus one, 0 = other.
 __device__ __forceinline__ fr_t row_dot(const csr_view& m, uint64_t j, const fr_t* __restrict__ w,
-                                        const fr_t* __restrict__ coeffs, const uint8_t* __restrict__ kinds) {
+                                        const fr_t* __restrict__ coeffs, const uint8_t* __restrict__ kinds,
+                                        const w_bits& bits) {
     fr_t acc = fr_t::zero();
     const fr_t one = fr_t::one();
     uint32_t end = m.row[j + 1];
     for (uint32_t k = m.row[j]; k < end; k++) {
-        fr_t x = w[m.col[k]];
+        const uint32_t col = m.col[k];
+        if (C2_EVAL_BITS && bits.ones && col >= bits.inputs) {
+            const uint32_t i = col - bits.inputs;
+            const uint64_t bit = 1ull << (i & 63);
+            if (!(bits.other[i >> 6] & bit)) {
+                if (!(bits.ones[i >> 6] & bit)) continue;  // zero
+                const uint16_t ci = m.coef[k];
+                const uint8_t kind = kinds[ci];
+                if (kind == 1)
+                    acc = acc + one;
+                else if (kind == 2)
+                    acc = acc - one;
+                else
+                    acc = acc + coeffs[ci];
+                continue;
+            }
+        }
+        fr_t x = w[col];
         if (x.is_zero()) continue;
         uint16_t ci = m.coef[k];
         uint8_t kind = kinds[ci];
@@ -79,7 +125,7 @@ __device__ __forceinline__ fr_t row_dot(const csr_view& m, uint64_t j, const fr_
 __global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __restrict__ coeffs,
                             const uint8_t* __restrict__ kinds, const fr_t* __restrict__ w, uint64_t m, uint64_t n,
                             fr_t* __restrict__ a, fr_t* __restrict__ b, fr_t* __restrict__ c,
-                            unsigned long long* __restrict__ first_bad) {
+                            unsigned long long* __restrict__ first_bad, w_bits bits) {
     uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
     if (j >= m) {
@@ -88,9 +134,9 @@ __global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __re
         c[j] = fr_t::zero();
         return;
     }
-    fr_t va = row_dot(A, j, w, coeffs, kinds);
-    fr_t vb = row_dot(B, j, w, coeffs, kinds);
-    fr_t vc = row_dot(C, j, w, coeffs, kinds);
+    fr_t va = row_dot(A, j, w, coeffs, kinds, bits);
+    fr_t vb = row_dot(B, j, w, coeffs, kinds, bits);
+    fr_t vc = row_dot(C, j, w, coeffs, kinds, bits);
     if (va * vb != vc) atomicMin(first_bad, (unsigned long long)j);
     a[j] = va;
     b[j] = vb;
@@ -127,13 +173,15 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     // One scratch block for the uploaded handoff and the failure flag; a
     // dense witness goes straight to its place in w.
     size_t off_ones = 0;
-    size_t off_idx = off_ones + words * 8;
+    size_t off_other = off_ones + words * 8;  // C2_EVAL_BITS only
+    size_t off_idx = off_other + (C2_EVAL_BITS ? words * 8 : 0);
     size_t off_vals = (off_idx + nscatter * 4 + 31) & ~(size_t)31;
     size_t off_bad = off_vals + nscatter * sizeof(fr_t);
     scratch buf;
     C2_CHECK(buf.alloc(off_bad + 8, s));
     char* base = buf.as<char>();
     uint64_t* d_ones = (uint64_t*)(base + off_ones);
+    uint64_t* d_other = (uint64_t*)(base + off_other);
     uint32_t* d_idx = (uint32_t*)(base + off_idx);
     fr_t* d_vals = (fr_t*)(base + off_vals);
     unsigned long long* d_bad = (unsigned long long*)(base + off_bad);
@@ -155,13 +203,23 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
         k_scatter<<<blocks_for(nscatter, 256), 256, 0, s>>>(daux, d_idx, d_vals, nscatter, r->aux);
         C2_CHECK_LAUNCH(k_scatter);
     }
+    w_bits bits = {nullptr, nullptr, (uint32_t)r->inputs};
+    if (C2_EVAL_BITS && words) {
+        C2_CHECK(cudaMemsetAsync(d_other, 0, words * 8, s));
+        if (nscatter) {
+            k_scatter_bits<<<blocks_for(nscatter, 256), 256, 0, s>>>((unsigned long long*)d_other, d_idx, nscatter,
+                                                                     r->aux);
+            C2_CHECK_LAUNCH(k_scatter_bits);
+        }
+        bits = {d_ones, d_other, (uint32_t)r->inputs};
+    }
     csr_view m3[3];
     for (int i = 0; i < 3; i++) m3[i] = {r->m[i].row_start, r->m[i].col, r->m[i].coeff};
     fr_t* da = (fr_t*)abc;
     fr_t* db = da + n;
     fr_t* dc = db + n;
     k_eval_rows<<<blocks_for(n, 128), 128, 0, s>>>(m3[0], m3[1], m3[2], (const fr_t*)r->coeffs, r->kinds, dw,
-                                                   r->constraints, n, da, db, dc, d_bad);
+                                                   r->constraints, n, da, db, dc, d_bad, bits);
     C2_CHECK_LAUNCH(k_eval_rows);
     unsigned long long bad = 0;
     if (int rc = copy_out(st, sc, &bad, d_bad, 8, 8, 1)) return rc;
