@@ -50,7 +50,7 @@ __global__ void k_select(fr_t* __restrict__ dst, const fr_t* __restrict__ src, c
 // EXTRA=-DC2_EVAL_BITS=1): rows read an aux term's 0/1 status from two
 // bitmaps (one bit a variable each: 2 x 16 MB at 32 GiB, within L2) and
 // gather its 32-byte value from w only when it is neither 0 nor 1 (1.3 %
-// of a 32 GiB partition's aux values, 4 % of its terms). Off: every term
+// of a 32 GiB partition's aux values, 2 % of its terms). Off: every term
 // gathers w. A witness handed over dense has no bitmaps and gathers.
 #ifndef C2_EVAL_BITS
 #define C2_EVAL_BITS 0
