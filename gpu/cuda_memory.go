@@ -169,9 +169,8 @@ func nttScratch(logN int) int64 {
 }
 
 // evalScratch bounds the scratch of one R1CS evaluation with aux values
-// (c2_r1cs_eval): a sparse witness's bitmap of ones and, in a library built
-// with C2_EVAL_BITS, its bitmap of tail values; the tail, at most every aux
-// value, with their indices.
+// (c2_r1cs_eval): a sparse witness's bitmaps of ones and of tail values; the
+// tail, at most every aux value, with their indices.
 func evalScratch(aux int64) int64 {
 	words := (aux + 63) / 64
 	return 2*8*words + aux*(4+frSize) + 64

@@ -46,15 +46,11 @@ __global__ void k_select(fr_t* __restrict__ dst, const fr_t* __restrict__ src, c
     dst[(uint64_t)first[i >> 6] + __popcll(below)] = src[i];
 }
 
-// C2_EVAL_BITS=1 (a build knob for device A/B runs, make
-// EXTRA=-DC2_EVAL_BITS=1): rows read an aux term's 0/1 status from two
-// bitmaps (one bit a variable each: 2 x 16 MB at 32 GiB, within L2) and
-// gather its 32-byte value from w only when it is neither 0 nor 1 (1.3 %
-// of a 32 GiB partition's aux values, 2 % of its terms). Off: every term
-// gathers w. A witness handed over dense has no bitmaps and gathers.
-#ifndef C2_EVAL_BITS
-#define C2_EVAL_BITS 0
-#endif
+// Rows read an aux term's 0/1 status from two bitmaps (one bit a variable
+// each: 2 x 16 MB at 32 GiB, within L2) and gather its 32-byte value from w
+// only when it is neither 0 nor 1 (1.3 % of a 32 GiB partition's aux values,
+// 2 % of its terms). A witness handed over dense has no bitmaps: every term
+// gathers.
 
 // other[i / 64] bit i % 64 = 1 for every tail index i < naux: the values
 // k_scatter writes, which row_dot then reads from w.
@@ -89,7 +85,7 @@ __device__ __forceinline__ fr_t row_dot(const csr_view& m, uint64_t j, const fr_
     uint32_t end = m.row[j + 1];
     for (uint32_t k = m.row[j]; k < end; k++) {
         const uint32_t col = m.col[k];
-        if (C2_EVAL_BITS && bits.ones && col >= bits.inputs) {
+        if (bits.ones && col >= bits.inputs) {
             const uint32_t i = col - bits.inputs;
             const uint64_t bit = 1ull << (i & 63);
             if (!(bits.other[i >> 6] & bit)) {
@@ -173,8 +169,8 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     // One scratch block for the uploaded handoff and the failure flag; a
     // dense witness goes straight to its place in w.
     size_t off_ones = 0;
-    size_t off_other = off_ones + words * 8;  // C2_EVAL_BITS only
-    size_t off_idx = off_other + (C2_EVAL_BITS ? words * 8 : 0);
+    size_t off_other = off_ones + words * 8;
+    size_t off_idx = off_other + words * 8;
     size_t off_vals = (off_idx + nscatter * 4 + 31) & ~(size_t)31;
     size_t off_bad = off_vals + nscatter * sizeof(fr_t);
     scratch buf;
@@ -204,7 +200,7 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
         C2_CHECK_LAUNCH(k_scatter);
     }
     w_bits bits = {nullptr, nullptr, (uint32_t)r->inputs};
-    if (C2_EVAL_BITS && words) {
+    if (words) {
         C2_CHECK(cudaMemsetAsync(d_other, 0, words * 8, s));
         if (nscatter) {
             k_scatter_bits<<<blocks_for(nscatter, 256), 256, 0, s>>>((unsigned long long*)d_other, d_idx, nscatter,
