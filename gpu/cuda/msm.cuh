@@ -34,6 +34,9 @@
 namespace c2 {
 
 static constexpr uint64_t MSM_CHUNK = 1ull << 24;
+#ifndef C2_MSM_FIRST_CHUNK_LOG
+#define C2_MSM_FIRST_CHUNK_LOG 0
+#endif
 static constexpr uint32_t MSM_PIECE = 128;  // most points one accumulation task adds
 
 // Keys and values of the (bucket, point) pairs of W windows; nb buckets per
@@ -345,7 +348,20 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     const uint64_t CH = n < chunk ? n : chunk;
     if (CH > (uint64_t)MSM_INDEX + 1)
         return set_status(st, C2_ERR_INVALID, 0, "msm: chunk of %llu points exceeds 2^30", (unsigned long long)CH);
-    const uint64_t nchunks = (n + CH - 1) / CH;
+    // With inputs in host memory, C2_MSM_FIRST_CHUNK_LOG > 0 makes the first
+    // chunk 2^C2_MSM_FIRST_CHUNK_LOG points, so that the device waits only for
+    // that short upload and the next chunk's copy overlaps its work (a build
+    // knob for device A/B runs; 0: every chunk but the last is CH points).
+    uint64_t c0 = CH;
+    if (C2_MSM_FIRST_CHUNK_LOG > 0 && !(scalars_dev && bases_dev) && (1ull << C2_MSM_FIRST_CHUNK_LOG) < CH)
+        c0 = 1ull << C2_MSM_FIRST_CHUNK_LOG;
+    const uint64_t nchunks = 1 + (n - c0 + CH - 1) / CH;
+    // chunk ci holds the points [off, off + cnt)
+    auto chunk_at = [&](uint64_t ci, uint64_t& off, uint64_t& cnt) {
+        off = ci == 0 ? 0 : c0 + (ci - 1) * CH;
+        const uint64_t len = ci == 0 ? c0 : CH;
+        cnt = n - off < len ? n - off : len;
+    };
     const uint64_t M = (uint64_t)W * CH;
     int key_bits = 1;
     while ((1ull << key_bits) <= TB) key_bits++;
@@ -427,7 +443,8 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
 
     auto issue_copy = [&](uint64_t ci) -> int {
         int slot = (int)(ci & 1);
-        uint64_t off = ci * CH, cnt = n - off < CH ? n - off : CH;
+        uint64_t off, cnt;
+        chunk_at(ci, off, cnt);
         if (scalars_dev && bases_dev) return C2_OK;
         C2_CHECK(cudaStreamWaitEvent(sc->copy, used[slot], 0));
         if (!scalars_dev)
@@ -444,7 +461,8 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     if ((rc = issue_copy(0))) return rc;
     for (uint64_t ci = 0; ci < nchunks; ci++) {
         int slot = (int)(ci & 1);
-        uint64_t off = ci * CH, cnt = n - off < CH ? n - off : CH;
+        uint64_t off, cnt;
+        chunk_at(ci, off, cnt);
         const fr_t* csc = scalars_dev ? scalars + off : sc_slot[slot];
         const A* cbs = bases_dev ? bases + off : bs_slot[slot];
         const A* cbs_hi = split ? bases_hi + off : cbs;
