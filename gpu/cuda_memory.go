@@ -169,11 +169,13 @@ func nttScratch(logN int) int64 {
 }
 
 // evalScratch bounds the scratch of one R1CS evaluation with aux values
-// (c2_r1cs_eval): a sparse witness's bitmaps of ones and of tail values; the
-// tail, at most every aux value, with their indices.
-func evalScratch(aux int64) int64 {
+// and at most rows constraints (c2_r1cs_eval): a sparse witness's bitmaps of
+// ones and of tail values; the tail, at most every aux value, with their
+// indices; and, in a library built with C2_EVAL_LONG, the list of the long
+// rows, at most every row.
+func evalScratch(aux, rows int64) int64 {
 	words := (aux + 63) / 64
-	return 2*8*words + aux*(4+frSize) + 64
+	return 2*8*words + aux*(4+frSize) + 64 + 4 + 4*rows
 }
 
 // selectScratch is the scratch of one selection from n values (c2_select):
@@ -198,7 +200,7 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 	// The witness pass also selects the dense queries' scalars.
 	stage := nttScratch(logN)
 	if witness {
-		stage = max(stage, evalScratch(int64(nvars)), selectScratch(int64(nvars)))
+		stage = max(stage, evalScratch(int64(nvars), n), selectScratch(int64(nvars)))
 	} else {
 		stage += 3 * n * frSize
 	}

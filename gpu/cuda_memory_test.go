@@ -81,7 +81,7 @@ func TestSlotBytes32GiB(t *testing.T) {
 		"H's MSM":         msmScratch(n-1, msmG1, false, false, 132),
 		"L's dense MSM":   msmScratch(int64(shape32GiB.L), msmG1, false, true, 132),
 		"an indexed tail": indexedScratch(int64(tailPiece), msmG2, 132),
-		"R1CS evaluation": evalScratch(int64(vars32GiB)),
+		"R1CS evaluation": evalScratch(int64(vars32GiB), n),
 	} {
 		require.Less(t, s, scratch, name)
 	}

@@ -372,7 +372,7 @@ func checkPassScratch(t *testing.T, c *CUDA, sys *r1cs.System, n int) {
 	logN := bits.TrailingZeros(uint(n))
 	scratch := c.DeviceTimes().Scratch
 	for op, model := range map[string]int64{
-		"EvalR1CS":         evalScratch(nvars),
+		"EvalR1CS":         evalScratch(nvars, int64(n)),
 		"ComputeHResident": nttScratch(logN),
 		"Select":           selectScratch(nvars),
 	} {

@@ -76,52 +76,68 @@ struct csr_view {
     const uint16_t* __restrict__ coef;
 };
 
-// Coefficient kinds, as written by the host: 1 = one, 2 = minus one, 0 = other.
+// Adds term k of m to acc. Coefficient kinds, as written by the host: 1 =
+// one, 2 = minus one, 0 = other.
+__device__ __forceinline__ void add_term(fr_t& acc, const csr_view& m, uint32_t k, const fr_t* __restrict__ w,
+                                         const fr_t* __restrict__ coeffs, const uint8_t* __restrict__ kinds,
+                                         const w_bits& bits) {
+    const fr_t one = fr_t::one();
+    const uint32_t col = m.col[k];
+    if (bits.ones && col >= bits.inputs) {
+        const uint32_t i = col - bits.inputs;
+        const uint64_t bit = 1ull << (i & 63);
+        if (!(bits.other[i >> 6] & bit)) {
+            if (!(bits.ones[i >> 6] & bit)) return;  // zero
+            const uint16_t ci = m.coef[k];
+            const uint8_t kind = kinds[ci];
+            if (kind == 1)
+                acc = acc + one;
+            else if (kind == 2)
+                acc = acc - one;
+            else
+                acc = acc + coeffs[ci];
+            return;
+        }
+    }
+    fr_t x = w[col];
+    if (x.is_zero()) return;
+    uint16_t ci = m.coef[k];
+    uint8_t kind = kinds[ci];
+    if (kind == 1) {
+        acc = acc + x;
+    } else if (kind == 2) {
+        acc = acc - x;
+    } else if (x == one) {
+        acc = acc + coeffs[ci];
+    } else {
+        acc = acc + x * coeffs[ci];
+    }
+}
+
 __device__ __forceinline__ fr_t row_dot(const csr_view& m, uint64_t j, const fr_t* __restrict__ w,
                                         const fr_t* __restrict__ coeffs, const uint8_t* __restrict__ kinds,
                                         const w_bits& bits) {
     fr_t acc = fr_t::zero();
-    const fr_t one = fr_t::one();
     uint32_t end = m.row[j + 1];
-    for (uint32_t k = m.row[j]; k < end; k++) {
-        const uint32_t col = m.col[k];
-        if (bits.ones && col >= bits.inputs) {
-            const uint32_t i = col - bits.inputs;
-            const uint64_t bit = 1ull << (i & 63);
-            if (!(bits.other[i >> 6] & bit)) {
-                if (!(bits.ones[i >> 6] & bit)) continue;  // zero
-                const uint16_t ci = m.coef[k];
-                const uint8_t kind = kinds[ci];
-                if (kind == 1)
-                    acc = acc + one;
-                else if (kind == 2)
-                    acc = acc - one;
-                else
-                    acc = acc + coeffs[ci];
-                continue;
-            }
-        }
-        fr_t x = w[col];
-        if (x.is_zero()) continue;
-        uint16_t ci = m.coef[k];
-        uint8_t kind = kinds[ci];
-        if (kind == 1) {
-            acc = acc + x;
-        } else if (kind == 2) {
-            acc = acc - x;
-        } else if (x == one) {
-            acc = acc + coeffs[ci];
-        } else {
-            acc = acc + x * coeffs[ci];
-        }
-    }
+    for (uint32_t k = m.row[j]; k < end; k++) add_term(acc, m, k, w, coeffs, kinds, bits);
     return acc;
 }
+
+// Rows of more than C2_EVAL_LONG terms (A, B and C together) are left by
+// k_eval_rows to k_eval_long, a warp a row: a warp of k_eval_rows otherwise
+// runs as long as its longest row, and at 32 GiB 0.13 % of the rows hold
+// 20 % of the terms (up to 1,169 a row), which makes the warps run 7.1 lane
+// iterations per term (BENCHMARKS.md, session 30). A build knob for device
+// A/B runs; 0 (the default): every row in k_eval_rows.
+#ifndef C2_EVAL_LONG
+#define C2_EVAL_LONG 0
+#endif
 
 __global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __restrict__ coeffs,
                             const uint8_t* __restrict__ kinds, const fr_t* __restrict__ w, uint64_t m, uint64_t n,
                             fr_t* __restrict__ a, fr_t* __restrict__ b, fr_t* __restrict__ c,
-                            unsigned long long* __restrict__ first_bad, w_bits bits) {
+                            unsigned long long* __restrict__ first_bad, w_bits bits, uint32_t* __restrict__ long_rows,
+                            unsigned int* __restrict__ long_count) {
     uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
     if (j >= m) {
@@ -130,6 +146,13 @@ __global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __re
         c[j] = fr_t::zero();
         return;
     }
+    if (C2_EVAL_LONG > 0) {
+        const uint32_t len = (A.row[j + 1] - A.row[j]) + (B.row[j + 1] - B.row[j]) + (C.row[j + 1] - C.row[j]);
+        if (len > (uint32_t)C2_EVAL_LONG) {
+            long_rows[atomicAdd(long_count, 1u)] = (uint32_t)j;
+            return;
+        }
+    }
     fr_t va = row_dot(A, j, w, coeffs, kinds, bits);
     fr_t vb = row_dot(B, j, w, coeffs, kinds, bits);
     fr_t vc = row_dot(C, j, w, coeffs, kinds, bits);
@@ -137,6 +160,47 @@ __global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __re
     a[j] = va;
     b[j] = vb;
     c[j] = vc;
+}
+
+__device__ __forceinline__ fr_t shfl_down_fr(const fr_t& x, unsigned off) {
+    fr_t r;
+#pragma unroll
+    for (int l = 0; l < 8; l++) r.v[l] = __shfl_down_sync(0xffffffffu, x.v[l], off);
+    return r;
+}
+
+// The rows k_eval_rows left in long_rows (*long_count of them), a warp a
+// row: lane t adds the row's terms t, t + 32, ... of A, B and C, the warp
+// sums the lanes' parts, and lane 0 writes a_j, b_j, c_j and checks them.
+// Warps stride over the list (blockDim.x a multiple of 32).
+__global__ void k_eval_long(csr_view A, csr_view B, csr_view C, const fr_t* __restrict__ coeffs,
+                            const uint8_t* __restrict__ kinds, const fr_t* __restrict__ w, fr_t* __restrict__ a,
+                            fr_t* __restrict__ b, fr_t* __restrict__ c, unsigned long long* __restrict__ first_bad,
+                            w_bits bits, const uint32_t* __restrict__ long_rows,
+                            const unsigned int* __restrict__ long_count) {
+    const uint32_t lane = threadIdx.x & 31;
+    const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5;
+    const uint32_t count = *long_count;
+    for (uint32_t i = warp; i < count; i += nwarps) {
+        const uint32_t j = long_rows[i];
+        fr_t v[3];
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            const csr_view& mq = q == 0 ? A : (q == 1 ? B : C);
+            fr_t acc = fr_t::zero();
+            const uint32_t end = mq.row[j + 1];
+            for (uint32_t k = mq.row[j] + lane; k < end; k += 32) add_term(acc, mq, k, w, coeffs, kinds, bits);
+            for (unsigned off = 16; off > 0; off >>= 1) acc = acc + shfl_down_fr(acc, off);
+            v[q] = acc;
+        }
+        if (lane == 0) {
+            if (v[0] * v[1] != v[2]) atomicMin(first_bad, (unsigned long long)j);
+            a[j] = v[0];
+            b[j] = v[1];
+            c[j] = v[2];
+        }
+    }
 }
 
 }  // namespace c2
@@ -173,14 +237,19 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     size_t off_idx = off_other + words * 8;
     size_t off_vals = (off_idx + nscatter * 4 + 31) & ~(size_t)31;
     size_t off_bad = off_vals + nscatter * sizeof(fr_t);
+    // with C2_EVAL_LONG, the count and list of the rows k_eval_long takes
+    const uint64_t long_cap = C2_EVAL_LONG > 0 ? r->constraints : 0;
+    size_t off_long = off_bad + 8;
     scratch buf;
-    C2_CHECK(buf.alloc(off_bad + 8, s));
+    C2_CHECK(buf.alloc(off_long + (long_cap > 0 ? 4 + long_cap * 4 : 0), s));
     char* base = buf.as<char>();
     uint64_t* d_ones = (uint64_t*)(base + off_ones);
     uint64_t* d_other = (uint64_t*)(base + off_other);
     uint32_t* d_idx = (uint32_t*)(base + off_idx);
     fr_t* d_vals = (fr_t*)(base + off_vals);
     unsigned long long* d_bad = (unsigned long long*)(base + off_bad);
+    unsigned int* d_long_count = long_cap > 0 ? (unsigned int*)(base + off_long) : nullptr;
+    uint32_t* d_long = long_cap > 0 ? (uint32_t*)(base + off_long + 4) : nullptr;
 
     if (r->inputs) C2_CHECK(cudaMemcpyAsync(dw, inputs, r->inputs * sizeof(fr_t), cudaMemcpyHostToDevice, s));
     if (words) C2_CHECK(cudaMemcpyAsync(d_ones, ones, words * 8, cudaMemcpyHostToDevice, s));
@@ -191,6 +260,7 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
         C2_CHECK(cudaMemcpyAsync(d_vals, tail_vals, ntail * sizeof(fr_t), cudaMemcpyHostToDevice, s));
     }
     C2_CHECK(cudaMemsetAsync(d_bad, 0xff, 8, s));
+    if (d_long_count) C2_CHECK(cudaMemsetAsync(d_long_count, 0, 4, s));
     if (words) {
         k_expand_bits<<<blocks_for(r->aux, 256), 256, 0, s>>>(daux, d_ones, r->aux);
         C2_CHECK_LAUNCH(k_expand_bits);
@@ -215,8 +285,13 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     fr_t* db = da + n;
     fr_t* dc = db + n;
     k_eval_rows<<<blocks_for(n, 128), 128, 0, s>>>(m3[0], m3[1], m3[2], (const fr_t*)r->coeffs, r->kinds, dw,
-                                                   r->constraints, n, da, db, dc, d_bad, bits);
+                                                   r->constraints, n, da, db, dc, d_bad, bits, d_long, d_long_count);
     C2_CHECK_LAUNCH(k_eval_rows);
+    if (d_long_count) {
+        k_eval_long<<<(unsigned)sc->sm_count * 8, 256, 0, s>>>(m3[0], m3[1], m3[2], (const fr_t*)r->coeffs, r->kinds,
+                                                               dw, da, db, dc, d_bad, bits, d_long, d_long_count);
+        C2_CHECK_LAUNCH(k_eval_long);
+    }
     unsigned long long bad = 0;
     if (int rc = copy_out(st, sc, &bad, d_bad, 8, 8, 1)) return rc;
     C2_CHECK(cudaGetLastError());
