@@ -171,8 +171,7 @@ func nttScratch(logN int) int64 {
 // evalScratch bounds the scratch of one R1CS evaluation with aux values
 // and at most rows constraints (c2_r1cs_eval): a sparse witness's bitmaps of
 // ones and of tail values; the tail, at most every aux value, with their
-// indices; and, in a library built with C2_EVAL_LONG, the list of the long
-// rows, at most every row.
+// indices; and the list of the long rows (k_eval_long), at most every row.
 func evalScratch(aux, rows int64) int64 {
 	words := (aux + 63) / 64
 	return 2*8*words + aux*(4+frSize) + 64 + 4 + 4*rows

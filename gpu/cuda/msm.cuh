@@ -34,9 +34,10 @@
 namespace c2 {
 
 static constexpr uint64_t MSM_CHUNK = 1ull << 24;
-#ifndef C2_MSM_FIRST_CHUNK_LOG
-#define C2_MSM_FIRST_CHUNK_LOG 0
-#endif
+// First chunk of an MSM whose scalars or bases are in host memory: short, so
+// that the device waits only for its upload and the next chunk's copy overlaps
+// its work.
+static constexpr uint64_t MSM_FIRST_CHUNK = 1ull << 21;
 static constexpr uint32_t MSM_PIECE = 128;  // most points one accumulation task adds
 
 // Keys and values of the (bucket, point) pairs of W windows; nb buckets per
@@ -348,13 +349,9 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     const uint64_t CH = n < chunk ? n : chunk;
     if (CH > (uint64_t)MSM_INDEX + 1)
         return set_status(st, C2_ERR_INVALID, 0, "msm: chunk of %llu points exceeds 2^30", (unsigned long long)CH);
-    // With inputs in host memory, C2_MSM_FIRST_CHUNK_LOG > 0 makes the first
-    // chunk 2^C2_MSM_FIRST_CHUNK_LOG points, so that the device waits only for
-    // that short upload and the next chunk's copy overlaps its work (a build
-    // knob for device A/B runs; 0: every chunk but the last is CH points).
+    // chunk 0 holds c0 points, every later chunk but the last CH
     uint64_t c0 = CH;
-    if (C2_MSM_FIRST_CHUNK_LOG > 0 && !(scalars_dev && bases_dev) && (1ull << C2_MSM_FIRST_CHUNK_LOG) < CH)
-        c0 = 1ull << C2_MSM_FIRST_CHUNK_LOG;
+    if (!(scalars_dev && bases_dev) && MSM_FIRST_CHUNK < CH) c0 = MSM_FIRST_CHUNK;
     const uint64_t nchunks = 1 + (n - c0 + CH - 1) / CH;
     // chunk ci holds the points [off, off + cnt)
     auto chunk_at = [&](uint64_t ci, uint64_t& off, uint64_t& cnt) {

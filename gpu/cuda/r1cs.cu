@@ -123,15 +123,11 @@ __device__ __forceinline__ fr_t row_dot(const csr_view& m, uint64_t j, const fr_
     return acc;
 }
 
-// Rows of more than C2_EVAL_LONG terms (A, B and C together) are left by
-// k_eval_rows to k_eval_long, a warp a row: a warp of k_eval_rows otherwise
-// runs as long as its longest row, and at 32 GiB 0.13 % of the rows hold
-// 20 % of the terms (up to 1,169 a row), which makes the warps run 7.1 lane
-// iterations per term (BENCHMARKS.md, session 30). A build knob for device
-// A/B runs; 0 (the default): every row in k_eval_rows.
-#ifndef C2_EVAL_LONG
-#define C2_EVAL_LONG 0
-#endif
+// Rows of more than EVAL_LONG terms (A, B and C together) are left by
+// k_eval_rows to k_eval_long, a warp a row: a warp of k_eval_rows runs as long
+// as its longest row, and at 32 GiB 0.13 % of the rows hold 20 % of the terms
+// (up to 1,169 a row).
+static constexpr uint32_t EVAL_LONG = 64;
 
 __global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __restrict__ coeffs,
                             const uint8_t* __restrict__ kinds, const fr_t* __restrict__ w, uint64_t m, uint64_t n,
@@ -146,12 +142,10 @@ __global__ void k_eval_rows(csr_view A, csr_view B, csr_view C, const fr_t* __re
         c[j] = fr_t::zero();
         return;
     }
-    if (C2_EVAL_LONG > 0) {
-        const uint32_t len = (A.row[j + 1] - A.row[j]) + (B.row[j + 1] - B.row[j]) + (C.row[j + 1] - C.row[j]);
-        if (len > (uint32_t)C2_EVAL_LONG) {
-            long_rows[atomicAdd(long_count, 1u)] = (uint32_t)j;
-            return;
-        }
+    const uint32_t len = (A.row[j + 1] - A.row[j]) + (B.row[j + 1] - B.row[j]) + (C.row[j + 1] - C.row[j]);
+    if (len > EVAL_LONG) {
+        long_rows[atomicAdd(long_count, 1u)] = (uint32_t)j;
+        return;
     }
     fr_t va = row_dot(A, j, w, coeffs, kinds, bits);
     fr_t vb = row_dot(B, j, w, coeffs, kinds, bits);
@@ -237,19 +231,18 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     size_t off_idx = off_other + words * 8;
     size_t off_vals = (off_idx + nscatter * 4 + 31) & ~(size_t)31;
     size_t off_bad = off_vals + nscatter * sizeof(fr_t);
-    // with C2_EVAL_LONG, the count and list of the rows k_eval_long takes
-    const uint64_t long_cap = C2_EVAL_LONG > 0 ? r->constraints : 0;
+    // the count and list of the rows k_eval_long takes (at most every row)
     size_t off_long = off_bad + 8;
     scratch buf;
-    C2_CHECK(buf.alloc(off_long + (long_cap > 0 ? 4 + long_cap * 4 : 0), s));
+    C2_CHECK(buf.alloc(off_long + 4 + r->constraints * 4, s));
     char* base = buf.as<char>();
     uint64_t* d_ones = (uint64_t*)(base + off_ones);
     uint64_t* d_other = (uint64_t*)(base + off_other);
     uint32_t* d_idx = (uint32_t*)(base + off_idx);
     fr_t* d_vals = (fr_t*)(base + off_vals);
     unsigned long long* d_bad = (unsigned long long*)(base + off_bad);
-    unsigned int* d_long_count = long_cap > 0 ? (unsigned int*)(base + off_long) : nullptr;
-    uint32_t* d_long = long_cap > 0 ? (uint32_t*)(base + off_long + 4) : nullptr;
+    unsigned int* d_long_count = (unsigned int*)(base + off_long);
+    uint32_t* d_long = (uint32_t*)(base + off_long + 4);
 
     if (r->inputs) C2_CHECK(cudaMemcpyAsync(dw, inputs, r->inputs * sizeof(fr_t), cudaMemcpyHostToDevice, s));
     if (words) C2_CHECK(cudaMemcpyAsync(d_ones, ones, words * 8, cudaMemcpyHostToDevice, s));
@@ -260,7 +253,7 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
         C2_CHECK(cudaMemcpyAsync(d_vals, tail_vals, ntail * sizeof(fr_t), cudaMemcpyHostToDevice, s));
     }
     C2_CHECK(cudaMemsetAsync(d_bad, 0xff, 8, s));
-    if (d_long_count) C2_CHECK(cudaMemsetAsync(d_long_count, 0, 4, s));
+    C2_CHECK(cudaMemsetAsync(d_long_count, 0, 4, s));
     if (words) {
         k_expand_bits<<<blocks_for(r->aux, 256), 256, 0, s>>>(daux, d_ones, r->aux);
         C2_CHECK_LAUNCH(k_expand_bits);
@@ -287,11 +280,9 @@ int c2_r1cs_eval(c2_status* st, c2_stream* h, const c2_r1cs* r, void* w, const v
     k_eval_rows<<<blocks_for(n, 128), 128, 0, s>>>(m3[0], m3[1], m3[2], (const fr_t*)r->coeffs, r->kinds, dw,
                                                    r->constraints, n, da, db, dc, d_bad, bits, d_long, d_long_count);
     C2_CHECK_LAUNCH(k_eval_rows);
-    if (d_long_count) {
-        k_eval_long<<<(unsigned)sc->sm_count * 8, 256, 0, s>>>(m3[0], m3[1], m3[2], (const fr_t*)r->coeffs, r->kinds,
-                                                               dw, da, db, dc, d_bad, bits, d_long, d_long_count);
-        C2_CHECK_LAUNCH(k_eval_long);
-    }
+    k_eval_long<<<(unsigned)sc->sm_count * 8, 256, 0, s>>>(m3[0], m3[1], m3[2], (const fr_t*)r->coeffs, r->kinds, dw,
+                                                           da, db, dc, d_bad, bits, d_long, d_long_count);
+    C2_CHECK_LAUNCH(k_eval_long);
     unsigned long long bad = 0;
     if (int rc = copy_out(st, sc, &bad, d_bad, 8, 8, 1)) return rc;
     C2_CHECK(cudaGetLastError());
