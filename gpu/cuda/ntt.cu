@@ -31,6 +31,12 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_MIN_BLOCKS 5
 #endif
 
+// 1: the threads of a pass's columns take the roles of ntt_net.cuh's
+// net_role, so that whole warps skip the butterflies' twiddles of 1.
+#ifndef C2_NTT_SKIP
+#define C2_NTT_SKIP 0
+#endif
+
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
 __device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
@@ -135,7 +141,8 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
     const int chunks_log = S_log - lb_log;
     const uint64_t row = (uint64_t)blockIdx.x >> chunks_log;
     const uint64_t n2_0 = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
-    const uint32_t j = threadIdx.x & ((1u << (t - 1)) - 1);
+    const int q = net_warp_bits(t, C2_NTT_SKIP);
+    const uint32_t j = net_role(threadIdx.x & ((1u << (t - 1)) - 1), q);
     const uint32_t l = threadIdx.x >> (t - 1);  // column within the block
     const uint64_t base = (row << row_log) + n2_0 + l;
     const uint32_t T = blockDim.x;
@@ -165,26 +172,29 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             const int cb = DIT ? b - 1 : b;
             const int keep = net_keep(j, cb);
             const fr_t out = select_fr(keep, r[0], r[1]);
+            const int tb = net_thread_bit(cb, q);
             fr_t in;
-            if (cb < 5) {
-                in = shfl_xor_fr(out, 1u << cb, lanes);
+            if (tb < 5) {
+                in = shfl_xor_fr(out, 1u << tb, lanes);
             } else {
                 __syncthreads();
 #pragma unroll
-                for (int q = 0; q < 8; q++) xs[q * T + threadIdx.x] = out.v[q];
+                for (int e = 0; e < 8; e++) xs[e * T + threadIdx.x] = out.v[e];
                 __syncthreads();
-                const uint32_t from = threadIdx.x ^ (1u << cb);
+                const uint32_t from = threadIdx.x ^ (1u << tb);
 #pragma unroll
-                for (int q = 0; q < 8; q++) in.v[q] = xs[q * T + from];
+                for (int e = 0; e < 8; e++) in.v[e] = xs[e * T + from];
             }
             r[0] = select_fr(keep, in, r[0]);
             r[1] = select_fr(keep, r[1], in);
         }
-        const fr_t z = ldg_fr(itw + net_twiddle_index(j, b));
+        const bool has_z = net_has_twiddle(j, b, q);
+        fr_t z;
+        if (has_z) z = ldg_fr(itw + net_twiddle_index(j, b));
         if (DIT)
-            net_dit(r[0], r[1], z, b > 0);
+            net_dit(r[0], r[1], z, has_z);
         else
-            net_dif(r[0], r[1], z, b > 0);
+            net_dif(r[0], r[1], z, has_z);
     }
 
 #pragma unroll

@@ -40,6 +40,30 @@ C2_HD uint32_t net_twiddle_index(uint32_t j, int b) {
     return m + (j & m);
 }
 
+// Thread roles. A column's G threads are numbered tc = 0 .. G-1 within it
+// (bits 0-4 the lane, the rest the warp). Thread tc plays network thread
+// j = net_role(tc, q): j's q low bits are tc's q lowest warp bits and the
+// lane moves up by q. Stage b's twiddle is 1 when j's b low bits are zero,
+// which for b <= q is one answer for a whole warp, so whole warps skip those
+// products (half of them at stage 1, a quarter at stage 2, an eighth at 3).
+// q = 0 is the identity.
+C2_HD int net_warp_bits(int t, bool skip) {
+    const int q = t - 1 - 5;  // warp bits of a column of 2^(t-1) threads
+    return !skip || q <= 0 ? 0 : q < 3 ? q : 3;
+}
+C2_HD uint32_t net_role(uint32_t tc, int q) {
+    if (q == 0) return tc;
+    const uint32_t m = (1u << q) - 1;
+    return (tc & ~((m << 5) | 31u)) | ((tc & 31u) << q) | ((tc >> 5) & m);
+}
+// The bit of tc that holds bit c of j = net_role(tc, q).
+C2_HD int net_thread_bit(int c, int q) { return c < q ? 5 + c : c < q + 5 ? c - q : c; }
+// Whether stage b multiplies by its twiddle: not at stage 0, and not where
+// the warp's twiddle is known to be 1.
+C2_HD bool net_has_twiddle(uint32_t j, int b, int q) {
+    return b > 0 && (b > q || (j & ((1u << b) - 1)) != 0);
+}
+
 // The slot thread j keeps in the exchange across bit c (the lower of the two
 // stages' bits); the other slot is sent to and received from thread j ^ 2^c.
 C2_HD int net_keep(uint32_t j, int c) { return (int)((j >> c) & 1); }

@@ -131,6 +131,27 @@ func TestNTT(t *testing.T) {
 	}
 }
 
+// TestNTTNinePointPasses checks 2^25, the smallest size whose transform
+// has a pass of 2^9-point columns (9 + 8 + 8 index bits): a column's 256
+// threads then span eight warps, the most the thread roles of ntt_net.cuh
+// draw on. Every kind and ComputeH, against gnark-crypto's FFTs.
+func TestNTTNinePointPasses(t *testing.T) {
+	d := testDevice(t)
+	rng := testRand(t)
+	const logN = 25
+	for _, kind := range []nttKind{nttForward, nttInverse, nttCosetForward, nttCosetInverse} {
+		v := randFr(rng, 1<<logN)
+		want := cloneFr(v)
+		refNTT(want, kind)
+		require.NoError(t, d.ntt(v, kind))
+		requireFrEqual(t, want, v, fmt.Sprintf("NTT kind %d 2^%d", kind, logN))
+	}
+	a, b, c := hInputs(rng, 1<<logN, true)
+	want := refHLiteral(cloneFr(a), cloneFr(b), cloneFr(c))
+	require.NoError(t, d.ComputeH(a, b, c))
+	requireFrEqual(t, want, a, fmt.Sprintf("H 2^%d", logN))
+}
+
 func TestNTTRoundTripResident(t *testing.T) {
 	d := testDevice(t)
 	rng := testRand(t)

@@ -1,6 +1,7 @@
 // Host check of the NTT pass network (ntt_net.cuh): G = 2^(t-1) simulated
 // threads run the DIF and DIT stages with the pass kernel's exchanges and
-// twiddle positions over Fr, and every output must equal the naive
+// twiddle positions over Fr, with and without the thread roles that let
+// whole warps skip twiddles of 1 (net_role), and every output must equal the naive
 // transform X[k] = sum x[n] w^(nk) (DIF: at position bitrev(k) from natural
 // input; DIT: at position k from bit-reversed input), for t = 1 .. 10.
 // Build and run: make -C gpu/cuda hosttest
@@ -27,23 +28,35 @@ static fr_t root_2_32() {
     return seven.pow_limbs(e, 7);
 }
 
-// Runs the network on r (G threads x 2 slots) for a 2^t-point transform.
-static void run_network(bool dit, int t, std::vector<fr_t>& r, const std::vector<fr_t>& itw) {
+// Runs the network on r (G threads x 2 slots, indexed by the thread's number
+// tc within its column, which plays network thread net_role(tc, q)) for a
+// 2^t-point transform, skipping the twiddles net_has_twiddle skips. Counts
+// in *broken the exchanges that reach the wrong thread, the skipped
+// twiddles that are not 1 and the warps whose threads disagree on a skip.
+static void run_network(bool dit, int t, int q, std::vector<fr_t>& r, const std::vector<fr_t>& itw, int* broken) {
     const uint32_t G = 1u << (t - 1);
     auto exchange = [&](int c) {
         std::vector<fr_t> sent(G);
-        for (uint32_t j = 0; j < G; j++) sent[j] = r[2 * j + 1 - net_keep(j, c)];
-        for (uint32_t j = 0; j < G; j++) r[2 * j + 1 - net_keep(j, c)] = sent[j ^ (1u << c)];
+        for (uint32_t tc = 0; tc < G; tc++) sent[tc] = r[2 * tc + 1 - net_keep(net_role(tc, q), c)];
+        for (uint32_t tc = 0; tc < G; tc++) {
+            const uint32_t from = tc ^ (1u << net_thread_bit(c, q));
+            *broken += net_role(from, q) != (net_role(tc, q) ^ (1u << c));
+            r[2 * tc + 1 - net_keep(net_role(tc, q), c)] = sent[from];
+        }
     };
     for (int i = 0; i < t; i++) {
         const int b = dit ? i : t - 1 - i;
         if (i > 0) exchange(dit ? b - 1 : b);
-        for (uint32_t j = 0; j < G; j++) {
+        for (uint32_t tc = 0; tc < G; tc++) {
+            const uint32_t j = net_role(tc, q);
             const fr_t& z = itw[net_twiddle_index(j, b)];
+            const bool has = net_has_twiddle(j, b, q);
+            *broken += !has && b > 0 && z != fr_t::one();
+            *broken += has != net_has_twiddle(net_role(tc & ~31u, q), b, q);
             if (dit)
-                net_dit(r[2 * j], r[2 * j + 1], z, b > 0);
+                net_dit(r[2 * tc], r[2 * tc + 1], z, has);
             else
-                net_dif(r[2 * j], r[2 * j + 1], z, b > 0);
+                net_dif(r[2 * tc], r[2 * tc + 1], z, has);
         }
     }
 }
@@ -81,23 +94,28 @@ int main() {
             for (uint32_t n = 0; n < N; n++, p = p * wk) acc = acc + x[n] * p;
             X[k] = acc;
         }
-        for (int dit = 0; dit <= 1; dit++) {
-            std::vector<fr_t> r(N), out(N);
-            for (uint32_t j = 0; j < G; j++)
-                for (int s = 0; s < 2; s++) {
-                    const uint32_t n1 = net_load_index(dit, j, s, t);
-                    r[2 * j + s] = dit ? x[bitrev(n1, t)] : x[n1];
-                }
-            run_network(dit, t, r, itw);
-            for (uint32_t j = 0; j < G; j++)
-                for (int s = 0; s < 2; s++) out[net_store_index(dit, j, s, t)] = r[2 * j + s];
-            int bad = 0;
-            for (uint32_t p = 0; p < N; p++) bad += out[p] != X[dit ? p : bitrev(p, t)];
-            if (bad) printf("t=%d %s: %d of %u outputs differ\n", t, dit ? "DIT" : "DIF", bad, N);
-            failures += bad;
-        }
+        for (int dit = 0; dit <= 1; dit++)
+            for (int skip = 0; skip <= 1; skip++) {
+                const int q = net_warp_bits(t, skip);
+                std::vector<fr_t> r(N), out(N);
+                for (uint32_t tc = 0; tc < G; tc++)
+                    for (int s = 0; s < 2; s++) {
+                        const uint32_t n1 = net_load_index(dit, net_role(tc, q), s, t);
+                        r[2 * tc + s] = dit ? x[bitrev(n1, t)] : x[n1];
+                    }
+                int broken = 0;
+                run_network(dit, t, q, r, itw, &broken);
+                for (uint32_t tc = 0; tc < G; tc++)
+                    for (int s = 0; s < 2; s++) out[net_store_index(dit, net_role(tc, q), s, t)] = r[2 * tc + s];
+                int bad = 0;
+                for (uint32_t p = 0; p < N; p++) bad += out[p] != X[dit ? p : bitrev(p, t)];
+                if (bad || broken)
+                    printf("t=%d q=%d %s: %d of %u outputs differ, %d broken steps\n", t, q, dit ? "DIT" : "DIF", bad,
+                           N, broken);
+                failures += bad + broken;
+            }
     }
     if (failures) return 1;
-    printf("ntt_net: DIF and DIT networks equal the naive transform for t = 1..10\n");
+    printf("ntt_net: DIF and DIT networks equal the naive transform for t = 1..10, warp-skipped twiddles too\n");
     return 0;
 }
