@@ -31,12 +31,6 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_MIN_BLOCKS 5
 #endif
 
-// 1: the threads of a pass's columns take the roles of ntt_net.cuh's
-// net_role, so that whole warps skip the butterflies' twiddles of 1.
-#ifndef C2_NTT_SKIP
-#define C2_NTT_SKIP 0
-#endif
-
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
 __device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
@@ -130,8 +124,10 @@ __device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsign
 // applied on load (DIT) or on store (DIF). prescale (DIT only, first pass):
 // the element at position p is multiplied by ps.at(bitrev_k(p)) on load.
 // mul (DIF only, first pass; null for none): the element at position p is
-// multiplied by mul[p] on load. Exchanges across fewer than 32 threads are
-// shuffles; wider ones go through 32 * blockDim.x bytes of shared memory.
+// multiplied by mul[p] on load. A column's threads play the network's
+// threads in the roles of net_role (ntt_net.cuh), so that whole warps skip
+// the stages' twiddles of 1. Exchanges between threads of one warp are
+// shuffles; others go through 32 * blockDim.x bytes of shared memory.
 template <bool DIT>
 __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int lb_log,
                                                           const fr_t* __restrict__ itw, pow_tables w, bool prescale,
@@ -141,7 +137,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
     const int chunks_log = S_log - lb_log;
     const uint64_t row = (uint64_t)blockIdx.x >> chunks_log;
     const uint64_t n2_0 = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
-    const int q = net_warp_bits(t, C2_NTT_SKIP);
+    const int q = net_warp_bits(t);
     const uint32_t j = net_role(threadIdx.x & ((1u << (t - 1)) - 1), q);
     const uint32_t l = threadIdx.x >> (t - 1);  // column within the block
     const uint64_t base = (row << row_log) + n2_0 + l;

@@ -46,10 +46,11 @@ C2_HD uint32_t net_twiddle_index(uint32_t j, int b) {
 // lane moves up by q. Stage b's twiddle is 1 when j's b low bits are zero,
 // which for b <= q is one answer for a whole warp, so whole warps skip those
 // products (half of them at stage 1, a quarter at stage 2, an eighth at 3).
-// q = 0 is the identity.
-C2_HD int net_warp_bits(int t, bool skip) {
+// A pass of 2^t-point columns uses q = net_warp_bits(t); q = 0 is the
+// identity.
+C2_HD int net_warp_bits(int t) {
     const int q = t - 1 - 5;  // warp bits of a column of 2^(t-1) threads
-    return !skip || q <= 0 ? 0 : q < 3 ? q : 3;
+    return q <= 0 ? 0 : q < 3 ? q : 3;
 }
 C2_HD uint32_t net_role(uint32_t tc, int q) {
     if (q == 0) return tc;

@@ -95,8 +95,7 @@ int main() {
             X[k] = acc;
         }
         for (int dit = 0; dit <= 1; dit++)
-            for (int skip = 0; skip <= 1; skip++) {
-                const int q = net_warp_bits(t, skip);
+            for (int q : {0, net_warp_bits(t)}) {
                 std::vector<fr_t> r(N), out(N);
                 for (uint32_t tc = 0; tc < G; tc++)
                     for (int s = 0; s < 2; s++) {
