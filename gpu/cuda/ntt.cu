@@ -59,6 +59,15 @@ __device__ __forceinline__ void stg_fr(fr_t* p, const fr_t& x) {
 #define C2_NTT_ROW_LOG 18
 #endif
 
+// 1: the transforms' tables of roots (those built with rows) also hold every
+// power below 2^(k-1) when k > C2_NTT_ROW_LOG (2 GiB at k = 27, built at each
+// call and not in gpu/cuda_memory.go's scratch model: an A/B knob), so that
+// the pass over whole rows looks its twiddles up instead of multiplying
+// lo * hi.
+#ifndef C2_NTT_FULL_ROW
+#define C2_NTT_FULL_ROW 0
+#endif
+
 // Powers of a base b for exponents below 2^k. at(e) = scale * b^e costs one
 // product (lo * hi); row, when present, holds scale * b^(i << (k - row_log))
 // for i < 2^row_log, so that at_row can skip the product.
@@ -68,6 +77,12 @@ struct pow_tables {
     int h;
     const fr_t* row;  // null: none
     int row_log;
+#if C2_NTT_FULL_ROW
+    // scale * b^e for e < 2^(full_log-1), b a primitive 2^full_log-th root,
+    // so that the other half is its negation; null: none.
+    const fr_t* full;
+    int full_log;
+#endif
     __device__ __forceinline__ fr_t at(uint32_t e) const {
         uint32_t m = (1u << h) - 1;
         return lo[e & m] * hi[e >> h];
@@ -75,6 +90,13 @@ struct pow_tables {
     // at(e << (k - r)) for e < 2^r: a lookup when r <= row_log.
     __device__ __forceinline__ fr_t at_row(uint32_t e, int r, int k) const {
         if (row && r <= row_log) return ldg_fr(row + ((size_t)e << (row_log - r)));
+#if C2_NTT_FULL_ROW
+        if (full) {
+            const uint32_t x = e << (k - r), half = 1u << (full_log - 1);
+            const fr_t v = ldg_fr(full + (x & (half - 1)));
+            return (x & half) ? v.neg() : v;
+        }
+#endif
         return at(e << (k - r));
     }
 };
@@ -342,7 +364,8 @@ struct table_set {
         uint32_t nlo = 1u << h, nhi = 1u << (k - h);
         const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
         const uint32_t nrow = R > 0 ? 1u << R : 0;
-        C2_CHECK(mem.alloc((size_t)(nlo + nhi + nrow) * sizeof(fr_t), s));
+        const uint32_t nfull = C2_NTT_FULL_ROW && rows && k > C2_NTT_ROW_LOG ? 1u << (k - 1) : 0;
+        C2_CHECK(mem.alloc(((size_t)nlo + nhi + nrow + nfull) * sizeof(fr_t), s));
         fr_t* lo = mem.as<fr_t>();
         fr_t* hi = lo + nlo;
         k_pow_table<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
@@ -359,6 +382,15 @@ struct table_set {
             t.row = row;
             t.row_log = R;
         }
+#if C2_NTT_FULL_ROW
+        if (nfull) {  // at(e) for e < 2^(k-1)
+            fr_t* full = hi + nhi + nrow;
+            k_row_table<<<blocks_for(nfull, 256), 256, 0, s>>>(full, t, nfull, 0);
+            C2_CHECK_LAUNCH(k_row_table);
+            t.full = full;
+            t.full_log = k;
+        }
+#endif
         return C2_OK;
     }
 };
