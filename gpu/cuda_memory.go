@@ -162,11 +162,16 @@ func batchScratch(n int64, g msmGroup, hostBases bool, sms int64) int64 {
 // nttScratch bounds the twiddle tables of a transform or of the H pipeline
 // over 2^logN (table_set, k_inner_twiddles in ntt.cu): four tables of
 // 2^ceil(k/2) + 2^floor(k/2) powers, two of them with a row table of at
-// most 2^18, and 2^9 inner twiddles.
+// most 2^18, and 2^9 inner twiddles of at most twiddleSize bytes.
 func nttScratch(logN int) int64 {
 	lo, hi := int64(1)<<((logN+1)/2), int64(1)<<(logN/2)
-	return frSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, 18)) + 1<<9)
+	return frSize*(4*(lo+hi)+2*(int64(1)<<min(logN, 18))) + twiddleSize<<9
 }
+
+// twiddleSize is the size of an inner twiddle: an Fr element, or with
+// C2_NTT_SHOUP a Shoup multiplier (ntt.cu's fr_tw: 17 words padded to 80
+// bytes).
+const twiddleSize = 80
 
 // evalScratch bounds the scratch of one R1CS evaluation with aux values
 // and at most rows constraints (c2_r1cs_eval): a sparse witness's bitmaps of

@@ -90,12 +90,16 @@ C2_PTX_ABC(mad_lo_cc, "mad.lo.cc.u32")
 C2_PTX_ABC(madc_lo_cc, "madc.lo.cc.u32")
 C2_PTX_ABC(madc_hi_cc, "madc.hi.cc.u32")
 C2_PTX_ABC(madc_hi, "madc.hi.u32")
+C2_PTX_ABC(mad_hi_cc, "mad.hi.cc.u32")
+C2_PTX_ABC(madc_lo, "madc.lo.u32")
+C2_PTX_ABC(madc_hi_wrap, "madc.hi.u32")
 C2_PTX_AB(add_cc, "add.cc.u32")
 C2_PTX_AB(addc_cc, "addc.cc.u32")
 C2_PTX_AB(addc, "addc.u32")
 C2_PTX_AB(sub_cc, "sub.cc.u32")
 C2_PTX_AB(subc_cc, "subc.cc.u32")
 C2_PTX_AB(subc, "subc.u32")
+C2_PTX_AB(addc_wrap, "addc.u32")
 #undef C2_PTX_AB
 #undef C2_PTX_ABC
 C2_HD void note_kept_carry(uint32_t) {}
@@ -124,6 +128,26 @@ inline void madc_hi_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t&
     uint64_t s = (((uint64_t)a * b) >> 32) + c + f.cf;
     d = (uint32_t)s;
     f.cf = (uint32_t)(s >> 32);
+}
+inline void mad_hi_cc(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
+    uint64_t s = (((uint64_t)a * b) >> 32) + c;
+    d = (uint32_t)s;
+    f.cf = (uint32_t)(s >> 32);
+    f.sub = false;
+}
+// madc_lo, madc_hi_wrap and addc_wrap drop their carry out on purpose
+// (arithmetic modulo 2^(32N)), so the host does not count it.
+inline void madc_lo(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
+    read_add_flag(f);
+    d = (uint32_t)((uint64_t)a * b) + c + f.cf;
+}
+inline void madc_hi_wrap(uint32_t& d, uint32_t a, uint32_t b, uint32_t c, carry_t& f) {
+    read_add_flag(f);
+    d = (uint32_t)(((uint64_t)a * b) >> 32) + c + f.cf;
+}
+inline void addc_wrap(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
+    read_add_flag(f);
+    d = a + b + f.cf;
 }
 inline void add_cc(uint32_t& d, uint32_t a, uint32_t b, carry_t& f) {
     uint64_t s = (uint64_t)a + b;

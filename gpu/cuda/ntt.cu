@@ -17,6 +17,7 @@
 #include "common.cuh"
 #include "field.cuh"
 #include "ntt_net.cuh"
+#include "field_shoup.cuh"
 
 namespace c2 {
 
@@ -37,6 +38,13 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_XBUF 0
 #endif
 
+// 1: the stages' twiddles inside a pass are Shoup multipliers
+// (field_shoup.cuh: the twiddle and its quotient, 80 bytes an entry), one
+// product by a twiddle 193 IMAD slots instead of 246 (make sass).
+#ifndef C2_NTT_SHOUP
+#define C2_NTT_SHOUP 0
+#endif
+
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
 __device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
@@ -52,6 +60,33 @@ __device__ __forceinline__ void stg_fr(fr_t* p, const fr_t& x) {
     dst[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
     dst[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
 }
+
+#if C2_NTT_SHOUP
+// An inner twiddle as a Shoup multiplier, padded to five 16-byte words.
+struct alignas(16) fr_tw {
+    shoup_t<FrParams> s;
+    uint32_t pad[3];
+};
+__device__ __forceinline__ fr_tw ldg_tw(const fr_tw* p) {
+    const uint4* src = (const uint4*)p;
+    fr_tw z;
+    uint32_t* d = z.s.w;  // w then wq: 17 consecutive words
+    uint4 a = src[0], b = src[1], c = src[2], e = src[3], g = src[4];
+    d[0] = a.x; d[1] = a.y; d[2] = a.z; d[3] = a.w;
+    d[4] = b.x; d[5] = b.y; d[6] = b.z; d[7] = b.w;
+    z.s.wq[0] = c.x; z.s.wq[1] = c.y; z.s.wq[2] = c.z; z.s.wq[3] = c.w;
+    z.s.wq[4] = e.x; z.s.wq[5] = e.y; z.s.wq[6] = e.z; z.s.wq[7] = e.w;
+    z.s.wq[8] = g.x;
+    return z;
+}
+__device__ __forceinline__ fr_t operator*(const fr_t& x, const fr_tw& z) { return mul_shoup<FrParams>(x, z.s); }
+__device__ __forceinline__ fr_tw make_tw(const fr_t& x) { return fr_tw{shoup_entry<FrParams>(x), {0, 0, 0}}; }
+using itw_t = fr_tw;
+#else
+using itw_t = fr_t;
+__device__ __forceinline__ fr_t ldg_tw(const fr_t* p) { return ldg_fr(p); }
+__device__ __forceinline__ fr_t make_tw(const fr_t& x) { return x; }
+#endif
 
 // Rows of at most 2^C2_NTT_ROW_LOG elements take their inter-pass twiddles
 // from one table (2^C2_NTT_ROW_LOG entries, 8 MiB at 18); 0 turns it off.
@@ -121,12 +156,12 @@ __global__ void k_row_table(fr_t* out, pow_tables w, uint32_t count, int shift) 
 
 // Inner twiddles of the network passes (ntt_net.cuh): w_(2^(b+1))^a =
 // w^(a << (k - b - 1)) at (2^b - 1) + a, for a < 2^b and b < bmax <= k.
-__global__ void k_inner_twiddles(fr_t* out, pow_tables w, int k, int bmax) {
+__global__ void k_inner_twiddles(itw_t* out, pow_tables w, int k, int bmax) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (1u << bmax) - 1) return;
     const int b = 31 - __clz(i + 1);
     const uint32_t a = i + 1 - (1u << b);
-    out[i] = w.at(a << (k - b - 1));
+    out[i] = make_tw(w.at(a << (k - b - 1)));
 }
 
 // a if c, else b (limb by limb: no branch, no address taken).
@@ -158,7 +193,7 @@ __device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsign
 // shuffles; others go through 32 * blockDim.x bytes of shared memory.
 template <bool DIT>
 __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int lb_log,
-                                                          const fr_t* __restrict__ itw, pow_tables w, bool prescale,
+                                                          const itw_t* __restrict__ itw, pow_tables w, bool prescale,
                                                           pow_tables ps, const fr_t* mul) {
     extern __shared__ uint32_t xs[];
     const int S_log = row_log - t;
@@ -224,8 +259,8 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             r[1] = select_fr(keep, r[1], in);
         }
         const bool has_z = net_has_twiddle(j, b, q);
-        fr_t z;
-        if (has_z) z = ldg_fr(itw + net_twiddle_index(j, b));
+        itw_t z;
+        if (has_z) z = ldg_tw(itw + net_twiddle_index(j, b));
         if (DIT)
             net_dit(r[0], r[1], z, has_z);
         else
@@ -415,7 +450,7 @@ static pass_plan plan_passes(int k) {
 // One pass of k_ntt_pass: 2^(t-1) threads per column, as many columns per
 // block as fit in NTT_THREADS threads and the row has.
 template <bool DIT>
-static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_t* itw,
+static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const itw_t* itw,
                        const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul) {
     const int S_log = row_log - t;
     int lb_log = 0;
@@ -451,10 +486,10 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
     const int bmax = k < NTT_TMAX ? k : NTT_TMAX;
     const uint32_t nitw = (1u << bmax) - 1;
     scratch m_itw;
-    C2_CHECK(m_itw.alloc((size_t)nitw * sizeof(fr_t), s));
-    k_inner_twiddles<<<blocks_for(nitw, 256), 256, 0, s>>>(m_itw.as<fr_t>(), w, k, bmax);
+    C2_CHECK(m_itw.alloc((size_t)nitw * sizeof(itw_t), s));
+    k_inner_twiddles<<<blocks_for(nitw, 256), 256, 0, s>>>(m_itw.as<itw_t>(), w, k, bmax);
     C2_CHECK_LAUNCH(k_inner_twiddles);
-    const fr_t* itw = m_itw.as<fr_t>();
+    const itw_t* itw = m_itw.as<itw_t>();
     for (int ii = 0; ii < pl.np; ii++) {
         const int i = dit ? pl.np - 1 - ii : ii;
         const int rc = dit ? launch_pass<true>(st, s, d, k, rows_log[i], pl.t[i], itw, w, prescale && ii == 0, ps,

@@ -70,16 +70,17 @@ C2_HD bool net_has_twiddle(uint32_t j, int b, int q) {
 C2_HD int net_keep(uint32_t j, int c) { return (int)((j >> c) & 1); }
 
 // Stage butterflies. DIF: (u, v) -> (u + v, (u - v) z); DIT: (u, v) ->
-// (u + v z, u - v z); stage 0 has z = 1 and passes has_z = false.
-template <class E>
-C2_HD void net_dif(E& u, E& v, const E& z, bool has_z) {
+// (u + v z, u - v z); stage 0 has z = 1 and passes has_z = false. Z is the
+// element type or a multiplier type that E * Z knows.
+template <class E, class Z>
+C2_HD void net_dif(E& u, E& v, const Z& z, bool has_z) {
     E s = u + v;
     E d = u - v;
     u = s;
     v = has_z ? d * z : d;
 }
-template <class E>
-C2_HD void net_dit(E& u, E& v, const E& z, bool has_z) {
+template <class E, class Z>
+C2_HD void net_dit(E& u, E& v, const Z& z, bool has_z) {
     E y = has_z ? v * z : v;
     v = u - y;
     u = u + y;

@@ -7,7 +7,10 @@
 // no code with field.cuh. The fused product prod_sum_eo (a*b + c*d, and
 // a*b - c*d with -c) is compared with two portable products on all
 // quadruples of edge values and millions of random ones, and with the
-// reference.
+// reference. Shoup's product by a fixed multiplier (field_shoup.cuh) is
+// compared with the Montgomery product and the reference on all pairs of
+// edge values and on random ones, and each multiplier's quotient with the
+// big-integer division.
 // Built with C2_FP_LAZY (field_test_lazy), Fp's even/odd functions take
 // operands in [0, 2p) (each operand here is x or x + p at random, x + p
 // always for the widest cases) and must return results below 2p that are
@@ -18,6 +21,7 @@
 #include <random>
 #include <vector>
 #include "../field.cuh"
+#include "../field_shoup.cuh"
 #include "field_gen.h"
 
 using namespace c2;
@@ -281,10 +285,103 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
     return bad;
 }
 
+// mul_shoup(a, shoup_entry(x)) against the Montgomery product a*x/R (the
+// same value: the entry holds x/R) and against a*w mod p from big integers;
+// shoup_quotient's wq against w 2^(32(N+1)) = wq p + rem, rem < p.
+template <class P>
+static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, int per) {
+    using F = Fe<P>;
+    constexpr int N = P::N;
+    gen<P> g{rng};
+    std::vector<F> edges = g.edges();
+    const big m = modulus<P>();
+    int bad = 0, nref = 0, nprod = 0;
+    auto report = [&](const char* what, const F& a, const F& x) {
+        if (bad++ < 5) {
+            printf("%s: %s mismatch for a = ", name, what);
+            print_words(a);
+            printf(", x = ");
+            print_words(x);
+            printf("\n");
+        }
+    };
+    auto quotient_ok = [&](const shoup_t<P>& t) {
+        big ws(2 * N + 1, 0);
+        for (int k = 0; k < N; k++) ws[N + 1 + k] = t.w[k];
+        const big rem = big_mod(ws, m.data(), N);
+        // wq * p + rem, (2N + 1) words
+        big s(2 * N + 2, 0);
+        for (int i = 0; i <= N; i++) {
+            uint64_t c = 0;
+            for (int j = 0; j < N; j++) {
+                c += (uint64_t)t.wq[i] * m[j] + s[i + j];
+                s[i + j] = (uint32_t)c;
+                c >>= 32;
+            }
+            for (int k = i + N; c; k++) {
+                c += s[k];
+                s[k] = (uint32_t)c;
+                c >>= 32;
+            }
+        }
+        uint64_t c = 0;
+        for (int k = 0; k < 2 * N + 2; k++) {
+            c += (uint64_t)s[k] + (k < N ? rem[k] : 0);
+            s[k] = (uint32_t)c;
+            c >>= 32;
+        }
+        ws.push_back(0);
+        return s == ws;
+    };
+    auto one = [&](const F& a, const F& x, const shoup_t<P>& t, bool ref) {
+        nprod++;
+        const F r = mul_shoup<P>(a, t);
+        if (!same(r, F::mul_portable(a, x))) report("mul_shoup vs Montgomery", a, x);
+        if (ref) {
+            nref++;
+            if (big(r.v, r.v + N) != product_mod(a, g.from_words(t.w))) report("mul_shoup vs reference", a, x);
+        }
+    };
+    for (const F& x : edges) {
+        const shoup_t<P> t = shoup_entry<P>(x);
+        if (!quotient_ok(t)) report("quotient", x, x);
+        for (const F& a : edges) one(a, x, t, true);
+    }
+    F raw_one = F::zero();
+    raw_one.v[0] = 1;
+    for (int it = 0; it < multipliers; it++) {
+        const F x = it % 3 == 0 ? g.sparse() : g.uniform();
+        const shoup_t<P> t = shoup_entry<P>(x);
+        if (it < 2000 && !quotient_ok(t)) report("quotient", x, x);
+        // a = c / w for small c: a w mod p = c, where q falls one short
+        // of floor(a w / p) and the final subtraction is needed
+        if (it < 20000 && !x.is_zero()) {
+            const F inv_w = F::mul_portable(F::mul_portable(g.from_words(t.w).inverse(), raw_one), raw_one);
+            F c = F::zero();
+            for (uint32_t k = 1; k <= 3; k++) {
+                c.v[0] = k;
+                one(F::mul_portable(inv_w, F::mul_portable(c, F::one()).canonical()), x, t, k == 1);
+            }
+        }
+        for (int k = 0; k < per; k++) {
+            const F a = k % 4 == 0 ? g.sparse() : k % 4 == 1 ? edges[rng() % edges.size()] : g.uniform();
+            one(a, x, t, k == 0 && it < 20000);
+        }
+    }
+    printf("%s: mul_shoup: %d products (%d also against the big-integer reference), %d mismatches, "
+           "%llu non-zero carries dropped, %llu flags read across addition and subtraction\n",
+           name, nprod, nref, bad, (unsigned long long)dropped_carries, (unsigned long long)mixed_carries);
+    if (dropped_carries || mixed_carries) bad++;
+    dropped_carries = 0;
+    mixed_carries = 0;
+    return bad;
+}
+
 int main(int argc, char** argv) {
     std::mt19937_64 rng(check_seed(argc, argv));
     const char* fp = FpParams::LAZY ? "fp (lazy)" : "fp";
     int bad = check<FrParams>("fr", rng, 2000000, 50000) + check<FpParams>(fp, rng, 2000000, 30000);
     bad += check2<FrParams>("fr", rng, 2000000, 40000) + check2<FpParams>(fp, rng, 2000000, 20000);
+    bad += check_shoup<FrParams>("fr", rng, 40000, 50);
     return bad ? 1 : 0;
 }

@@ -3,12 +3,20 @@
 // twiddle positions over Fr, with and without the thread roles that let
 // whole warps skip twiddles of 1 (net_role), and every output must equal the naive
 // transform X[k] = sum x[n] w^(nk) (DIF: at position bitrev(k) from natural
-// input; DIT: at position k from bit-reversed input), for t = 1 .. 10.
+// input; DIT: at position k from bit-reversed input), for t = 1 .. 10; once
+// with the twiddles as Montgomery values and once as Shoup multipliers
+// (field_shoup.cuh, ntt.cu's C2_NTT_SHOUP).
 // Build and run: make -C gpu/cuda hosttest
 #include <stdio.h>
 #include <random>
 #include <vector>
 #include "../ntt_net.cuh"
+#include "../field_shoup.cuh"
+
+namespace c2 {
+// A stage's product by a Shoup twiddle, as ntt.cu's fr_t * fr_tw.
+static fr_t operator*(const fr_t& x, const shoup_t<FrParams>& z) { return mul_shoup<FrParams>(x, z); }
+}  // namespace c2
 
 using namespace c2;
 
@@ -33,7 +41,10 @@ static fr_t root_2_32() {
 // 2^t-point transform, skipping the twiddles net_has_twiddle skips. Counts
 // in *broken the exchanges that reach the wrong thread, the skipped
 // twiddles that are not 1 and the warps whose threads disagree on a skip.
-static void run_network(bool dit, int t, int q, std::vector<fr_t>& r, const std::vector<fr_t>& itw, int* broken) {
+// The stages multiply by tw's entries, itw's values as Z.
+template <class Z>
+static void run_network(bool dit, int t, int q, std::vector<fr_t>& r, const std::vector<fr_t>& itw,
+                        const std::vector<Z>& tw, int* broken) {
     const uint32_t G = 1u << (t - 1);
     auto exchange = [&](int c) {
         std::vector<fr_t> sent(G);
@@ -49,9 +60,9 @@ static void run_network(bool dit, int t, int q, std::vector<fr_t>& r, const std:
         if (i > 0) exchange(dit ? b - 1 : b);
         for (uint32_t tc = 0; tc < G; tc++) {
             const uint32_t j = net_role(tc, q);
-            const fr_t& z = itw[net_twiddle_index(j, b)];
+            const Z& z = tw[net_twiddle_index(j, b)];
             const bool has = net_has_twiddle(j, b, q);
-            *broken += !has && b > 0 && z != fr_t::one();
+            *broken += !has && b > 0 && itw[net_twiddle_index(j, b)] != fr_t::one();
             *broken += has != net_has_twiddle(net_role(tc & ~31u, q), b, q);
             if (dit)
                 net_dit(r[2 * tc], r[2 * tc + 1], z, has);
@@ -83,6 +94,8 @@ int main() {
             fr_t p = fr_t::one();
             for (uint32_t a = 0; a < (1u << b); a++, p = p * wb) itw[(1u << b) - 1 + a] = p;
         }
+        std::vector<shoup_t<FrParams>> itw_s;
+        for (const fr_t& z : itw) itw_s.push_back(shoup_entry<FrParams>(z));
         std::vector<fr_t> x(N), X(N);
         for (auto& v : x) {
             for (int i = 0; i < 8; i++) v.v[i] = (uint32_t)rng();
@@ -94,6 +107,7 @@ int main() {
             for (uint32_t n = 0; n < N; n++, p = p * wk) acc = acc + x[n] * p;
             X[k] = acc;
         }
+        for (int shoup = 0; shoup <= 1; shoup++)
         for (int dit = 0; dit <= 1; dit++)
             for (int q : {0, net_warp_bits(t)}) {
                 std::vector<fr_t> r(N), out(N);
@@ -103,18 +117,22 @@ int main() {
                         r[2 * tc + s] = dit ? x[bitrev(n1, t)] : x[n1];
                     }
                 int broken = 0;
-                run_network(dit, t, q, r, itw, &broken);
+                if (shoup)
+                    run_network(dit, t, q, r, itw, itw_s, &broken);
+                else
+                    run_network(dit, t, q, r, itw, itw, &broken);
                 for (uint32_t tc = 0; tc < G; tc++)
                     for (int s = 0; s < 2; s++) out[net_store_index(dit, net_role(tc, q), s, t)] = r[2 * tc + s];
                 int bad = 0;
                 for (uint32_t p = 0; p < N; p++) bad += out[p] != X[dit ? p : bitrev(p, t)];
                 if (bad || broken)
-                    printf("t=%d q=%d %s: %d of %u outputs differ, %d broken steps\n", t, q, dit ? "DIT" : "DIF", bad,
-                           N, broken);
+                    printf("t=%d q=%d %s%s: %d of %u outputs differ, %d broken steps\n", t, q, dit ? "DIT" : "DIF",
+                           shoup ? " (Shoup twiddles)" : "", bad, N, broken);
                 failures += bad + broken;
             }
     }
     if (failures) return 1;
-    printf("ntt_net: DIF and DIT networks equal the naive transform for t = 1..10, warp-skipped twiddles too\n");
+    printf("ntt_net: DIF and DIT networks equal the naive transform for t = 1..10, warp-skipped twiddles too, "
+           "with Montgomery and with Shoup twiddles\n");
     return 0;
 }

@@ -2,6 +2,7 @@
 // portable and even/odd functions, and of the fused a*b +- c*d against two
 // products (make sass; nothing here is run).
 #include "../field.cuh"
+#include "../field_shoup.cuh"
 
 using namespace c2;
 
@@ -40,3 +41,7 @@ C2_SASS_KERNEL4(k_fp_prod_diff_eo, fp_t, fp_t::prod_sum_eo(a, b, fp_t::neg_eo(c)
 C2_SASS_KERNEL4(k_fp_two_diff_eo, fp_t, fp_t::sub_eo(fp_t::mul_eo(a, b), fp_t::mul_eo(c, d)))
 C2_SASS_KERNEL4(k_fr_prod_sum_eo, fr_t, fr_t::prod_sum_eo(a, b, c, d))
 C2_SASS_KERNEL4(k_fr_two_eo, fr_t, fr_t::add_eo(fr_t::mul_eo(a, b), fr_t::mul_eo(c, d)))
+// a*w by a multiplier known ahead (Shoup, field_shoup.cuh) against k_fr_eo
+__global__ void k_fr_shoup(fr_t* out, const fr_t* in, const shoup_t<FrParams>* tw) {
+    out[threadIdx.x] = mul_shoup<FrParams>(in[threadIdx.x], tw[threadIdx.x]);
+}
