@@ -1,16 +1,18 @@
 // Products by a multiplier known ahead (Shoup's method), for the NTT's
-// twiddles: with w and its quotient wq = floor(w 2^(32(N+1)) / p) stored
-// together, a*w mod p costs the high part of a*wq (its top columns only)
-// and the low halves of a*w and q*(2^(32N) - p): 36 64-bit partial products,
-// 8 high words and 50 + 15 low words for Fr, against the 128 64-bit partial
-// products of a Montgomery product. a stays in Montgomery form (a = x R gives
-// a w = (x w) R), so a twiddle's table entry holds w itself, not w R.
+// twiddles: with w and its quotient wq ~ w 2^(32(N+1)) / p stored together,
+// a*w mod p costs the high part of a*wq (its top columns only) and the low
+// halves of a*w and q*(2^(32N) - p): for Fr 86 64-bit partial products and
+// 23 single words, against the 128 64-bit partial products of a Montgomery
+// product (make sass: 193 IMAD slots against 246). a stays in Montgomery
+// form (a = x R gives a w = (x w) R), so a twiddle's entry holds w itself,
+// not w R.
 //
-// Bounds (K = 32(N+1), a < p, w < p, wq as above, S = a wq):
+// Bounds (K = 32(N+1), a < p, w < p, wq = floor(w 2^K / p) or one less,
+// S = a wq):
 //  - the partial products a_i wq_j with i + j < N - 1 and the low words of
 //    those with i + j = N - 1 are left out: D < (2N - 1) 2^(32N) in all;
-//  - a w / p - S / 2^K = a (w 2^K - wq p) / (p 2^K) < a / 2^K, so the
-//    computed q = floor((S - D) / 2^K) is above a w / p - a / 2^K - D / 2^K
+//  - a w / p - S / 2^K = a (w 2^K - wq p) / (p 2^K) < 2a / 2^K, so the
+//    computed q = floor((S - D) / 2^K) is above a w / p - 2a / 2^K - D / 2^K
 //    > a w / p - 1: q is floor(a w / p) or one less, and a w - q p is
 //    a w mod p or that plus p, below 2p <= 2^(32N) (static_assert below):
 //    computing it modulo 2^(32N) loses nothing, and one conditional
@@ -26,48 +28,45 @@
 namespace c2 {
 
 // A multiplier w in [0, p), plain (not in Montgomery form), with wq =
-// floor(w 2^(32(N+1)) / p).
+// floor(w 2^(32(N+1)) / p) or one less.
 template <class P>
 struct shoup_t {
     uint32_t w[P::N];
     uint32_t wq[P::N + 1];
 };
 
-// wq = floor(w 2^(32(N+1)) / p) for w < p, by long division one bit at a
-// time (for building tables, not for inner loops).
+// mu = floor(2^(32(2N+1)) / p), least significant word first (Fr only:
+// shoup_quotient's one product).
+template <class P>
+struct shoup_params;
+template <>
+struct shoup_params<FrParams> {
+    C2_HD static constexpr uint32_t mu(int i) {
+        constexpr uint32_t m[10] = {0x101613ce, 0x0c0d6393, 0x42737a02, 0xbe4bad71, 0x65043eb4,
+                                    0x07e08ed3, 0x38b5dcb7, 0xfede377c, 0x355094ed, 0x00000002};
+        return m[i];
+    }
+    static constexpr int MU_WORDS = 10;
+};
+
+// wq = floor(w 2^(32(N+1)) / p) or one less, for w < p: words N .. 2N of
+// w * mu (w mu / 2^(32N) is below w 2^(32(N+1)) / p by less than w / 2^(32N)
+// < 1, and w mu < 2^(32(2N+1))). Portable code, for building tables.
 template <class P>
 C2_HD void shoup_quotient(uint32_t* wq, const uint32_t* w) {
-    constexpr int N = P::N;
-    uint32_t rem[N + 1];
-    for (int k = 0; k < N; k++) rem[k] = w[k];  // w < p: the division of w alone leaves w
-    rem[N] = 0;
-    for (int k = 0; k <= N; k++) wq[k] = 0;
-    for (int b = 32 * (N + 1) - 1; b >= 0; b--) {
-        // rem = 2 rem (below 2p < 2^(32N+1))
-        for (int k = N; k > 0; k--) rem[k] = (rem[k] << 1) | (rem[k - 1] >> 31);
-        rem[0] <<= 1;
-        // rem >= p ?
-        bool ge = rem[N] != 0;
-        if (!ge) {
-            ge = true;  // equal counts
-            for (int k = N - 1; k >= 0; k--) {
-                if (rem[k] != P::mod(k)) {
-                    ge = rem[k] > P::mod(k);
-                    break;
-                }
-            }
+    constexpr int N = P::N, M = shoup_params<P>::MU_WORDS;
+    uint32_t t[N + M];
+    for (int k = 0; k < N + M; k++) t[k] = 0;
+    for (int i = 0; i < N; i++) {
+        uint64_t c = 0;
+        for (int j = 0; j < M; j++) {
+            c += (uint64_t)w[i] * shoup_params<P>::mu(j) + t[i + j];
+            t[i + j] = (uint32_t)c;
+            c >>= 32;
         }
-        if (ge) {
-            uint64_t borrow = 0;
-            for (int k = 0; k < N; k++) {
-                const uint64_t d = (uint64_t)rem[k] - P::mod(k) - borrow;
-                rem[k] = (uint32_t)d;
-                borrow = (d >> 63) & 1;
-            }
-            rem[N] -= (uint32_t)borrow;
-            wq[b / 32] |= 1u << (b % 32);
-        }
+        t[i + M] = (uint32_t)c;
     }
+    for (int k = 0; k <= N; k++) wq[k] = t[N + k];
 }
 
 // The entry for a value x in Montgomery form: w = x / R, its quotient.

@@ -40,7 +40,9 @@ static constexpr int NTT_THREADS = 256;
 
 // 1: the stages' twiddles inside a pass are Shoup multipliers
 // (field_shoup.cuh: the twiddle and its quotient, 80 bytes an entry), one
-// product by a twiddle 193 IMAD slots instead of 246 (make sass).
+// product by a twiddle 193 IMAD slots instead of 246 (make sass). 2: also
+// the high table of every pow_tables (at(e) = lo * hi, lo the operand) and
+// the row tables of the passes' twiddles.
 #ifndef C2_NTT_SHOUP
 #define C2_NTT_SHOUP 0
 #endif
@@ -87,6 +89,20 @@ using itw_t = fr_t;
 __device__ __forceinline__ fr_t ldg_tw(const fr_t* p) { return ldg_fr(p); }
 __device__ __forceinline__ fr_t make_tw(const fr_t& x) { return x; }
 #endif
+// The entries of pow_tables' high and row tables.
+#if C2_NTT_SHOUP >= 2
+using tab_t = fr_tw;
+#else
+using tab_t = fr_t;
+#endif
+template <class T>
+__device__ __forceinline__ T to_entry(const fr_t& x);
+template <>
+__device__ __forceinline__ fr_t to_entry<fr_t>(const fr_t& x) { return x; }
+#if C2_NTT_SHOUP
+template <>
+__device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return make_tw(x); }
+#endif
 
 // Rows of at most 2^C2_NTT_ROW_LOG elements take their inter-pass twiddles
 // from one table (2^C2_NTT_ROW_LOG entries, 8 MiB at 18); 0 turns it off.
@@ -105,12 +121,12 @@ __device__ __forceinline__ fr_t make_tw(const fr_t& x) { return x; }
 
 // Powers of a base b for exponents below 2^k. at(e) = scale * b^e costs one
 // product (lo * hi); row, when present, holds scale * b^(i << (k - row_log))
-// for i < 2^row_log, so that at_row can skip the product.
+// for i < 2^row_log, so that mul_row (x times a power) can skip that product.
 struct pow_tables {
-    const fr_t* lo;  // scale * b^i, i < 2^h
-    const fr_t* hi;  // b^(i << h), i < 2^(k-h)
+    const fr_t* lo;   // scale * b^i, i < 2^h
+    const tab_t* hi;  // b^(i << h), i < 2^(k-h)
     int h;
-    const fr_t* row;  // null: none
+    const tab_t* row;  // null: none
     int row_log;
 #if C2_NTT_FULL_ROW
     // scale * b^e for e < 2^(full_log-1), b a primitive 2^full_log-th root,
@@ -120,7 +136,29 @@ struct pow_tables {
 #endif
     __device__ __forceinline__ fr_t at(uint32_t e) const {
         uint32_t m = (1u << h) - 1;
+#if C2_NTT_SHOUP >= 2
+        return lo[e & m] * ldg_tw(hi + (e >> h));
+#else
         return lo[e & m] * hi[e >> h];
+#endif
+    }
+#if C2_NTT_SHOUP >= 2
+    // x * at(e << (k - r)) for e < 2^r: the row table's Shoup multiplier
+    // when r <= row_log.
+    __device__ __forceinline__ fr_t mul_row(const fr_t& x, uint32_t e, int r, int k) const {
+        if (row && r <= row_log) return x * ldg_tw(row + ((size_t)e << (row_log - r)));
+#if C2_NTT_FULL_ROW
+        if (full) {
+            const uint32_t y = e << (k - r), half = 1u << (full_log - 1);
+            const fr_t v = ldg_fr(full + (y & (half - 1)));
+            return x * ((y & half) ? v.neg() : v);
+        }
+#endif
+        return x * at(e << (k - r));
+    }
+#else
+    __device__ __forceinline__ fr_t mul_row(const fr_t& x, uint32_t e, int r, int k) const {
+        return x * at_row(e, r, k);
     }
     // at(e << (k - r)) for e < 2^r: a lookup when r <= row_log.
     __device__ __forceinline__ fr_t at_row(uint32_t e, int r, int k) const {
@@ -134,6 +172,7 @@ struct pow_tables {
 #endif
         return at(e << (k - r));
     }
+#endif
 };
 
 __device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) {
@@ -147,11 +186,20 @@ __global__ void k_pow_table(fr_t* out, fr_t base, uint32_t count, int shift, fr_
     out[i] = scale * base.pow((uint64_t)i << shift);
 }
 
-// out[i] = w.at(i << shift), i < count: a table of every 2^shift-th power.
-__global__ void k_row_table(fr_t* out, pow_tables w, uint32_t count, int shift) {
+// out[i] = base^(i << shift) as a table entry (T: fr_t or a Shoup multiplier)
+template <class T>
+__global__ void k_pow_entries(T* out, fr_t base, uint32_t count, int shift) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count) return;
-    out[i] = w.at(i << shift);
+    out[i] = to_entry<T>(base.pow((uint64_t)i << shift));
+}
+
+// out[i] = w.at(i << shift), i < count: a table of every 2^shift-th power.
+template <class T>
+__global__ void k_row_table(T* out, pow_tables w, uint32_t count, int shift) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    out[i] = to_entry<T>(w.at(i << shift));
 }
 
 // Inner twiddles of the network passes (ntt_net.cuh): w_(2^(b+1))^a =
@@ -217,7 +265,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             if (prescale) x = x * ps.at(bitrev((uint32_t)p, k));
             if (S_log > 0) {
                 const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
-                if (e) x = x * w.at_row(e, row_log, k);
+                if (e) x = w.mul_row(x, e, row_log, k);
             }
         } else if (mul) {
             x = x * ldg_fr(mul + p);
@@ -274,7 +322,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
         fr_t x = r[s];
         if (!DIT && S_log > 0) {
             const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
-            if (e) x = x * w.at_row(e, row_log, k);
+            if (e) x = w.mul_row(x, e, row_log, k);
         }
         stg_fr(data + p, x);
     }
@@ -400,18 +448,18 @@ struct table_set {
         const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
         const uint32_t nrow = R > 0 ? 1u << R : 0;
         const uint32_t nfull = C2_NTT_FULL_ROW && rows && k > C2_NTT_ROW_LOG ? 1u << (k - 1) : 0;
-        C2_CHECK(mem.alloc(((size_t)nlo + nhi + nrow + nfull) * sizeof(fr_t), s));
+        C2_CHECK(mem.alloc(((size_t)nlo + nfull) * sizeof(fr_t) + ((size_t)nhi + nrow) * sizeof(tab_t), s));
         fr_t* lo = mem.as<fr_t>();
-        fr_t* hi = lo + nlo;
+        tab_t* hi = (tab_t*)(lo + nlo);
         k_pow_table<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
         C2_CHECK_LAUNCH(k_pow_table);
-        k_pow_table<<<blocks_for(nhi, 256), 256, 0, s>>>(hi, base, nhi, h, fr_t::one());
-        C2_CHECK_LAUNCH(k_pow_table);
+        k_pow_entries<<<blocks_for(nhi, 256), 256, 0, s>>>(hi, base, nhi, h);
+        C2_CHECK_LAUNCH(k_pow_entries);
         t.lo = lo;
         t.hi = hi;
         t.h = h;
         if (nrow) {
-            fr_t* row = hi + nhi;
+            tab_t* row = hi + nhi;
             k_row_table<<<blocks_for(nrow, 256), 256, 0, s>>>(row, t, nrow, k - R);
             C2_CHECK_LAUNCH(k_row_table);
             t.row = row;
@@ -419,7 +467,7 @@ struct table_set {
         }
 #if C2_NTT_FULL_ROW
         if (nfull) {  // at(e) for e < 2^(k-1)
-            fr_t* full = hi + nhi + nrow;
+            fr_t* full = (fr_t*)(hi + nhi + nrow);
             k_row_table<<<blocks_for(nfull, 256), 256, 0, s>>>(full, t, nfull, 0);
             C2_CHECK_LAUNCH(k_row_table);
             t.full = full;

@@ -287,7 +287,8 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
 
 // mul_shoup(a, shoup_entry(x)) against the Montgomery product a*x/R (the
 // same value: the entry holds x/R) and against a*w mod p from big integers;
-// shoup_quotient's wq against w 2^(32(N+1)) = wq p + rem, rem < p.
+// shoup_quotient's wq against long division (the exact quotient or one
+// less), and the products also with those two quotients.
 template <class P>
 static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, int per) {
     using F = Fe<P>;
@@ -304,6 +305,49 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
             print_words(x);
             printf("\n");
         }
+    };
+    // wq exact (long division, from the big-integer reference): w 2^(32(N+1))
+    // = wq p + rem, rem < p
+    auto exact_quotient = [&](const shoup_t<P>& t) {
+        big ws(2 * N + 1, 0);
+        for (int k = 0; k < N; k++) ws[N + 1 + k] = t.w[k];
+        big rem(N + 1, 0), q(2 * N + 1, 0);
+        for (int bit = 32 * (2 * N + 1) - 1; bit >= 0; bit--) {
+            for (int k = N; k > 0; k--) rem[k] = (rem[k] << 1) | (rem[k - 1] >> 31);
+            rem[0] = (rem[0] << 1) | ((ws[bit / 32] >> (bit % 32)) & 1);
+            bool ge = rem[N] != 0;
+            if (!ge) {
+                ge = true;
+                for (int k = N - 1; k >= 0; k--)
+                    if (rem[k] != m[k]) {
+                        ge = rem[k] > m[k];
+                        break;
+                    }
+            }
+            if (ge) {
+                uint64_t br = 0;
+                for (int k = 0; k <= N; k++) {
+                    const uint64_t d = (uint64_t)rem[k] - (k < N ? m[k] : 0) - br;
+                    rem[k] = (uint32_t)d;
+                    br = (d >> 63) & 1;
+                }
+                q[bit / 32] |= 1u << (bit % 32);
+            }
+        }
+        shoup_t<P> e = t;
+        for (int k = 0; k <= N; k++) e.wq[k] = q[k];
+        return e;
+    };
+    // the entry with its quotient one less (when it is not 0)
+    auto one_less = [&](const shoup_t<P>& t) {
+        shoup_t<P> e = t;
+        uint64_t br = 1;
+        for (int k = 0; k <= N; k++) {
+            const uint64_t d = (uint64_t)e.wq[k] - br;
+            e.wq[k] = (uint32_t)d;
+            br = (d >> 63) & 1;
+        }
+        return br ? t : e;
     };
     auto quotient_ok = [&](const shoup_t<P>& t) {
         big ws(2 * N + 1, 0);
@@ -333,6 +377,19 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
         ws.push_back(0);
         return s == ws;
     };
+    // shoup_entry's quotient is the exact one or one less, and both satisfy
+    // quotient_ok's identity only when exact: check it against the exact one
+    auto entry_ok = [&](const shoup_t<P>& t) {
+        const shoup_t<P> e = exact_quotient(t);
+        if (!quotient_ok(e)) return false;
+        const shoup_t<P> l = one_less(e);
+        bool eq = true, eql = true;
+        for (int k = 0; k <= N; k++) {
+            eq &= t.wq[k] == e.wq[k];
+            eql &= t.wq[k] == l.wq[k];
+        }
+        return eq || eql;
+    };
     auto one = [&](const F& a, const F& x, const shoup_t<P>& t, bool ref) {
         nprod++;
         const F r = mul_shoup<P>(a, t);
@@ -342,17 +399,24 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
             if (big(r.v, r.v + N) != product_mod(a, g.from_words(t.w))) report("mul_shoup vs reference", a, x);
         }
     };
+    // every product three times: with shoup_entry's quotient, the exact
+    // one and the exact one less 1 (the contract's two ends)
+    auto three = [&](const F& a, const F& x, const shoup_t<P>& t, const shoup_t<P>& e, bool ref) {
+        one(a, x, t, ref);
+        one(a, x, e, false);
+        one(a, x, one_less(e), false);
+    };
     for (const F& x : edges) {
-        const shoup_t<P> t = shoup_entry<P>(x);
-        if (!quotient_ok(t)) report("quotient", x, x);
-        for (const F& a : edges) one(a, x, t, true);
+        const shoup_t<P> t = shoup_entry<P>(x), e = exact_quotient(t);
+        if (!entry_ok(t)) report("quotient", x, x);
+        for (const F& a : edges) three(a, x, t, e, true);
     }
     F raw_one = F::zero();
     raw_one.v[0] = 1;
     for (int it = 0; it < multipliers; it++) {
         const F x = it % 3 == 0 ? g.sparse() : g.uniform();
-        const shoup_t<P> t = shoup_entry<P>(x);
-        if (it < 2000 && !quotient_ok(t)) report("quotient", x, x);
+        const shoup_t<P> t = shoup_entry<P>(x), e = exact_quotient(t);
+        if (!entry_ok(t)) report("quotient", x, x);
         // a = c / w for small c: a w mod p = c, where q falls one short
         // of floor(a w / p) and the final subtraction is needed
         if (it < 20000 && !x.is_zero()) {
@@ -360,12 +424,15 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
             F c = F::zero();
             for (uint32_t k = 1; k <= 3; k++) {
                 c.v[0] = k;
-                one(F::mul_portable(inv_w, F::mul_portable(c, F::one()).canonical()), x, t, k == 1);
+                three(F::mul_portable(inv_w, F::mul_portable(c, F::one()).canonical()), x, t, e, k == 1);
             }
         }
         for (int k = 0; k < per; k++) {
             const F a = k % 4 == 0 ? g.sparse() : k % 4 == 1 ? edges[rng() % edges.size()] : g.uniform();
-            one(a, x, t, k == 0 && it < 20000);
+            if (k < 4)
+                three(a, x, t, e, k == 0 && it < 20000);
+            else
+                one(a, x, t, false);
         }
     }
     printf("%s: mul_shoup: %d products (%d also against the big-integer reference), %d mismatches, "
