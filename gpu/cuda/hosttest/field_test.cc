@@ -306,38 +306,6 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
             printf("\n");
         }
     };
-    // wq exact (long division, from the big-integer reference): w 2^(32(N+1))
-    // = wq p + rem, rem < p
-    auto exact_quotient = [&](const shoup_t<P>& t) {
-        big ws(2 * N + 1, 0);
-        for (int k = 0; k < N; k++) ws[N + 1 + k] = t.w[k];
-        big rem(N + 1, 0), q(2 * N + 1, 0);
-        for (int bit = 32 * (2 * N + 1) - 1; bit >= 0; bit--) {
-            for (int k = N; k > 0; k--) rem[k] = (rem[k] << 1) | (rem[k - 1] >> 31);
-            rem[0] = (rem[0] << 1) | ((ws[bit / 32] >> (bit % 32)) & 1);
-            bool ge = rem[N] != 0;
-            if (!ge) {
-                ge = true;
-                for (int k = N - 1; k >= 0; k--)
-                    if (rem[k] != m[k]) {
-                        ge = rem[k] > m[k];
-                        break;
-                    }
-            }
-            if (ge) {
-                uint64_t br = 0;
-                for (int k = 0; k <= N; k++) {
-                    const uint64_t d = (uint64_t)rem[k] - (k < N ? m[k] : 0) - br;
-                    rem[k] = (uint32_t)d;
-                    br = (d >> 63) & 1;
-                }
-                q[bit / 32] |= 1u << (bit % 32);
-            }
-        }
-        shoup_t<P> e = t;
-        for (int k = 0; k <= N; k++) e.wq[k] = q[k];
-        return e;
-    };
     // the entry with its quotient one less (when it is not 0)
     auto one_less = [&](const shoup_t<P>& t) {
         shoup_t<P> e = t;
@@ -349,6 +317,7 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
         }
         return br ? t : e;
     };
+    // w 2^(32(N+1)) = wq p + rem with rem < p: wq is the exact quotient
     auto quotient_ok = [&](const shoup_t<P>& t) {
         big ws(2 * N + 1, 0);
         for (int k = 0; k < N; k++) ws[N + 1 + k] = t.w[k];
@@ -377,18 +346,23 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
         ws.push_back(0);
         return s == ws;
     };
-    // shoup_entry's quotient is the exact one or one less, and both satisfy
-    // quotient_ok's identity only when exact: check it against the exact one
-    auto entry_ok = [&](const shoup_t<P>& t) {
-        const shoup_t<P> e = exact_quotient(t);
-        if (!quotient_ok(e)) return false;
-        const shoup_t<P> l = one_less(e);
-        bool eq = true, eql = true;
+    auto one_more = [&](const shoup_t<P>& t) {
+        shoup_t<P> e = t;
+        uint64_t c = 1;
         for (int k = 0; k <= N; k++) {
-            eq &= t.wq[k] == e.wq[k];
-            eql &= t.wq[k] == l.wq[k];
+            c += e.wq[k];
+            e.wq[k] = (uint32_t)c;
+            c >>= 32;
         }
-        return eq || eql;
+        return e;
+    };
+    // The exact quotient, given shoup_entry's (the exact one or one less);
+    // ok is false when neither it nor the next one is exact.
+    auto exact_quotient = [&](const shoup_t<P>& t, bool& ok) {
+        if (quotient_ok(t)) return t;
+        const shoup_t<P> e = one_more(t);
+        ok &= quotient_ok(e);
+        return e;
     };
     auto one = [&](const F& a, const F& x, const shoup_t<P>& t, bool ref) {
         nprod++;
@@ -407,16 +381,18 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
         one(a, x, one_less(e), false);
     };
     for (const F& x : edges) {
-        const shoup_t<P> t = shoup_entry<P>(x), e = exact_quotient(t);
-        if (!entry_ok(t)) report("quotient", x, x);
+        bool ok = true;
+        const shoup_t<P> t = shoup_entry<P>(x), e = exact_quotient(t, ok);
+        if (!ok) report("quotient", x, x);
         for (const F& a : edges) three(a, x, t, e, true);
     }
     F raw_one = F::zero();
     raw_one.v[0] = 1;
     for (int it = 0; it < multipliers; it++) {
         const F x = it % 3 == 0 ? g.sparse() : g.uniform();
-        const shoup_t<P> t = shoup_entry<P>(x), e = exact_quotient(t);
-        if (!entry_ok(t)) report("quotient", x, x);
+        bool ok = true;
+        const shoup_t<P> t = shoup_entry<P>(x), e = exact_quotient(t, ok);
+        if (!ok) report("quotient", x, x);
         // a = c / w for small c: a w mod p = c, where q falls one short
         // of floor(a w / p) and the final subtraction is needed
         if (it < 20000 && !x.is_zero()) {
