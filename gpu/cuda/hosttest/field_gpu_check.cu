@@ -8,7 +8,9 @@
 // Built with C2_FP_LAZY (field_gpu_check_lazy), Fp's operands reach the
 // device as x or x + p at random and each result must be below 2p and
 // congruent to the host's; == and canonical() run on the device too (equal
-// operand pairs must give the canonical value, word for word).
+// operand pairs must give the canonical value, word for word). Shoup's
+// product (field_shoup.cuh) runs on the device with multipliers made on the
+// host, and shoup_entry on the device must make the host's entries.
 // Build and run: make -C gpu/cuda gpucheck   (optional argument: a seed)
 #include "cuda_check.h"
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <random>
 #include <vector>
 #include "field_gen.h"
+#include "../field_shoup.cuh"
 
 using namespace c2;
 
@@ -134,6 +137,80 @@ static int check(const char* name, std::mt19937_64& rng, size_t n) {
     return bad;
 }
 
+using fr_shoup = shoup_t<FrParams>;
+
+__global__ void k_shoup(const fr_t* a, const fr_shoup* t, const fr_t* x, fr_t* out, fr_shoup* entries, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = mul_shoup<FrParams>(a[i], t[i]);
+    entries[i] = shoup_entry<FrParams>(x[i]);
+}
+
+// a_i * w_i by mul_shoup with entries made on the host from x_i, against
+// the host's portable a_i * x_i / R; the device's entries of x_i against the
+// host's. Operands: edge pairs, random ones, and a = c / w (c = 1, 2, 3),
+// whose quotient falls one short and needs the final subtraction.
+static int check_shoup(std::mt19937_64& rng, size_t n) {
+    using F = fr_t;
+    gen<FrParams> g{rng};
+    std::vector<F> edges = g.edges();
+    std::vector<F> a(n), x(n);
+    std::vector<fr_shoup> t(n);
+    F raw_one = F::zero();
+    raw_one.v[0] = 1;
+    size_t i = 0;
+    for (const F& u : edges)
+        for (const F& v : edges)
+            if (i < n) a[i] = u, x[i] = v, i++;
+    for (; i < n; i++) {
+        x[i] = i % 3 ? g.uniform() : g.sparse();
+        if (i % 8 < 3 && !x[i].is_zero()) {
+            // c / w with w = x / R: w^-1 = inverse(w) R^-2 (inverse() is
+            // Montgomery's), times c
+            const F w = F::mul_portable(x[i], raw_one);
+            const F inv_w = F::mul_portable(F::mul_portable(w.inverse(), raw_one), raw_one);
+            F c_mont = F::one();  // c R mod p, c = i % 8 + 1
+            for (size_t k = 0; k < i % 8; k++) c_mont = F::add_portable(c_mont, F::one());
+            a[i] = F::mul_portable(inv_w, c_mont);
+        } else {
+            a[i] = i & 1 ? g.uniform() : g.sparse();
+        }
+    }
+    for (i = 0; i < n; i++) t[i] = shoup_entry<FrParams>(x[i]);
+    F *da, *dx, *dout;
+    fr_shoup *dt, *dent;
+    CK(cudaMalloc(&da, n * sizeof(F)));
+    CK(cudaMalloc(&dx, n * sizeof(F)));
+    CK(cudaMalloc(&dout, n * sizeof(F)));
+    CK(cudaMalloc(&dt, n * sizeof(fr_shoup)));
+    CK(cudaMalloc(&dent, n * sizeof(fr_shoup)));
+    CK(cudaMemcpy(da, a.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dx, x.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dt, t.data(), n * sizeof(fr_shoup), cudaMemcpyHostToDevice));
+    k_shoup<<<(unsigned)((n + 127) / 128), 128>>>(da, dt, dx, dout, dent, n);
+    CK(cudaGetLastError());
+    std::vector<F> out(n);
+    std::vector<fr_shoup> ent(n);
+    CK(cudaMemcpy(out.data(), dout, n * sizeof(F), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ent.data(), dent, n * sizeof(fr_shoup), cudaMemcpyDeviceToHost));
+    CK(cudaFree(da));
+    CK(cudaFree(dx));
+    CK(cudaFree(dout));
+    CK(cudaFree(dt));
+    CK(cudaFree(dent));
+    size_t wrong = 0, wrong_entries = 0;
+    for (i = 0; i < n; i++) {
+        const F want = F::mul_portable(a[i], x[i]);
+        if (!(gen<FrParams>::below_p(out[i]) && out[i] == want) && wrong++ < 3) printf("fr mul_shoup: wrong at %zu\n", i);
+        if (memcmp(&ent[i], &t[i], sizeof(fr_shoup)) != 0 && wrong_entries++ < 3)
+            printf("fr shoup_entry: wrong at %zu\n", i);
+    }
+    printf("fr mul_shoup      : %zu results on the device, %zu differ from the host's portable product; "
+           "%zu of its entries differ from the host's\n",
+           n, wrong, wrong_entries);
+    return (wrong ? 1 : 0) + (wrong_entries ? 1 : 0);
+}
+
 int main(int argc, char** argv) {
     const uint64_t seed = check_seed(argc, argv);
     int dev = 0;
@@ -142,6 +219,7 @@ int main(int argc, char** argv) {
     printf("device %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
     std::mt19937_64 rng(seed);
     int bad = check<FrParams>("fr", rng, 1 << 22) + check<FpParams>(FpParams::LAZY ? "fp (lazy)" : "fp", rng, 1 << 22);
+    bad += check_shoup(rng, 1 << 20);
     printf(bad ? "FAIL\n" : "ok\n");
     return bad ? 1 : 0;
 }

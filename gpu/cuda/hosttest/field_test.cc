@@ -397,10 +397,13 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
         // of floor(a w / p) and the final subtraction is needed
         if (it < 20000 && !x.is_zero()) {
             const F inv_w = F::mul_portable(F::mul_portable(g.from_words(t.w).inverse(), raw_one), raw_one);
-            F c = F::zero();
+            F c = F::zero(), c_mont = F::zero();  // c, and c R mod p
             for (uint32_t k = 1; k <= 3; k++) {
                 c.v[0] = k;
-                three(F::mul_portable(inv_w, F::mul_portable(c, F::one()).canonical()), x, t, e, k == 1);
+                c_mont = F::add_portable(c_mont, F::one());
+                const F a = F::mul_portable(inv_w, c_mont);  // w^-1 c
+                if (product_mod(a, g.from_words(t.w)) != big(c.v, c.v + N)) report("c / w operand", a, x);
+                three(a, x, t, e, k == 1);
             }
         }
         for (int k = 0; k < per; k++) {
