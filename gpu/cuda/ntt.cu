@@ -40,7 +40,7 @@ static constexpr int NTT_THREADS = 256;
 
 // 1: the stages' twiddles inside a pass are Shoup multipliers
 // (field_shoup.cuh: the twiddle and its quotient, 80 bytes an entry), one
-// product by a twiddle 193 IMAD slots instead of 246 (make sass). 2: also
+// product by a twiddle 186 IMAD slots instead of 246 (make sass). 2: also
 // the high table of every pow_tables (at(e) = lo * hi, lo the operand) and
 // the row tables of the passes' twiddles.
 #ifndef C2_NTT_SHOUP
