@@ -42,7 +42,8 @@ static constexpr int NTT_THREADS = 256;
 // (field_shoup.cuh: the twiddle and its quotient, 80 bytes an entry), one
 // product by a twiddle 186 IMAD slots instead of 246 (make sass). 2: also
 // the high table of every pow_tables (at(e) = lo * hi, lo the operand) and
-// the row tables of the passes' twiddles.
+// the row tables of the passes' twiddles. 3: also the low tables, so that
+// x * at(e) (mul_at) is two Shoup products, (x * lo) * hi.
 #ifndef C2_NTT_SHOUP
 #define C2_NTT_SHOUP 0
 #endif
@@ -89,11 +90,17 @@ using itw_t = fr_t;
 __device__ __forceinline__ fr_t ldg_tw(const fr_t* p) { return ldg_fr(p); }
 __device__ __forceinline__ fr_t make_tw(const fr_t& x) { return x; }
 #endif
-// The entries of pow_tables' high and row tables.
+// The entries of pow_tables' high and row tables (tab_t) and low tables
+// (lo_t).
 #if C2_NTT_SHOUP >= 2
 using tab_t = fr_tw;
 #else
 using tab_t = fr_t;
+#endif
+#if C2_NTT_SHOUP >= 3
+using lo_t = fr_tw;
+#else
+using lo_t = fr_t;
 #endif
 template <class T>
 __device__ __forceinline__ T to_entry(const fr_t& x);
@@ -123,7 +130,7 @@ __device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return make_tw
 // product (lo * hi); row, when present, holds scale * b^(i << (k - row_log))
 // for i < 2^row_log, so that mul_row (x times a power) can skip that product.
 struct pow_tables {
-    const fr_t* lo;   // scale * b^i, i < 2^h
+    const lo_t* lo;   // scale * b^i, i < 2^h
     const tab_t* hi;  // b^(i << h), i < 2^(k-h)
     int h;
     const tab_t* row;  // null: none
@@ -136,10 +143,21 @@ struct pow_tables {
 #endif
     __device__ __forceinline__ fr_t at(uint32_t e) const {
         uint32_t m = (1u << h) - 1;
-#if C2_NTT_SHOUP >= 2
+#if C2_NTT_SHOUP >= 3
+        return (fr_t::one() * ldg_tw(lo + (e & m))) * ldg_tw(hi + (e >> h));
+#elif C2_NTT_SHOUP >= 2
         return lo[e & m] * ldg_tw(hi + (e >> h));
 #else
         return lo[e & m] * hi[e >> h];
+#endif
+    }
+    // x * at(e)
+    __device__ __forceinline__ fr_t mul_at(const fr_t& x, uint32_t e) const {
+#if C2_NTT_SHOUP >= 3
+        uint32_t m = (1u << h) - 1;
+        return (x * ldg_tw(lo + (e & m))) * ldg_tw(hi + (e >> h));
+#else
+        return x * at(e);
 #endif
     }
 #if C2_NTT_SHOUP >= 2
@@ -154,7 +172,7 @@ struct pow_tables {
             return x * ((y & half) ? v.neg() : v);
         }
 #endif
-        return x * at(e << (k - r));
+        return mul_at(x, e << (k - r));
     }
 #else
     __device__ __forceinline__ fr_t mul_row(const fr_t& x, uint32_t e, int r, int k) const {
@@ -179,19 +197,13 @@ __device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) {
     return bits == 0 ? 0 : (__brev(x) >> (32 - bits));
 }
 
-// out[i] = scale * base^(i << shift)
-__global__ void k_pow_table(fr_t* out, fr_t base, uint32_t count, int shift, fr_t scale) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    out[i] = scale * base.pow((uint64_t)i << shift);
-}
-
-// out[i] = base^(i << shift) as a table entry (T: fr_t or a Shoup multiplier)
+// out[i] = scale * base^(i << shift) as a table entry (T: fr_t or a Shoup
+// multiplier)
 template <class T>
-__global__ void k_pow_entries(T* out, fr_t base, uint32_t count, int shift) {
+__global__ void k_pow_entries(T* out, fr_t base, uint32_t count, int shift, fr_t scale) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count) return;
-    out[i] = to_entry<T>(base.pow((uint64_t)i << shift));
+    out[i] = to_entry<T>(scale * base.pow((uint64_t)i << shift));
 }
 
 // out[i] = w.at(i << shift), i < count: a table of every 2^shift-th power.
@@ -262,7 +274,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
         const uint64_t p = base + ((uint64_t)n1 << S_log);
         fr_t x = ldg_fr(data + p);
         if (DIT) {
-            if (prescale) x = x * ps.at(bitrev((uint32_t)p, k));
+            if (prescale) x = ps.mul_at(x, bitrev((uint32_t)p, k));
             if (S_log > 0) {
                 const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
                 if (e) x = w.mul_row(x, e, row_log, k);
@@ -345,7 +357,7 @@ struct bitrev_scale_op {
     __device__ __forceinline__ fr_t operator()(uint64_t p, uint32_t i) const {
         fr_t x = ldg_fr(d + p);
         if (mode == 1) return x * c;
-        if (mode == 2) return x * ps.at(by_src ? (uint32_t)p : i);
+        if (mode == 2) return ps.mul_at(x, by_src ? (uint32_t)p : i);
         return x;
     }
 };
@@ -362,7 +374,7 @@ struct h_final_op {
     pow_tables gz;
     fr_t nz;
     __device__ __forceinline__ fr_t operator()(uint64_t p, uint32_t i) const {
-        return ldg_fr(a + p) * gz.at(i) - ldg_fr(c + p) * nz;
+        return gz.mul_at(ldg_fr(a + p), i) - ldg_fr(c + p) * nz;
     }
 };
 
@@ -448,12 +460,14 @@ struct table_set {
         const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
         const uint32_t nrow = R > 0 ? 1u << R : 0;
         const uint32_t nfull = C2_NTT_FULL_ROW && rows && k > C2_NTT_ROW_LOG ? 1u << (k - 1) : 0;
-        C2_CHECK(mem.alloc(((size_t)nlo + nfull) * sizeof(fr_t) + ((size_t)nhi + nrow) * sizeof(tab_t), s));
-        fr_t* lo = mem.as<fr_t>();
+        C2_CHECK(mem.alloc((size_t)nlo * sizeof(lo_t) + (size_t)nfull * sizeof(fr_t) +
+                               ((size_t)nhi + nrow) * sizeof(tab_t),
+                           s));
+        lo_t* lo = mem.as<lo_t>();
         tab_t* hi = (tab_t*)(lo + nlo);
-        k_pow_table<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
-        C2_CHECK_LAUNCH(k_pow_table);
-        k_pow_entries<<<blocks_for(nhi, 256), 256, 0, s>>>(hi, base, nhi, h);
+        k_pow_entries<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
+        C2_CHECK_LAUNCH(k_pow_entries);
+        k_pow_entries<<<blocks_for(nhi, 256), 256, 0, s>>>(hi, base, nhi, h, fr_t::one());
         C2_CHECK_LAUNCH(k_pow_entries);
         t.lo = lo;
         t.hi = hi;
