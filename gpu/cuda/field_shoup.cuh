@@ -4,9 +4,8 @@
 // halves of a*w and q*(2^(32N) - p): for Fr 79 64-bit partial products, 22
 // single words and q 2^32 - q on the ALU, against the 128 64-bit partial
 // products of a Montgomery product (make sass: 186 IMAD slots against 246,
-// 224 instructions against 248). a stays in Montgomery
-// form (a = x R gives a w = (x w) R), so a twiddle's entry holds w itself,
-// not w R.
+// 224 instructions against 248). a stays in Montgomery form (a = x R gives
+// a w = (x w) R), so a twiddle's entry holds w itself, not w R.
 //
 // Bounds (K = 32(N+1), a < p, w < p, wq = floor(w 2^K / p) or one less,
 // S = a wq):
@@ -21,7 +20,9 @@
 // The "one less" is rare for random operands (a w mod p within about
 // 2^-28 p of a multiple's edge); a = c / w for small c reaches it.
 // hosttest/field_test.cc compares mul_shoup with the Montgomery product and
-// with a big-integer reference, and shoup_quotient with long division.
+// with a big-integer reference, with shoup_quotient's quotients and with
+// the exact one and one less, and checks those quotients against the
+// big-integer identity w 2^K = wq p + rem.
 #pragma once
 #include <type_traits>
 #include "field.cuh"
@@ -105,9 +106,9 @@ C2_HD void shoup_for(F&& f) {
 }
 
 // Adds the low halves of m*v_j (j = J, J + 2, ... while I + J < N) into h,
-// whose pairs of words start at positions of the parity of I + J0, modulo
-// 2^(32N): one carry chain, the top word's carry dropped. v(j) is limb j;
-// with Neg it is the constant shoup_negmod, whose zero limbs at the chain's
+// whose pairs of words start at positions of I + J's parity, modulo
+// 2^(32N): one carry chain, the top word's carry dropped. v.at<j>() is limb
+// j; with Neg, v's limbs are constants and the zero ones at the chain's
 // start are skipped.
 template <int N, int I, int J, bool First, bool Neg, class V>
 C2_HD void shoup_low_chain(uint32_t* h, uint32_t m, const V& v, carry_t& f) {
