@@ -164,13 +164,13 @@ static int check_shoup(std::mt19937_64& rng, size_t n) {
             if (i < n) a[i] = u, x[i] = v, i++;
     for (; i < n; i++) {
         x[i] = i % 3 ? g.uniform() : g.sparse();
-        if (i % 8 < 3 && !x[i].is_zero()) {
+        if (i % 64 < 3 && !x[i].is_zero()) {
             // c / w with w = x / R: w^-1 = inverse(w) R^-2 (inverse() is
             // Montgomery's), times c
             const F w = F::mul_portable(x[i], raw_one);
             const F inv_w = F::mul_portable(F::mul_portable(w.inverse(), raw_one), raw_one);
-            F c_mont = F::one();  // c R mod p, c = i % 8 + 1
-            for (size_t k = 0; k < i % 8; k++) c_mont = F::add_portable(c_mont, F::one());
+            F c_mont = F::one();  // c R mod p, c = i % 64 + 1
+            for (size_t k = 0; k < i % 64; k++) c_mont = F::add_portable(c_mont, F::one());
             a[i] = F::mul_portable(inv_w, c_mont);
         } else {
             a[i] = i & 1 ? g.uniform() : g.sparse();
