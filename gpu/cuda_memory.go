@@ -169,9 +169,8 @@ func nttScratch(logN int) int64 {
 	return twiddleSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, 18)) + 1<<9)
 }
 
-// twiddleSize is the size of a table entry of the transforms: an Fr
-// element, or with C2_NTT_SHOUP a Shoup multiplier (ntt.cu's fr_tw: 17
-// words padded to 80 bytes).
+// twiddleSize is the size of a table entry of the transforms: a Shoup
+// multiplier (ntt.cu's fr_tw: 17 words padded to 80 bytes).
 const twiddleSize = 80
 
 // evalScratch bounds the scratch of one R1CS evaluation with aux values

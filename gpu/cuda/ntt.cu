@@ -13,7 +13,9 @@
 // chain DIF and DIT passes and never permute in between. Powers of a root are
 // read from two small tables (low and high exponent bits) built per call, and
 // the twiddles between the passes of rows of at most 2^C2_NTT_ROW_LOG
-// elements from one table of such a row's powers (one lookup, no product).
+// elements from one table of such a row's powers. Every table entry is a
+// Shoup multiplier (field_shoup.cuh), so a product by a power of a root
+// costs 186 IMAD slots instead of a Montgomery product's 246.
 #include "common.cuh"
 #include "field.cuh"
 #include "ntt_net.cuh"
@@ -25,27 +27,17 @@ static constexpr int NTT_TMAX = 9;        // index bits per pass
 static constexpr int NTT_THREADS = 256;
 
 // Blocks of k_ntt_pass an SM is asked to hold at once (__launch_bounds__'s
-// second argument; ptxas fits the registers to it, 48 for 5 blocks of 256
-// threads, spilling 8-20 B). The pass is latency-bound, so the fifth block
-// pays for the spill (BENCHMARKS.md, session 13). 0 leaves the count to ptxas.
+// second argument; ptxas fits the registers to it: 64 for 4 blocks of 256
+// threads, which the pass with Shoup products fills without spilling; at 5
+// blocks, 48 registers, it spills 80-88 B). 0 leaves the count to ptxas.
 #ifndef C2_NTT_MIN_BLOCKS
-#define C2_NTT_MIN_BLOCKS 5
+#define C2_NTT_MIN_BLOCKS 4
 #endif
 
 // 1: a pass's exchanges through shared memory alternate between two buffers,
 // one barrier each instead of two (twice the shared memory: 16 KiB a block).
 #ifndef C2_NTT_XBUF
 #define C2_NTT_XBUF 0
-#endif
-
-// 1: the stages' twiddles inside a pass are Shoup multipliers
-// (field_shoup.cuh: the twiddle and its quotient, 80 bytes an entry), one
-// product by a twiddle 186 IMAD slots instead of 246 (make sass). 2: also
-// the high table of every pow_tables (at(e) = lo * hi, lo the operand) and
-// the row tables of the passes' twiddles. 3: also the low tables, so that
-// x * at(e) (mul_at) is two Shoup products, (x * lo) * hi.
-#ifndef C2_NTT_SHOUP
-#define C2_NTT_SHOUP 0
 #endif
 
 // One element of global memory as two 16-byte accesses (fr_t arrays are
@@ -64,8 +56,10 @@ __device__ __forceinline__ void stg_fr(fr_t* p, const fr_t& x) {
     dst[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
 }
 
-#if C2_NTT_SHOUP
-// An inner twiddle as a Shoup multiplier, padded to five 16-byte words.
+// A table entry of the transforms: a power of a root as a Shoup multiplier
+// (field_shoup.cuh: the power and its quotient, 17 words padded to five
+// 16-byte words). A product by it takes 186 IMAD slots where a Montgomery
+// product takes 246 (make sass).
 struct alignas(16) fr_tw {
     shoup_t<FrParams> s;
     uint32_t pad[3];
@@ -83,33 +77,13 @@ __device__ __forceinline__ fr_tw ldg_tw(const fr_tw* p) {
     return z;
 }
 __device__ __forceinline__ fr_t operator*(const fr_t& x, const fr_tw& z) { return mul_shoup<FrParams>(x, z.s); }
-__device__ __forceinline__ fr_tw make_tw(const fr_t& x) { return fr_tw{shoup_entry<FrParams>(x), {0, 0, 0}}; }
-using itw_t = fr_tw;
-#else
-using itw_t = fr_t;
-__device__ __forceinline__ fr_t ldg_tw(const fr_t* p) { return ldg_fr(p); }
-__device__ __forceinline__ fr_t make_tw(const fr_t& x) { return x; }
-#endif
-// The entries of pow_tables' high and row tables (tab_t) and low tables
-// (lo_t).
-#if C2_NTT_SHOUP >= 2
-using tab_t = fr_tw;
-#else
-using tab_t = fr_t;
-#endif
-#if C2_NTT_SHOUP >= 3
-using lo_t = fr_tw;
-#else
-using lo_t = fr_t;
-#endif
+// The table entry of x (fr_t: x itself; fr_tw: x's Shoup multiplier).
 template <class T>
 __device__ __forceinline__ T to_entry(const fr_t& x);
 template <>
 __device__ __forceinline__ fr_t to_entry<fr_t>(const fr_t& x) { return x; }
-#if C2_NTT_SHOUP
 template <>
-__device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return make_tw(x); }
-#endif
+__device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return fr_tw{shoup_entry<FrParams>(x), {0, 0, 0}}; }
 
 // Rows of at most 2^C2_NTT_ROW_LOG elements take their inter-pass twiddles
 // from one table (2^C2_NTT_ROW_LOG entries, 8 MiB at 18); 0 turns it off.
@@ -126,14 +100,15 @@ __device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return make_tw
 #define C2_NTT_FULL_ROW 0
 #endif
 
-// Powers of a base b for exponents below 2^k. at(e) = scale * b^e costs one
-// product (lo * hi); row, when present, holds scale * b^(i << (k - row_log))
-// for i < 2^row_log, so that mul_row (x times a power) can skip that product.
+// Powers of a base b for exponents below 2^k, as Shoup multipliers:
+// x * scale * b^e (mul_at) is two products, (x * lo) * hi; row, when
+// present, holds scale * b^(i << (k - row_log)) for i < 2^row_log, so that
+// mul_row (x times such a power) is one.
 struct pow_tables {
-    const lo_t* lo;   // scale * b^i, i < 2^h
-    const tab_t* hi;  // b^(i << h), i < 2^(k-h)
+    const fr_tw* lo;  // scale * b^i, i < 2^h
+    const fr_tw* hi;  // b^(i << h), i < 2^(k-h)
     int h;
-    const tab_t* row;  // null: none
+    const fr_tw* row;  // null: none
     int row_log;
 #if C2_NTT_FULL_ROW
     // scale * b^e for e < 2^(full_log-1), b a primitive 2^full_log-th root,
@@ -141,27 +116,14 @@ struct pow_tables {
     const fr_t* full;
     int full_log;
 #endif
-    __device__ __forceinline__ fr_t at(uint32_t e) const {
-        uint32_t m = (1u << h) - 1;
-#if C2_NTT_SHOUP >= 3
-        return (fr_t::one() * ldg_tw(lo + (e & m))) * ldg_tw(hi + (e >> h));
-#elif C2_NTT_SHOUP >= 2
-        return lo[e & m] * ldg_tw(hi + (e >> h));
-#else
-        return lo[e & m] * hi[e >> h];
-#endif
-    }
-    // x * at(e)
+    // x * scale * b^e
     __device__ __forceinline__ fr_t mul_at(const fr_t& x, uint32_t e) const {
-#if C2_NTT_SHOUP >= 3
         uint32_t m = (1u << h) - 1;
         return (x * ldg_tw(lo + (e & m))) * ldg_tw(hi + (e >> h));
-#else
-        return x * at(e);
-#endif
     }
-#if C2_NTT_SHOUP >= 2
-    // x * at(e << (k - r)) for e < 2^r: the row table's Shoup multiplier
+    // scale * b^e (for building tables)
+    __device__ __forceinline__ fr_t at(uint32_t e) const { return mul_at(fr_t::one(), e); }
+    // x * at(e << (k - r)) for e < 2^r: one product by the row table's entry
     // when r <= row_log.
     __device__ __forceinline__ fr_t mul_row(const fr_t& x, uint32_t e, int r, int k) const {
         if (row && r <= row_log) return x * ldg_tw(row + ((size_t)e << (row_log - r)));
@@ -174,23 +136,6 @@ struct pow_tables {
 #endif
         return mul_at(x, e << (k - r));
     }
-#else
-    __device__ __forceinline__ fr_t mul_row(const fr_t& x, uint32_t e, int r, int k) const {
-        return x * at_row(e, r, k);
-    }
-    // at(e << (k - r)) for e < 2^r: a lookup when r <= row_log.
-    __device__ __forceinline__ fr_t at_row(uint32_t e, int r, int k) const {
-        if (row && r <= row_log) return ldg_fr(row + ((size_t)e << (row_log - r)));
-#if C2_NTT_FULL_ROW
-        if (full) {
-            const uint32_t x = e << (k - r), half = 1u << (full_log - 1);
-            const fr_t v = ldg_fr(full + (x & (half - 1)));
-            return (x & half) ? v.neg() : v;
-        }
-#endif
-        return at(e << (k - r));
-    }
-#endif
 };
 
 __device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) {
@@ -216,12 +161,12 @@ __global__ void k_row_table(T* out, pow_tables w, uint32_t count, int shift) {
 
 // Inner twiddles of the network passes (ntt_net.cuh): w_(2^(b+1))^a =
 // w^(a << (k - b - 1)) at (2^b - 1) + a, for a < 2^b and b < bmax <= k.
-__global__ void k_inner_twiddles(itw_t* out, pow_tables w, int k, int bmax) {
+__global__ void k_inner_twiddles(fr_tw* out, pow_tables w, int k, int bmax) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (1u << bmax) - 1) return;
     const int b = 31 - __clz(i + 1);
     const uint32_t a = i + 1 - (1u << b);
-    out[i] = make_tw(w.at(a << (k - b - 1)));
+    out[i] = to_entry<fr_tw>(w.at(a << (k - b - 1)));
 }
 
 // a if c, else b (limb by limb: no branch, no address taken).
@@ -253,7 +198,7 @@ __device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsign
 // shuffles; others go through 32 * blockDim.x bytes of shared memory.
 template <bool DIT>
 __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int lb_log,
-                                                          const itw_t* __restrict__ itw, pow_tables w, bool prescale,
+                                                          const fr_tw* __restrict__ itw, pow_tables w, bool prescale,
                                                           pow_tables ps, const fr_t* mul) {
     extern __shared__ uint32_t xs[];
     const int S_log = row_log - t;
@@ -319,7 +264,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             r[1] = select_fr(keep, r[1], in);
         }
         const bool has_z = net_has_twiddle(j, b, q);
-        itw_t z;
+        fr_tw z;
         if (has_z) z = ldg_tw(itw + net_twiddle_index(j, b));
         if (DIT)
             net_dit(r[0], r[1], z, has_z);
@@ -460,11 +405,9 @@ struct table_set {
         const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
         const uint32_t nrow = R > 0 ? 1u << R : 0;
         const uint32_t nfull = C2_NTT_FULL_ROW && rows && k > C2_NTT_ROW_LOG ? 1u << (k - 1) : 0;
-        C2_CHECK(mem.alloc((size_t)nlo * sizeof(lo_t) + (size_t)nfull * sizeof(fr_t) +
-                               ((size_t)nhi + nrow) * sizeof(tab_t),
-                           s));
-        lo_t* lo = mem.as<lo_t>();
-        tab_t* hi = (tab_t*)(lo + nlo);
+        C2_CHECK(mem.alloc(((size_t)nlo + nhi + nrow) * sizeof(fr_tw) + (size_t)nfull * sizeof(fr_t), s));
+        fr_tw* lo = mem.as<fr_tw>();
+        fr_tw* hi = lo + nlo;
         k_pow_entries<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
         C2_CHECK_LAUNCH(k_pow_entries);
         k_pow_entries<<<blocks_for(nhi, 256), 256, 0, s>>>(hi, base, nhi, h, fr_t::one());
@@ -473,7 +416,7 @@ struct table_set {
         t.hi = hi;
         t.h = h;
         if (nrow) {
-            tab_t* row = hi + nhi;
+            fr_tw* row = hi + nhi;
             k_row_table<<<blocks_for(nrow, 256), 256, 0, s>>>(row, t, nrow, k - R);
             C2_CHECK_LAUNCH(k_row_table);
             t.row = row;
@@ -512,7 +455,7 @@ static pass_plan plan_passes(int k) {
 // One pass of k_ntt_pass: 2^(t-1) threads per column, as many columns per
 // block as fit in NTT_THREADS threads and the row has.
 template <bool DIT>
-static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const itw_t* itw,
+static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_tw* itw,
                        const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul) {
     const int S_log = row_log - t;
     int lb_log = 0;
@@ -548,10 +491,10 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
     const int bmax = k < NTT_TMAX ? k : NTT_TMAX;
     const uint32_t nitw = (1u << bmax) - 1;
     scratch m_itw;
-    C2_CHECK(m_itw.alloc((size_t)nitw * sizeof(itw_t), s));
-    k_inner_twiddles<<<blocks_for(nitw, 256), 256, 0, s>>>(m_itw.as<itw_t>(), w, k, bmax);
+    C2_CHECK(m_itw.alloc((size_t)nitw * sizeof(fr_tw), s));
+    k_inner_twiddles<<<blocks_for(nitw, 256), 256, 0, s>>>(m_itw.as<fr_tw>(), w, k, bmax);
     C2_CHECK_LAUNCH(k_inner_twiddles);
-    const itw_t* itw = m_itw.as<itw_t>();
+    const fr_tw* itw = m_itw.as<fr_tw>();
     for (int ii = 0; ii < pl.np; ii++) {
         const int i = dit ? pl.np - 1 - ii : ii;
         const int rc = dit ? launch_pass<true>(st, s, d, k, rows_log[i], pl.t[i], itw, w, prescale && ii == 0, ps,
