@@ -134,6 +134,20 @@ static void print_words(const Fe<P>& x) {
     for (int k = P::N - 1; k >= 0; k--) printf(k == P::N - 1 ? "%08x" : " %08x", x.v[k]);
 }
 
+// Counts a mismatch in *bad and prints the first five: "NAME: WHAT mismatch
+// for a = ..., LABEL = ...".
+template <class P>
+static void report_pair(const char* name, const char* what, const Fe<P>& a, const char* label, const Fe<P>& b,
+                        int* bad) {
+    if ((*bad)++ < 5) {
+        printf("%s: %s mismatch for a = ", name, what);
+        print_words(a);
+        printf(", %s = ", label);
+        print_words(b);
+        printf("\n");
+    }
+}
+
 // r is in the arithmetic's range (below 2p when lazy, else below p) and
 // congruent to want (< p), compared word by word after the portable
 // reduction; a lazy r's canonical() is that reduction too.
@@ -153,15 +167,7 @@ static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
     gen<P> g{rng};
     std::vector<F> edges = g.edges();
     int bad = 0, nref = 0;
-    auto report = [&](const char* what, const F& a, const F& b) {
-        if (bad++ < 5) {
-            printf("%s: %s mismatch for a = ", name, what);
-            print_words(a);
-            printf(", b = ");
-            print_words(b);
-            printf("\n");
-        }
-    };
+    auto report = [&](const char* what, const F& a, const F& b) { report_pair(name, what, a, "b", b, &bad); };
     auto one = [&](const F& a, const F& b, bool ref) {
         F r = F::mul_portable(a, b);
         if (ref) {
@@ -297,15 +303,7 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
     std::vector<F> edges = g.edges();
     const big m = modulus<P>();
     int bad = 0, nref = 0, nprod = 0;
-    auto report = [&](const char* what, const F& a, const F& x) {
-        if (bad++ < 5) {
-            printf("%s: %s mismatch for a = ", name, what);
-            print_words(a);
-            printf(", x = ");
-            print_words(x);
-            printf("\n");
-        }
-    };
+    auto report = [&](const char* what, const F& a, const F& x) { report_pair(name, what, a, "x", x, &bad); };
     // the entry with its quotient one less (when it is not 0)
     auto one_less = [&](const shoup_t<P>& t) {
         shoup_t<P> e = t;
