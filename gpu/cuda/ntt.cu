@@ -34,12 +34,6 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_MIN_BLOCKS 4
 #endif
 
-// 1: a pass's exchanges through shared memory alternate between two buffers,
-// one barrier each instead of two (twice the shared memory: 16 KiB a block).
-#ifndef C2_NTT_XBUF
-#define C2_NTT_XBUF 0
-#endif
-
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
 __device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
@@ -230,9 +224,6 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
         r[s] = x;
     }
 
-#if C2_NTT_XBUF
-    int nx = 0;  // exchanges through shared memory so far
-#endif
     for (int i = 0; i < t; i++) {
         const int b = DIT ? i : t - 1 - i;
         if (i > 0) {
@@ -244,15 +235,8 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             if (tb < 5) {
                 in = shfl_xor_fr(out, 1u << tb, lanes);
             } else {
-#if C2_NTT_XBUF
-                // Exchanges alternate between two buffers: a thread writes
-                // one only after the barrier of the exchange that followed
-                // its last use, which every thread passes after reading it.
-                uint32_t* x = xs + (size_t)(nx++ & 1) * 8 * T;
-#else
                 uint32_t* x = xs;
                 __syncthreads();
-#endif
 #pragma unroll
                 for (int e = 0; e < 8; e++) x[e * T + threadIdx.x] = out.v[e];
                 __syncthreads();
@@ -462,8 +446,8 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     while (((1u << (t - 1)) << (lb_log + 1)) <= (uint32_t)NTT_THREADS && lb_log + 1 <= S_log) lb_log++;
     const unsigned threads = (1u << (t - 1)) << lb_log;
     const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
-    // exchanges across warps: 32 bytes a thread, twice with C2_NTT_XBUF
-    const size_t sm = t >= 7 ? (size_t)(C2_NTT_XBUF ? 64 : 32) * threads : 0;
+    // exchanges across warps: 32 bytes a thread
+    const size_t sm = t >= 7 ? (size_t)32 * threads : 0;
     k_ntt_pass<DIT><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
     C2_CHECK_LAUNCH(k_ntt_pass);
     return C2_OK;
