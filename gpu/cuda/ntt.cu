@@ -34,16 +34,6 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_MIN_BLOCKS 4
 #endif
 
-// Where k_ntt_pass reads its stages' twiddles. 0: from the inner table in
-// global memory, each thread its own (a warp's 32 entries of 80 B at the
-// high stages make the pass bound by its L1 and L2 traffic); 1: each block
-// first copies the pass's 2^t - 1 entries (40 KB at t = 9) into shared
-// memory; 2: as 1, with a grid of resident blocks that walk the columns, so
-// that each copies the table once.
-#ifndef C2_NTT_STAGE_TW
-#define C2_NTT_STAGE_TW 0
-#endif
-
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
 __device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
@@ -205,29 +195,10 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
                                                           const fr_tw* __restrict__ itw, pow_tables w, bool prescale,
                                                           pow_tables ps, const fr_t* mul) {
     extern __shared__ uint32_t xs[];
-    const fr_tw* stw = itw;  // the stage twiddles
-#if C2_NTT_STAGE_TW
-    // The pass's stage twiddles, after the exchange buffer.
-    {
-        uint4* dst = reinterpret_cast<uint4*>(xs + (t >= 7 ? 8 * blockDim.x : 0));
-        const uint4* src = reinterpret_cast<const uint4*>(itw);
-        const uint32_t nq = (uint32_t)(sizeof(fr_tw) / 16) * ((1u << t) - 1);
-        for (uint32_t i = threadIdx.x; i < nq; i += blockDim.x) dst[i] = __ldg(src + i);
-        stw = reinterpret_cast<const fr_tw*>(dst);
-        __syncthreads();
-    }
-#endif
     const int S_log = row_log - t;
     const int chunks_log = S_log - lb_log;
-#if C2_NTT_STAGE_TW == 2
-    const uint64_t ncb = (1ull << chunks_log) << (k - row_log);  // blocks of columns
-    for (uint64_t cb = blockIdx.x; cb < ncb; cb += gridDim.x) {
-#else
-    {
-        const uint64_t cb = blockIdx.x;
-#endif
-    const uint64_t row = cb >> chunks_log;
-    const uint64_t n2_0 = (cb & ((1ull << chunks_log) - 1)) << lb_log;
+    const uint64_t row = (uint64_t)blockIdx.x >> chunks_log;
+    const uint64_t n2_0 = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
     const int q = net_warp_bits(t);
     const uint32_t j = net_role(threadIdx.x & ((1u << (t - 1)) - 1), q);
     const uint32_t l = threadIdx.x >> (t - 1);  // column within the block
@@ -278,7 +249,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
         }
         const bool has_z = net_has_twiddle(j, b, q);
         fr_tw z;
-        if (has_z) z = ldg_tw(stw + net_twiddle_index(j, b));
+        if (has_z) z = ldg_tw(itw + net_twiddle_index(j, b));
         if (DIT)
             net_dit(r[0], r[1], z, has_z);
         else
@@ -295,7 +266,6 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             if (e) x = w.mul_row(x, e, row_log, k);
         }
         stg_fr(data + p, x);
-    }
     }
 }
 
@@ -477,24 +447,8 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     const unsigned threads = (1u << (t - 1)) << lb_log;
     const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
     // exchanges across warps: 32 bytes a thread
-    size_t sm = t >= 7 ? (size_t)32 * threads : 0;
-    unsigned grid = nblocks;
-#if C2_NTT_STAGE_TW
-    sm += sizeof(fr_tw) * ((1u << t) - 1);
-    static_assert(32 * NTT_THREADS + sizeof(fr_tw) * ((1u << NTT_TMAX) - 1) <= 48 * 1024,
-                  "k_ntt_pass's shared memory fits the default limit");
-#endif
-#if C2_NTT_STAGE_TW == 2
-    {
-        int dev = 0, sms = 0, per_sm = 0;
-        C2_CHECK(cudaGetDevice(&dev));
-        C2_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        C2_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_ntt_pass<DIT>, (int)threads, sm));
-        const uint64_t resident = (uint64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
-        if (resident < grid) grid = (unsigned)resident;
-    }
-#endif
-    k_ntt_pass<DIT><<<grid, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
+    const size_t sm = t >= 7 ? (size_t)32 * threads : 0;
+    k_ntt_pass<DIT><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
     C2_CHECK_LAUNCH(k_ntt_pass);
     return C2_OK;
 }
