@@ -34,6 +34,14 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_MIN_BLOCKS 4
 #endif
 
+// 1: passes of NTT_TMAX stages run a k_ntt_pass whose stage loop is
+// unrolled, so that the stages' index arithmetic is folded at compile time
+// and each stage's twiddle load and exchange can be scheduled across the
+// stage before it.
+#ifndef C2_NTT_UNROLL
+#define C2_NTT_UNROLL 0
+#endif
+
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
 __device__ __forceinline__ fr_t ldg_fr(const fr_t* p) {
@@ -190,10 +198,12 @@ __device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsign
 // threads in the roles of net_role (ntt_net.cuh), so that whole warps skip
 // the stages' twiddles of 1. Exchanges between threads of one warp are
 // shuffles; others go through 32 * blockDim.x bytes of shared memory.
-template <bool DIT>
-__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t, int lb_log,
+// TT > 0: a pass of t = TT stages, its stage loop unrolled (C2_NTT_UNROLL).
+template <bool DIT, int TT = 0>
+__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t_in, int lb_log,
                                                           const fr_tw* __restrict__ itw, pow_tables w, bool prescale,
                                                           pow_tables ps, const fr_t* mul) {
+    const int t = TT > 0 ? TT : t_in;
     extern __shared__ uint32_t xs[];
     const int S_log = row_log - t;
     const int chunks_log = S_log - lb_log;
@@ -224,6 +234,8 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
         r[s] = x;
     }
 
+    // TT = 0: unroll 1, the loop as ptxas schedules it with t unknown.
+#pragma unroll(TT > 0 ? TT : 1)
     for (int i = 0; i < t; i++) {
         const int b = DIT ? i : t - 1 - i;
         if (i > 0) {
@@ -448,7 +460,12 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
     // exchanges across warps: 32 bytes a thread
     const size_t sm = t >= 7 ? (size_t)32 * threads : 0;
-    k_ntt_pass<DIT><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
+#if C2_NTT_UNROLL
+    if (t == NTT_TMAX)
+        k_ntt_pass<DIT, NTT_TMAX><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
+    else
+#endif
+        k_ntt_pass<DIT><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
     C2_CHECK_LAUNCH(k_ntt_pass);
     return C2_OK;
 }
