@@ -42,12 +42,13 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_UNROLL 0
 #endif
 
-// 1: a DIF pass over whole rows (its inter-pass twiddles x * lo * hi, no
-// row table) copies the hi entries of its two stores' twiddles into shared
-// memory (cp.async, 160 B a thread after the exchange buffer) before its
-// stages, so that only the lo lookups wait on L2 after them.
-#ifndef C2_NTT_EARLY_HI
-#define C2_NTT_EARLY_HI 0
+// 1: a DIF pass with inter-pass twiddles copies one table entry of each of
+// its two stores' twiddles into shared memory (cp.async, 160 B a thread
+// after the exchange buffer) before its stages: the row table's entry, or
+// over whole rows (x * lo * hi) the hi entry. After the stages only the lo
+// lookups, if any, wait on L2.
+#ifndef C2_NTT_EARLY
+#define C2_NTT_EARLY 0
 #endif
 
 // One element of global memory as two 16-byte accesses (fr_t arrays are
@@ -223,15 +224,17 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
     const uint64_t base = (row << row_log) + n2_0 + l;
     const uint32_t T = blockDim.x;
     const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
-#if C2_NTT_EARLY_HI
-    const bool early = !DIT && S_log > 0 && !(w.row && row_log <= w.row_log);
+#if C2_NTT_EARLY
+    const bool early = !DIT && S_log > 0;
+    const bool by_row = w.row && row_log <= w.row_log;  // as pow_tables::mul_row decides
     uint4* const hs = reinterpret_cast<uint4*>(xs + (t >= 7 ? 8 * T : 0)) + threadIdx.x;
     constexpr int TWQ = sizeof(fr_tw) / 16;
     if (early) {
 #pragma unroll
         for (int s = 0; s < 2; s++) {
-            const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(net_store_index(false, j, s, t), t)) << (k - row_log);
-            const uint4* src = reinterpret_cast<const uint4*>(w.hi + (e >> w.h));
+            const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(net_store_index(false, j, s, t), t));
+            const fr_tw* ent = by_row ? w.row + ((size_t)e << (w.row_log - row_log)) : w.hi + ((e << (k - row_log)) >> w.h);
+            const uint4* src = reinterpret_cast<const uint4*>(ent);
 #pragma unroll
             for (int q = 0; q < TWQ; q++) {
                 const uint32_t a = (uint32_t)__cvta_generic_to_shared(hs + (size_t)(s * TWQ + q) * T);
@@ -294,7 +297,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             net_dif(r[0], r[1], z, has_z);
     }
 
-#if C2_NTT_EARLY_HI
+#if C2_NTT_EARLY
     if (early) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 #endif
 #pragma unroll
@@ -304,7 +307,7 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
         fr_t x = r[s];
         if (!DIT && S_log > 0) {
             const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
-#if C2_NTT_EARLY_HI
+#if C2_NTT_EARLY
             if (e && early) {
                 fr_tw hz;
                 uint32_t* d = reinterpret_cast<uint32_t*>(&hz);
@@ -317,7 +320,8 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
                     d[4 * q + 3] = u.w;
                 }
                 const uint32_t ek = e << (k - row_log);
-                x = (x * ldg_tw(w.lo + (ek & ((1u << w.h) - 1)))) * hz;
+                if (!by_row) x = x * ldg_tw(w.lo + (ek & ((1u << w.h) - 1)));
+                x = x * hz;
             } else
 #endif
             if (e) x = w.mul_row(x, e, row_log, k);
@@ -505,8 +509,8 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
     // exchanges across warps: 32 bytes a thread
     size_t sm = t >= 7 ? (size_t)32 * threads : 0;
-#if C2_NTT_EARLY_HI
-    if (!DIT && S_log > 0 && !(w.row && row_log <= w.row_log)) sm += 2 * sizeof(fr_tw) * threads;
+#if C2_NTT_EARLY
+    if (!DIT && S_log > 0) sm += 2 * sizeof(fr_tw) * threads;
     static_assert(32 * NTT_THREADS + 2 * sizeof(fr_tw) * NTT_THREADS <= 48 * 1024, "within the default limit");
 #endif
 #if C2_NTT_UNROLL
