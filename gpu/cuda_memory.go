@@ -162,11 +162,12 @@ func batchScratch(n int64, g msmGroup, hostBases bool, sms int64) int64 {
 // nttScratch bounds the twiddle tables of a transform or of the H pipeline
 // over 2^logN (table_set, k_inner_twiddles in ntt.cu): four tables of
 // 2^ceil(k/2) low powers and 2^floor(k/2) high ones, two of them with a row
-// table of at most 2^18, and 2^9 inner twiddles, at most twiddleSize bytes
+// table of at most 2^18, and two tables of 2^9 inner twiddles (the pipeline
+// with fused passes holds both roots' at once), at most twiddleSize bytes
 // an entry.
 func nttScratch(logN int) int64 {
 	lo, hi := int64(1)<<((logN+1)/2), int64(1)<<(logN/2)
-	return twiddleSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, 18)) + 1<<9)
+	return twiddleSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, 18)) + 2<<9)
 }
 
 // twiddleSize is the size of a table entry of the transforms: a Shoup

@@ -34,21 +34,23 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_MIN_BLOCKS 4
 #endif
 
-// 1: passes of NTT_TMAX stages run a k_ntt_pass whose stage loop is
-// unrolled, so that the stages' index arithmetic is folded at compile time
-// and each stage's twiddle load and exchange can be scheduled across the
-// stage before it.
+// 1 (default): passes of NTT_TMAX stages run a k_ntt_pass whose stage loop
+// is unrolled, so that the stages' index arithmetic is folded at compile
+// time and each stage's twiddle load and exchange can be scheduled across
+// the stage before it (NTT 2^27 -4.8 %, ComputeH 2^27 -3.7 % on an H100).
+// 0: every pass runs the rolled loop.
 #ifndef C2_NTT_UNROLL
-#define C2_NTT_UNROLL 0
+#define C2_NTT_UNROLL 1
 #endif
 
-// 1: a DIF pass with inter-pass twiddles copies one table entry of each of
-// its two stores' twiddles into shared memory (cp.async, 160 B a thread
-// after the exchange buffer) before its stages: the row table's entry, or
-// over whole rows (x * lo * hi) the hi entry. After the stages only the lo
-// lookups, if any, wait on L2.
-#ifndef C2_NTT_EARLY
-#define C2_NTT_EARLY 0
+// 1: the H pipeline fuses three pairs of passes over the same columns
+// (k_ntt_pair), each saving one read and one write of the array: in each
+// trip to the coset, the inverse transform's last pass with the forward
+// one's first (the coset shift between them), and a's last forward pass
+// with the product's first inverse pass (the product by b between them).
+// Fifteen kernels for the eighteen passes of 2^27.
+#ifndef C2_NTT_FUSE
+#define C2_NTT_FUSE 0
 #endif
 
 // One element of global memory as two 16-byte accesses (fr_t arrays are
@@ -195,74 +197,41 @@ __device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsign
     return r;
 }
 
-// One pass as a butterfly network (ntt_net.cuh). Rows have 2^row_log
-// elements; the pass owns t index bits: viewing a row as a 2^t x S matrix
-// (S = 2^(row_log - t)), each column is one 2^t-point transform run by G =
-// 2^(t-1) threads with two elements each, and a block takes 2^lb_log
-// adjacent columns. The twiddles that couple this pass to the next are
-// applied on load (DIT) or on store (DIF). prescale (DIT only, first pass):
-// the element at position p is multiplied by ps.at(bitrev_k(p)) on load.
-// mul (DIF only, first pass; null for none): the element at position p is
-// multiplied by mul[p] on load. A column's threads play the network's
-// threads in the roles of net_role (ntt_net.cuh), so that whole warps skip
-// the stages' twiddles of 1. Exchanges between threads of one warp are
-// shuffles; others go through 32 * blockDim.x bytes of shared memory.
-// TT > 0: a pass of t = TT stages, its stage loop unrolled (C2_NTT_UNROLL).
-template <bool DIT, int TT = 0>
-__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t_in, int lb_log,
-                                                          const fr_tw* __restrict__ itw, pow_tables w, bool prescale,
-                                                          pow_tables ps, const fr_t* mul) {
-    const int t = TT > 0 ? TT : t_in;
-    extern __shared__ uint32_t xs[];
-    const int S_log = row_log - t;
-    const int chunks_log = S_log - lb_log;
-    const uint64_t row = (uint64_t)blockIdx.x >> chunks_log;
-    const uint64_t n2_0 = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
-    const int q = net_warp_bits(t);
-    const uint32_t j = net_role(threadIdx.x & ((1u << (t - 1)) - 1), q);
-    const uint32_t l = threadIdx.x >> (t - 1);  // column within the block
-    const uint64_t base = (row << row_log) + n2_0 + l;
-    const uint32_t T = blockDim.x;
-    const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
-#if C2_NTT_EARLY
-    const bool early = !DIT && S_log > 0;
-    const bool by_row = w.row && row_log <= w.row_log;  // as pow_tables::mul_row decides
-    uint4* const hs = reinterpret_cast<uint4*>(xs + (t >= 7 ? 8 * T : 0)) + threadIdx.x;
-    constexpr int TWQ = sizeof(fr_tw) / 16;
-    if (early) {
-#pragma unroll
-        for (int s = 0; s < 2; s++) {
-            const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(net_store_index(false, j, s, t), t));
-            const fr_tw* ent = by_row ? w.row + ((size_t)e << (w.row_log - row_log)) : w.hi + ((e << (k - row_log)) >> w.h);
-            const uint4* src = reinterpret_cast<const uint4*>(ent);
-#pragma unroll
-            for (int q = 0; q < TWQ; q++) {
-                const uint32_t a = (uint32_t)__cvta_generic_to_shared(hs + (size_t)(s * TWQ + q) * T);
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(src + q) : "memory");
-            }
+// What a pass does to an element between memory and its network. On load
+// (position p, index n1 within the column): DIT multiplies by ps.at(bitrev_k(p)) when
+// prescale, then by the inter-pass twiddle from w; DIF multiplies by mul[p]
+// when mul is not null. On store: DIF multiplies by the inter-pass twiddle
+// from w. col is the column's index in its row (n2).
+template <bool DIT>
+__device__ __forceinline__ void pass_on_load(fr_t& x, uint64_t p, uint32_t n1, uint64_t col, int t, int S_log,
+                                             int row_log, int k, const pow_tables& w, bool prescale,
+                                             const pow_tables& ps, const fr_t* mul) {
+    if (DIT) {
+        if (prescale) x = ps.mul_at(x, bitrev((uint32_t)p, k));
+        if (S_log > 0) {
+            const uint32_t e = (uint32_t)(col * bitrev(n1, t));
+            if (e) x = w.mul_row(x, e, row_log, k);
         }
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    } else if (mul) {
+        x = x * ldg_fr(mul + p);
     }
-#endif
-
-    fr_t r[2];
-#pragma unroll
-    for (int s = 0; s < 2; s++) {
-        const uint32_t n1 = net_load_index(DIT, j, s, t);
-        const uint64_t p = base + ((uint64_t)n1 << S_log);
-        fr_t x = ldg_fr(data + p);
-        if (DIT) {
-            if (prescale) x = ps.mul_at(x, bitrev((uint32_t)p, k));
-            if (S_log > 0) {
-                const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
-                if (e) x = w.mul_row(x, e, row_log, k);
-            }
-        } else if (mul) {
-            x = x * ldg_fr(mul + p);
-        }
-        r[s] = x;
+}
+template <bool DIT>
+__device__ __forceinline__ void pass_on_store(fr_t& x, uint32_t n1, uint64_t col, int t, int S_log, int row_log,
+                                              int k, const pow_tables& w) {
+    if (!DIT && S_log > 0) {
+        const uint32_t e = (uint32_t)(col * bitrev(n1, t));
+        if (e) x = w.mul_row(x, e, row_log, k);
     }
+}
 
+// The network's t stages on thread j's two elements r (ntt_net.cuh), with
+// the inner twiddles itw. Exchanges between threads of one warp are
+// shuffles; others go through 32 * T bytes of shared memory at xs.
+// TT > 0: t = TT, the stage loop unrolled (C2_NTT_UNROLL).
+template <bool DIT, int TT>
+__device__ __forceinline__ void pass_stages(fr_t (&r)[2], int t, uint32_t j, int q, unsigned lanes, uint32_t T,
+                                            uint32_t* xs, const fr_tw* __restrict__ itw) {
     // TT = 0: unroll 1, the loop as ptxas schedules it with t unknown.
 #pragma unroll(TT > 0 ? TT : 1)
     for (int i = 0; i < t; i++) {
@@ -276,14 +245,13 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
             if (tb < 5) {
                 in = shfl_xor_fr(out, 1u << tb, lanes);
             } else {
-                uint32_t* x = xs;
                 __syncthreads();
 #pragma unroll
-                for (int e = 0; e < 8; e++) x[e * T + threadIdx.x] = out.v[e];
+                for (int e = 0; e < 8; e++) xs[e * T + threadIdx.x] = out.v[e];
                 __syncthreads();
                 const uint32_t from = threadIdx.x ^ (1u << tb);
 #pragma unroll
-                for (int e = 0; e < 8; e++) in.v[e] = x[e * T + from];
+                for (int e = 0; e < 8; e++) in.v[e] = xs[e * T + from];
             }
             r[0] = select_fr(keep, in, r[0]);
             r[1] = select_fr(keep, r[1], in);
@@ -296,39 +264,92 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
         else
             net_dif(r[0], r[1], z, has_z);
     }
+}
 
-#if C2_NTT_EARLY
-    if (early) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#endif
+// One pass as a butterfly network (ntt_net.cuh), or two fused. Rows have
+// 2^row_log elements; the pass owns t index bits: viewing a row as a 2^t x S
+// matrix (S = 2^(row_log - t)), each column is one 2^t-point transform run by
+// G = 2^(t-1) threads with two elements each, and a block takes 2^lb_log
+// adjacent columns. The twiddles that couple a network to the next pass are
+// applied on load (DIT) or on store (DIF); prescale and ps (DIT), mul (DIF):
+// see pass_on_load. A column's threads play the network's threads in the
+// roles of net_role (ntt_net.cuh), so that whole warps skip the stages'
+// twiddles of 1.
+//
+// DIT_IN != DIT_OUT fuses two passes over the same columns: the DIT_IN
+// network (inner twiddles itw, inter-pass twiddles w), then the other one
+// (itw2, w2). A network stores slot s of thread j where the other kind
+// loads it (DIF stores 2j + s, DIT loads 2j + s; DIT stores j + sG, DIF
+// loads j + sG), so the elements stay in their registers: only the first
+// network's store transform and the second's load transform run between.
+template <bool DIT_IN, bool DIT_OUT, int TT>
+__device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, int t_in, int lb_log,
+                                              const fr_tw* __restrict__ itw, const pow_tables& w, bool prescale,
+                                              const pow_tables& ps, const fr_t* mul, const fr_tw* __restrict__ itw2,
+                                              const pow_tables& w2) {
+    constexpr bool FUSED = DIT_IN != DIT_OUT;
+    const int t = TT > 0 ? TT : t_in;
+    extern __shared__ uint32_t xs[];
+    const int S_log = row_log - t;
+    const int chunks_log = S_log - lb_log;
+    const uint64_t row = (uint64_t)blockIdx.x >> chunks_log;
+    const uint64_t n2_0 = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
+    const int q = net_warp_bits(t);
+    const uint32_t j = net_role(threadIdx.x & ((1u << (t - 1)) - 1), q);
+    const uint32_t l = threadIdx.x >> (t - 1);  // column within the block
+    const uint64_t base = (row << row_log) + n2_0 + l;
+    const uint32_t T = blockDim.x;
+    const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
+    fr_t r[2];
 #pragma unroll
     for (int s = 0; s < 2; s++) {
-        const uint32_t n1 = net_store_index(DIT, j, s, t);
+        const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
+        const uint64_t p = base + ((uint64_t)n1 << S_log);
+        fr_t x = ldg_fr(data + p);
+        pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, prescale, ps, mul);
+        r[s] = x;
+    }
+    pass_stages<DIT_IN, TT>(r, t, j, q, lanes, T, xs, itw);
+    if (FUSED) {
+#pragma unroll
+        for (int s = 0; s < 2; s++) {
+            const uint32_t n1 = net_load_index(DIT_OUT, j, s, t);
+            const uint64_t p = base + ((uint64_t)n1 << S_log);
+            pass_on_store<DIT_IN>(r[s], net_store_index(DIT_IN, j, s, t), n2_0 + l, t, S_log, row_log, k, w);
+            pass_on_load<DIT_OUT>(r[s], p, n1, n2_0 + l, t, S_log, row_log, k, w2, prescale, ps, mul);
+        }
+        pass_stages<DIT_OUT, TT>(r, t, j, q, lanes, T, xs, itw2);
+    }
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        const uint32_t n1 = net_store_index(DIT_OUT, j, s, t);
         const uint64_t p = base + ((uint64_t)n1 << S_log);
         fr_t x = r[s];
-        if (!DIT && S_log > 0) {
-            const uint32_t e = (uint32_t)((n2_0 + l) * bitrev(n1, t));
-#if C2_NTT_EARLY
-            if (e && early) {
-                fr_tw hz;
-                uint32_t* d = reinterpret_cast<uint32_t*>(&hz);
-#pragma unroll
-                for (int q = 0; q < TWQ; q++) {
-                    const uint4 u = hs[(size_t)(s * TWQ + q) * T];
-                    d[4 * q] = u.x;
-                    d[4 * q + 1] = u.y;
-                    d[4 * q + 2] = u.z;
-                    d[4 * q + 3] = u.w;
-                }
-                const uint32_t ek = e << (k - row_log);
-                if (!by_row) x = x * ldg_tw(w.lo + (ek & ((1u << w.h) - 1)));
-                x = x * hz;
-            } else
-#endif
-            if (e) x = w.mul_row(x, e, row_log, k);
-        }
+        pass_on_store<DIT_OUT>(x, n1, n2_0 + l, t, S_log, row_log, k, FUSED ? w2 : w);
         stg_fr(data + p, x);
     }
 }
+
+// One pass (ntt_pass_body with one network); TT > 0: a pass of t = TT
+// stages, its stage loop unrolled (C2_NTT_UNROLL).
+template <bool DIT, int TT = 0>
+__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t_in, int lb_log,
+                                                          const fr_tw* __restrict__ itw, pow_tables w, bool prescale,
+                                                          pow_tables ps, const fr_t* mul) {
+    ntt_pass_body<DIT, DIT, TT>(data, k, row_log, t_in, lb_log, itw, w, prescale, ps, mul, nullptr, w);
+}
+
+#if C2_NTT_FUSE
+// Two passes over the same columns fused (ntt_pass_body): the DIT_IN
+// network, then the other kind. Its stage loops stay rolled: unrolled, the
+// pair spills 316 B a thread.
+template <bool DIT_IN>
+__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS)
+    k_ntt_pair(fr_t* data, int k, int row_log, int t, int lb_log, const fr_tw* __restrict__ itw, pow_tables w,
+               bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2) {
+    ntt_pass_body<DIT_IN, !DIT_IN, 0>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+}
+#endif
 
 // In-place bit-reversal permutations that transform each element on its
 // way: op(p, i) is the value that position i = bitrev_k(p) receives, made
@@ -509,10 +530,6 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
     // exchanges across warps: 32 bytes a thread
     size_t sm = t >= 7 ? (size_t)32 * threads : 0;
-#if C2_NTT_EARLY
-    if (!DIT && S_log > 0) sm += 2 * sizeof(fr_tw) * threads;
-    static_assert(32 * NTT_THREADS + 2 * sizeof(fr_tw) * NTT_THREADS <= 48 * 1024, "within the default limit");
-#endif
 #if C2_NTT_UNROLL
     if (t == NTT_TMAX)
         k_ntt_pass<DIT, NTT_TMAX><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
@@ -520,6 +537,63 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
 #endif
         k_ntt_pass<DIT><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
     C2_CHECK_LAUNCH(k_ntt_pass);
+    return C2_OK;
+}
+
+#if C2_NTT_FUSE
+// Two passes fused (k_ntt_pair): the DIT_IN network with itw and w, then the
+// other kind with itw2 and w2, over the pass of t bits on rows of 2^row_log.
+template <bool DIT_IN>
+static int launch_pair(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_tw* itw,
+                       const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul,
+                       const fr_tw* itw2, const pow_tables& w2) {
+    const int S_log = row_log - t;
+    int lb_log = 0;
+    while (((1u << (t - 1)) << (lb_log + 1)) <= (uint32_t)NTT_THREADS && lb_log + 1 <= S_log) lb_log++;
+    const unsigned threads = (1u << (t - 1)) << lb_log;
+    const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
+    const size_t sm = t >= 7 ? (size_t)32 * threads : 0;
+    k_ntt_pair<DIT_IN><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+    C2_CHECK_LAUNCH(k_ntt_pair);
+    return C2_OK;
+}
+#endif
+
+// The row length 2^rows_log[i] of each pass i of pl over 2^k elements.
+static void pass_rows(const pass_plan& pl, int k, int* rows_log) {
+    for (int i = 0; i < pl.np; i++) {
+        rows_log[i] = k;
+        k -= pl.t[i];
+    }
+}
+
+// The inner twiddles of a transform of 2^k (k >= 1) with root w
+// (k_inner_twiddles): 2^min(k, NTT_TMAX) - 1 entries in m.
+static int build_inner(c2_status* st, cudaStream_t s, scratch& m, int k, const pow_tables& w) {
+    const int bmax = k < NTT_TMAX ? k : NTT_TMAX;
+    const uint32_t nitw = (1u << bmax) - 1;
+    C2_CHECK(m.alloc((size_t)nitw * sizeof(fr_tw), s));
+    k_inner_twiddles<<<blocks_for(nitw, 256), 256, 0, s>>>(m.as<fr_tw>(), w, k, bmax);
+    C2_CHECK_LAUNCH(k_inner_twiddles);
+    return C2_OK;
+}
+
+// Passes from <= ii < to of a transform of 2^k (k >= 1), ii counting them in
+// the order they run: DIF runs pass i = ii, DIT pass i = np - 1 - ii.
+// itw: the inner twiddles of w (build_inner). prescale applies at ii = 0.
+static int run_passes(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, const fr_tw* itw,
+                      const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul, int from, int to) {
+    const pass_plan pl = plan_passes(k);
+    int rows_log[4];
+    pass_rows(pl, k, rows_log);
+    for (int ii = from; ii < to; ii++) {
+        const int i = dit ? pl.np - 1 - ii : ii;
+        const int rc = dit ? launch_pass<true>(st, s, d, k, rows_log[i], pl.t[i], itw, w, prescale && ii == 0, ps,
+                                               nullptr)
+                           : launch_pass<false>(st, s, d, k, rows_log[i], pl.t[i], itw, w, false, ps,
+                                                ii == 0 ? mul : nullptr);
+        if (rc) return rc;
+    }
     return C2_OK;
 }
 
@@ -535,29 +609,10 @@ static int run_ntt(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, cons
         }
         return C2_OK;
     }
-    pass_plan pl = plan_passes(k);
-    int rows_log[4];
-    int r = k;
-    for (int i = 0; i < pl.np; i++) {
-        rows_log[i] = r;
-        r -= pl.t[i];
-    }
-    const int bmax = k < NTT_TMAX ? k : NTT_TMAX;
-    const uint32_t nitw = (1u << bmax) - 1;
     scratch m_itw;
-    C2_CHECK(m_itw.alloc((size_t)nitw * sizeof(fr_tw), s));
-    k_inner_twiddles<<<blocks_for(nitw, 256), 256, 0, s>>>(m_itw.as<fr_tw>(), w, k, bmax);
-    C2_CHECK_LAUNCH(k_inner_twiddles);
-    const fr_tw* itw = m_itw.as<fr_tw>();
-    for (int ii = 0; ii < pl.np; ii++) {
-        const int i = dit ? pl.np - 1 - ii : ii;
-        const int rc = dit ? launch_pass<true>(st, s, d, k, rows_log[i], pl.t[i], itw, w, prescale && ii == 0, ps,
-                                               nullptr)
-                           : launch_pass<false>(st, s, d, k, rows_log[i], pl.t[i], itw, w, false, ps,
-                                                ii == 0 ? mul : nullptr);
-        if (rc) return rc;
-    }
-    return C2_OK;
+    int rc = build_inner(st, s, m_itw, k, w);
+    if (rc) return rc;
+    return run_passes(st, s, d, k, dit, m_itw.as<fr_tw>(), w, prescale, ps, mul, 0, plan_passes(k).np);
 }
 
 static int bitrev_scale(c2_status* st, cudaStream_t s, fr_t* d, int k, int mode, fr_t c, const pow_tables& ps,
@@ -612,6 +667,14 @@ struct h_pipeline {
     table_set wf, wi, gs, gz;
     fr_t nz;  // 1/(n*Z)
     int k;
+    // Pairs of passes fused (C2_NTT_FUSE, transforms of two passes or more):
+    // a's trip to the coset leaves its last forward pass to product.
+    bool fuse = false;
+#if C2_NTT_FUSE
+    scratch mf, mi;  // inner twiddles of wf and wi
+    pass_plan pl;
+    int rows_log[4];
+#endif
     int init(c2_status* st, cudaStream_t s, int log_n, const c2_ntt_consts* kc) {
         int rc;
         k = log_n;
@@ -622,23 +685,64 @@ struct h_pipeline {
         // iNTT scale 1/n and coset shift g^i folded into one table
         if ((rc = gs.build(st, s, k, load_fr(kc->g), load_fr(kc->n_inv)))) return rc;
         // iNTT scale 1/n, coset shift g^-i and 1/Z folded into one table
-        return gz.build(st, s, k, load_fr(kc->g_inv), nz);
+        if ((rc = gz.build(st, s, k, load_fr(kc->g_inv), nz))) return rc;
+#if C2_NTT_FUSE
+        pl = plan_passes(k);
+        fuse = k > 0 && pl.np >= 2;
+        if (fuse) {
+            pass_rows(pl, k, rows_log);
+            if ((rc = build_inner(st, s, mf, k, wf.t))) return rc;
+            if ((rc = build_inner(st, s, mi, k, wi.t))) return rc;
+        }
+#endif
+        return C2_OK;
     }
-    // natural values -> bit-reversed n*coefficients -> natural coset values
-    int to_coset(c2_status* st, cudaStream_t s, fr_t* v) {
+    // natural values -> bit-reversed n*coefficients -> natural coset values.
+    // With fuse and !whole, the forward transform's last pass is left to
+    // product.
+    int to_coset(c2_status* st, cudaStream_t s, fr_t* v, bool whole) {
         int rc;
+#if C2_NTT_FUSE
+        if (fuse) {
+            const int np = pl.np, i = np - 1;
+            const fr_tw *itf = mf.as<fr_tw>(), *iti = mi.as<fr_tw>();
+            if ((rc = run_passes(st, s, v, k, false, iti, wi.t, false, gs.t, nullptr, 0, np - 1))) return rc;
+            if ((rc = launch_pair<false>(st, s, v, k, rows_log[i], pl.t[i], iti, wi.t, true, gs.t, nullptr, itf,
+                                         wf.t)))
+                return rc;
+            return run_passes(st, s, v, k, true, itf, wf.t, false, gs.t, nullptr, 1, whole ? np : np - 1);
+        }
+#endif
+        (void)whole;
         if ((rc = run_ntt(st, s, v, k, false, wi.t, false, gs.t))) return rc;
         return run_ntt(st, s, v, k, true, wf.t, true, gs.t);
     }
-    // a, b natural coset values -> a = bit-reversed n*(coefficients of the
-    // coset interpolant of a*b before the shift by g^-i); b is unchanged
+    // a, b natural coset values (a as to_coset(a, false) leaves it) -> a =
+    // bit-reversed n*(coefficients of the coset interpolant of a*b before
+    // the shift by g^-i); b is unchanged
     int product(c2_status* st, cudaStream_t s, fr_t* a, const fr_t* b) {
+#if C2_NTT_FUSE
+        if (fuse) {
+            int rc;
+            const fr_tw *itf = mf.as<fr_tw>(), *iti = mi.as<fr_tw>();
+            if ((rc = launch_pair<true>(st, s, a, k, rows_log[0], pl.t[0], itf, wf.t, false, gs.t, b, iti, wi.t)))
+                return rc;
+            return run_passes(st, s, a, k, false, iti, wi.t, false, gs.t, nullptr, 1, pl.np);
+        }
+#endif
         return run_ntt(st, s, a, k, false, wi.t, false, gs.t, b);
     }
     // c natural values -> bit-reversed n*coefficients of C (clobbered); a (as
     // product leaves it) -> h's coefficients in natural order
     int finish(c2_status* st, cudaStream_t s, fr_t* a, fr_t* c) {
         int rc;
+#if C2_NTT_FUSE
+        if (fuse) {
+            if ((rc = run_passes(st, s, c, k, false, mi.as<fr_tw>(), wi.t, false, gs.t, nullptr, 0, pl.np)))
+                return rc;
+            return bitrev_permute(st, s, a, k, h_final_op{a, c, gz.t, nz});
+        }
+#endif
         if ((rc = run_ntt(st, s, c, k, false, wi.t, false, gs.t))) return rc;
         return bitrev_permute(st, s, a, k, h_final_op{a, c, gz.t, nz});
     }
@@ -709,14 +813,14 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
     // overlaps b's and a*b's. b and c go on the copy stream (a pageable upload
     // on s would first wait for the work queued there); s waits for each
     // before using it.
-    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, da);
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, da, false);
     if (rc == C2_OK && !on_device) {
         C2_CHECK(cudaStreamWaitEvent(sc->copy, ev[0], 0));
         C2_CHECK(cudaMemcpyAsync(db, b, bytes, cudaMemcpyHostToDevice, sc->copy));
         C2_CHECK(cudaEventRecord(ev[1], sc->copy));
         C2_CHECK(cudaStreamWaitEvent(sc->s, ev[1], 0));
     }
-    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db);
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db, true);
     if (rc == C2_OK) rc = hp.product(st, sc->s, da, db);
     if (rc == C2_OK && !on_device) {
         C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
