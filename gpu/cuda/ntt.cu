@@ -52,6 +52,12 @@ static constexpr int NTT_THREADS = 256;
 #ifndef C2_NTT_FUSE
 #define C2_NTT_FUSE 0
 #endif
+// With C2_NTT_FUSE, a pair of 9-stage passes runs the stage loop of its
+// first (1) or second (2) network unrolled; 0: both loops rolled. Both
+// unrolled, the pair spills 316 B a thread; one, 8-16 B.
+#ifndef C2_NTT_PAIR_UNROLL
+#define C2_NTT_PAIR_UNROLL 0
+#endif
 
 // One element of global memory as two 16-byte accesses (fr_t arrays are
 // 32-byte aligned).
@@ -282,13 +288,15 @@ __device__ __forceinline__ void pass_stages(fr_t (&r)[2], int t, uint32_t j, int
 // loads it (DIF stores 2j + s, DIT loads 2j + s; DIT stores j + sG, DIF
 // loads j + sG), so the elements stay in their registers: only the first
 // network's store transform and the second's load transform run between.
-template <bool DIT_IN, bool DIT_OUT, int TT>
+// TT, TT2 > 0: t = TT (TT2), and the first (second) network's stage loop
+// unrolled.
+template <bool DIT_IN, bool DIT_OUT, int TT, int TT2>
 __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, int t_in, int lb_log,
                                               const fr_tw* __restrict__ itw, const pow_tables& w, bool prescale,
                                               const pow_tables& ps, const fr_t* mul, const fr_tw* __restrict__ itw2,
                                               const pow_tables& w2) {
     constexpr bool FUSED = DIT_IN != DIT_OUT;
-    const int t = TT > 0 ? TT : t_in;
+    const int t = TT > 0 ? TT : TT2 > 0 ? TT2 : t_in;
     extern __shared__ uint32_t xs[];
     const int S_log = row_log - t;
     const int chunks_log = S_log - lb_log;
@@ -318,7 +326,7 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
             pass_on_store<DIT_IN>(r[s], net_store_index(DIT_IN, j, s, t), n2_0 + l, t, S_log, row_log, k, w);
             pass_on_load<DIT_OUT>(r[s], p, n1, n2_0 + l, t, S_log, row_log, k, w2, prescale, ps, mul);
         }
-        pass_stages<DIT_OUT, TT>(r, t, j, q, lanes, T, xs, itw2);
+        pass_stages<DIT_OUT, TT2>(r, t, j, q, lanes, T, xs, itw2);
     }
 #pragma unroll
     for (int s = 0; s < 2; s++) {
@@ -336,18 +344,18 @@ template <bool DIT, int TT = 0>
 __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t_in, int lb_log,
                                                           const fr_tw* __restrict__ itw, pow_tables w, bool prescale,
                                                           pow_tables ps, const fr_t* mul) {
-    ntt_pass_body<DIT, DIT, TT>(data, k, row_log, t_in, lb_log, itw, w, prescale, ps, mul, nullptr, w);
+    ntt_pass_body<DIT, DIT, TT, 0>(data, k, row_log, t_in, lb_log, itw, w, prescale, ps, mul, nullptr, w);
 }
 
 #if C2_NTT_FUSE
 // Two passes over the same columns fused (ntt_pass_body): the DIT_IN
-// network, then the other kind. Its stage loops stay rolled: unrolled, the
-// pair spills 316 B a thread.
-template <bool DIT_IN>
+// network, then the other kind; TT and TT2 > 0: the first or the second
+// network's stage loop unrolled (C2_NTT_PAIR_UNROLL).
+template <bool DIT_IN, int TT = 0, int TT2 = 0>
 __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS)
     k_ntt_pair(fr_t* data, int k, int row_log, int t, int lb_log, const fr_tw* __restrict__ itw, pow_tables w,
                bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2) {
-    ntt_pass_body<DIT_IN, !DIT_IN, 0>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
 }
 #endif
 
@@ -553,7 +561,14 @@ static int launch_pair(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     const unsigned threads = (1u << (t - 1)) << lb_log;
     const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
     const size_t sm = t >= 7 ? (size_t)32 * threads : 0;
-    k_ntt_pair<DIT_IN><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+#if C2_NTT_PAIR_UNROLL
+    constexpr int T1 = C2_NTT_PAIR_UNROLL == 1 ? NTT_TMAX : 0, T2 = C2_NTT_PAIR_UNROLL == 2 ? NTT_TMAX : 0;
+    if (t == NTT_TMAX)
+        k_ntt_pair<DIT_IN, T1, T2><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul,
+                                                               itw2, w2);
+    else
+#endif
+        k_ntt_pair<DIT_IN><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
     C2_CHECK_LAUNCH(k_ntt_pair);
     return C2_OK;
 }
