@@ -130,9 +130,46 @@ int main() {
                            shoup ? " (Shoup twiddles)" : "", bad, N, broken);
                 failures += bad + broken;
             }
+        // Fused pairs (ntt.cu's k_ntt_pair): a network of one kind leaves each
+        // thread's slots where the other kind loads them, so the second
+        // network runs on the registers as the first left them. With the
+        // inverse root's table for the first network and the root's for the
+        // second, the pair returns N * x in the first's load order.
+        fr_t wi = fr_t::one();
+        for (uint32_t i = 0; i + 1 < N; i++) wi = wi * w;  // w^(N-1) = w^-1
+        std::vector<fr_t> itw_i(N > 1 ? N - 1 : 1, fr_t::one());
+        for (int b = 0; b < t; b++) {
+            fr_t wb = wi;
+            for (int i = 0; i < t - b - 1; i++) wb = wb * wb;
+            fr_t p = fr_t::one();
+            for (uint32_t a = 0; a < (1u << b); a++, p = p * wb) itw_i[(1u << b) - 1 + a] = p;
+        }
+        fr_t nN = fr_t::zero();
+        for (uint32_t i = 0; i < N; i++) nN = nN + fr_t::one();
+        for (int first_dit = 0; first_dit <= 1; first_dit++)
+            for (int q : {0, net_warp_bits(t)}) {
+                std::vector<fr_t> r(N), out(N);
+                for (uint32_t tc = 0; tc < G; tc++)
+                    for (int s = 0; s < 2; s++) r[2 * tc + s] = x[net_load_index(first_dit, net_role(tc, q), s, t)];
+                int broken = 0;
+                run_network(first_dit, t, q, r, itw_i, itw_i, &broken);
+                for (uint32_t tc = 0; tc < G; tc++)
+                    for (int s = 0; s < 2; s++)
+                        broken += net_store_index(first_dit, net_role(tc, q), s, t) !=
+                                  net_load_index(!first_dit, net_role(tc, q), s, t);
+                run_network(!first_dit, t, q, r, itw, itw, &broken);
+                for (uint32_t tc = 0; tc < G; tc++)
+                    for (int s = 0; s < 2; s++) out[net_store_index(!first_dit, net_role(tc, q), s, t)] = r[2 * tc + s];
+                int bad = 0;
+                for (uint32_t p = 0; p < N; p++) bad += out[p] != x[p] * nN;
+                if (bad || broken)
+                    printf("t=%d q=%d pair %s: %d of %u outputs differ, %d broken steps\n", t, q,
+                           first_dit ? "DIT, DIF" : "DIF, DIT", bad, N, broken);
+                failures += bad + broken;
+            }
     }
     if (failures) return 1;
     printf("ntt_net: DIF and DIT networks equal the naive transform for t = 1..10, warp-skipped twiddles too, "
-           "with Montgomery and with Shoup twiddles\n");
+           "with Montgomery and with Shoup twiddles; fused pairs return N times their input\n");
     return 0;
 }
