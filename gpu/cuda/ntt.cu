@@ -48,7 +48,9 @@ static constexpr int NTT_THREADS = 256;
 // trip to the coset, the inverse transform's last pass with the forward
 // one's first (the coset shift between them), and a's last forward pass
 // with the product's first inverse pass (the product by b between them).
-// Fifteen kernels for the eighteen passes of 2^27.
+// Fifteen kernels for the eighteen passes of 2^27. 2: also b's last
+// forward pass runs inside the product's pair, its values kept in shared
+// memory (64 B a thread) and never written: fourteen kernels.
 #ifndef C2_NTT_FUSE
 #define C2_NTT_FUSE 0
 #endif
@@ -289,12 +291,15 @@ __device__ __forceinline__ void pass_stages(fr_t (&r)[2], int t, uint32_t j, int
 // loads j + sG), so the elements stay in their registers: only the first
 // network's store transform and the second's load transform run between.
 // TT, TT2 > 0: t = TT (TT2), and the first (second) network's stage loop
-// unrolled.
-template <bool DIT_IN, bool DIT_OUT, int TT, int TT2>
+// unrolled. SRC2 (fused, DIT_IN only): the multiplier between the networks
+// is not read from mul but made here by the first network over src2's
+// column (its load transform included; prescale does not apply), kept in
+// 64 * blockDim.x bytes of shared memory after the exchange buffer.
+template <bool DIT_IN, bool DIT_OUT, int TT, int TT2, bool SRC2 = false>
 __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, int t_in, int lb_log,
                                               const fr_tw* __restrict__ itw, const pow_tables& w, bool prescale,
                                               const pow_tables& ps, const fr_t* mul, const fr_tw* __restrict__ itw2,
-                                              const pow_tables& w2) {
+                                              const pow_tables& w2, const fr_t* src2 = nullptr) {
     constexpr bool FUSED = DIT_IN != DIT_OUT;
     const int t = TT > 0 ? TT : TT2 > 0 ? TT2 : t_in;
     extern __shared__ uint32_t xs[];
@@ -308,6 +313,23 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
     const uint64_t base = (row << row_log) + n2_0 + l;
     const uint32_t T = blockDim.x;
     const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
+    uint32_t* const stash = xs + (t >= 7 ? 8 * T : 0);
+    if (SRC2) {
+        fr_t r2[2];
+#pragma unroll
+        for (int s = 0; s < 2; s++) {
+            const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
+            const uint64_t p = base + ((uint64_t)n1 << S_log);
+            fr_t x = ldg_fr(src2 + p);
+            pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, false, ps, nullptr);
+            r2[s] = x;
+        }
+        pass_stages<DIT_IN, TT>(r2, t, j, q, lanes, T, xs, itw);
+#pragma unroll
+        for (int s = 0; s < 2; s++)
+#pragma unroll
+            for (int e = 0; e < 8; e++) stash[(s * 8 + e) * T + threadIdx.x] = r2[s].v[e];
+    }
     fr_t r[2];
 #pragma unroll
     for (int s = 0; s < 2; s++) {
@@ -324,7 +346,14 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
             const uint32_t n1 = net_load_index(DIT_OUT, j, s, t);
             const uint64_t p = base + ((uint64_t)n1 << S_log);
             pass_on_store<DIT_IN>(r[s], net_store_index(DIT_IN, j, s, t), n2_0 + l, t, S_log, row_log, k, w);
-            pass_on_load<DIT_OUT>(r[s], p, n1, n2_0 + l, t, S_log, row_log, k, w2, prescale, ps, mul);
+            if (SRC2) {
+                fr_t m;
+#pragma unroll
+                for (int e = 0; e < 8; e++) m.v[e] = stash[(s * 8 + e) * T + threadIdx.x];
+                r[s] = r[s] * m;
+            } else {
+                pass_on_load<DIT_OUT>(r[s], p, n1, n2_0 + l, t, S_log, row_log, k, w2, prescale, ps, mul);
+            }
         }
         pass_stages<DIT_OUT, TT2>(r, t, j, q, lanes, T, xs, itw2);
     }
@@ -351,11 +380,13 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
 // Two passes over the same columns fused (ntt_pass_body): the DIT_IN
 // network, then the other kind; TT and TT2 > 0: the first or the second
 // network's stage loop unrolled (C2_NTT_PAIR_UNROLL).
-template <bool DIT_IN, int TT = 0, int TT2 = 0>
+template <bool DIT_IN, int TT = 0, int TT2 = 0, bool SRC2 = false>
 __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS)
     k_ntt_pair(fr_t* data, int k, int row_log, int t, int lb_log, const fr_tw* __restrict__ itw, pow_tables w,
-               bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2) {
-    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+               bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2,
+               const fr_t* src2) {
+    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2, SRC2>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2,
+                                                  src2);
 }
 #endif
 
@@ -551,24 +582,43 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
 #if C2_NTT_FUSE
 // Two passes fused (k_ntt_pair): the DIT_IN network with itw and w, then the
 // other kind with itw2 and w2, over the pass of t bits on rows of 2^row_log.
+// src2 (DIT_IN only; null for none): the multiplier between them comes from
+// the first network run over src2 (k_ntt_pair's SRC2) instead of mul.
 template <bool DIT_IN>
 static int launch_pair(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_tw* itw,
                        const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul,
-                       const fr_tw* itw2, const pow_tables& w2) {
+                       const fr_tw* itw2, const pow_tables& w2, const fr_t* src2 = nullptr) {
     const int S_log = row_log - t;
     int lb_log = 0;
     while (((1u << (t - 1)) << (lb_log + 1)) <= (uint32_t)NTT_THREADS && lb_log + 1 <= S_log) lb_log++;
     const unsigned threads = (1u << (t - 1)) << lb_log;
     const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
-    const size_t sm = t >= 7 ? (size_t)32 * threads : 0;
+    const size_t sm = (t >= 7 ? (size_t)32 * threads : 0) + (src2 ? (size_t)64 * threads : 0);
+    static_assert(96 * NTT_THREADS <= 48 * 1024, "within the default limit");
 #if C2_NTT_PAIR_UNROLL
     constexpr int T1 = C2_NTT_PAIR_UNROLL == 1 ? NTT_TMAX : 0, T2 = C2_NTT_PAIR_UNROLL == 2 ? NTT_TMAX : 0;
-    if (t == NTT_TMAX)
-        k_ntt_pair<DIT_IN, T1, T2><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul,
-                                                               itw2, w2);
-    else
+#else
+    constexpr int T1 = 0, T2 = 0;
 #endif
-        k_ntt_pair<DIT_IN><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+    if constexpr (DIT_IN) {
+        if (src2) {
+            // the first network runs twice (src2, then d): unrolled, 696 B spill
+            if (T2 > 0 && t == NTT_TMAX)
+                k_ntt_pair<DIT_IN, 0, T2, true><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w,
+                                                                            prescale, ps, mul, itw2, w2, src2);
+            else
+                k_ntt_pair<DIT_IN, 0, 0, true><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale,
+                                                                           ps, mul, itw2, w2, src2);
+            C2_CHECK_LAUNCH(k_ntt_pair);
+            return C2_OK;
+        }
+    }
+    if (T1 + T2 > 0 && t == NTT_TMAX)
+        k_ntt_pair<DIT_IN, T1, T2><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul,
+                                                               itw2, w2, nullptr);
+    else
+        k_ntt_pair<DIT_IN><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2,
+                                                        nullptr);
     C2_CHECK_LAUNCH(k_ntt_pair);
     return C2_OK;
 }
@@ -683,8 +733,9 @@ struct h_pipeline {
     fr_t nz;  // 1/(n*Z)
     int k;
     // Pairs of passes fused (C2_NTT_FUSE, transforms of two passes or more):
-    // a's trip to the coset leaves its last forward pass to product.
-    bool fuse = false;
+    // a's trip to the coset leaves its last forward pass to product, and
+    // with fuse_b (C2_NTT_FUSE=2) b's too.
+    bool fuse = false, fuse_b = false;
 #if C2_NTT_FUSE
     scratch mf, mi;  // inner twiddles of wf and wi
     pass_plan pl;
@@ -704,6 +755,7 @@ struct h_pipeline {
 #if C2_NTT_FUSE
         pl = plan_passes(k);
         fuse = k > 0 && pl.np >= 2;
+        fuse_b = fuse && C2_NTT_FUSE >= 2;
         if (fuse) {
             pass_rows(pl, k, rows_log);
             if ((rc = build_inner(st, s, mf, k, wf.t))) return rc;
@@ -714,7 +766,7 @@ struct h_pipeline {
     }
     // natural values -> bit-reversed n*coefficients -> natural coset values.
     // With fuse and !whole, the forward transform's last pass is left to
-    // product.
+    // product: to_coset(a, !fuse), to_coset(b, !fuse_b), product(a, b).
     int to_coset(c2_status* st, cudaStream_t s, fr_t* v, bool whole) {
         int rc;
 #if C2_NTT_FUSE
@@ -732,7 +784,7 @@ struct h_pipeline {
         if ((rc = run_ntt(st, s, v, k, false, wi.t, false, gs.t))) return rc;
         return run_ntt(st, s, v, k, true, wf.t, true, gs.t);
     }
-    // a, b natural coset values (a as to_coset(a, false) leaves it) -> a =
+    // a, b natural coset values (each as to_coset leaves it) -> a =
     // bit-reversed n*(coefficients of the coset interpolant of a*b before
     // the shift by g^-i); b is unchanged
     int product(c2_status* st, cudaStream_t s, fr_t* a, const fr_t* b) {
@@ -740,7 +792,8 @@ struct h_pipeline {
         if (fuse) {
             int rc;
             const fr_tw *itf = mf.as<fr_tw>(), *iti = mi.as<fr_tw>();
-            if ((rc = launch_pair<true>(st, s, a, k, rows_log[0], pl.t[0], itf, wf.t, false, gs.t, b, iti, wi.t)))
+            if ((rc = launch_pair<true>(st, s, a, k, rows_log[0], pl.t[0], itf, wf.t, false, gs.t,
+                                        fuse_b ? nullptr : b, iti, wi.t, fuse_b ? b : nullptr)))
                 return rc;
             return run_passes(st, s, a, k, false, iti, wi.t, false, gs.t, nullptr, 1, pl.np);
         }
@@ -828,14 +881,14 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
     // overlaps b's and a*b's. b and c go on the copy stream (a pageable upload
     // on s would first wait for the work queued there); s waits for each
     // before using it.
-    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, da, false);
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, da, !hp.fuse);
     if (rc == C2_OK && !on_device) {
         C2_CHECK(cudaStreamWaitEvent(sc->copy, ev[0], 0));
         C2_CHECK(cudaMemcpyAsync(db, b, bytes, cudaMemcpyHostToDevice, sc->copy));
         C2_CHECK(cudaEventRecord(ev[1], sc->copy));
         C2_CHECK(cudaStreamWaitEvent(sc->s, ev[1], 0));
     }
-    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db, true);
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db, !hp.fuse_b);
     if (rc == C2_OK) rc = hp.product(st, sc->s, da, db);
     if (rc == C2_OK && !on_device) {
         C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
