@@ -314,16 +314,20 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
     const uint32_t T = blockDim.x;
     const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
     uint32_t* const stash = xs + (t >= 7 ? 8 * T : 0);
-    if (SRC2) {
-        fr_t r2[2];
+    // thread j's two elements of src's column, load transform applied
+    auto load = [&](fr_t (&r)[2], const fr_t* src, bool pre, const fr_t* m) {
 #pragma unroll
         for (int s = 0; s < 2; s++) {
             const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
             const uint64_t p = base + ((uint64_t)n1 << S_log);
-            fr_t x = ldg_fr(src2 + p);
-            pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, false, ps, nullptr);
-            r2[s] = x;
+            fr_t x = ldg_fr(src + p);
+            pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, pre, ps, m);
+            r[s] = x;
         }
+    };
+    if (SRC2) {
+        fr_t r2[2];
+        load(r2, src2, false, nullptr);
         pass_stages<DIT_IN, TT>(r2, t, j, q, lanes, T, xs, itw);
 #pragma unroll
         for (int s = 0; s < 2; s++)
@@ -331,14 +335,7 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
             for (int e = 0; e < 8; e++) stash[(s * 8 + e) * T + threadIdx.x] = r2[s].v[e];
     }
     fr_t r[2];
-#pragma unroll
-    for (int s = 0; s < 2; s++) {
-        const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
-        const uint64_t p = base + ((uint64_t)n1 << S_log);
-        fr_t x = ldg_fr(data + p);
-        pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, prescale, ps, mul);
-        r[s] = x;
-    }
+    load(r, data, prescale, mul);
     pass_stages<DIT_IN, TT>(r, t, j, q, lanes, T, xs, itw);
     if (FUSED) {
 #pragma unroll

@@ -72,6 +72,20 @@ static void run_network(bool dit, int t, int q, std::vector<fr_t>& r, const std:
     }
 }
 
+// The inner table of a 2^t-point network with root w (ntt_net.cuh):
+// w_(2^(b+1))^a = w^(a 2^(t-b-1)) at (2^b - 1) + a.
+static std::vector<fr_t> inner_table(const fr_t& w, int t) {
+    const uint32_t N = 1u << t;
+    std::vector<fr_t> itw(N > 1 ? N - 1 : 1, fr_t::one());
+    for (int b = 0; b < t; b++) {
+        fr_t wb = w;
+        for (int i = 0; i < t - b - 1; i++) wb = wb * wb;
+        fr_t p = fr_t::one();
+        for (uint32_t a = 0; a < (1u << b); a++, p = p * wb) itw[(1u << b) - 1 + a] = p;
+    }
+    return itw;
+}
+
 int main() {
     std::mt19937_64 rng(7);
     int failures = 0;
@@ -86,14 +100,7 @@ int main() {
             printf("t=%d: root has the wrong order\n", t);
             return 1;
         }
-        // inner table: w_(2^(b+1))^a = w^(a 2^(t-b-1)) at (2^b - 1) + a
-        std::vector<fr_t> itw(N > 1 ? N - 1 : 1, fr_t::one());
-        for (int b = 0; b < t; b++) {
-            fr_t wb = w;
-            for (int i = 0; i < t - b - 1; i++) wb = wb * wb;
-            fr_t p = fr_t::one();
-            for (uint32_t a = 0; a < (1u << b); a++, p = p * wb) itw[(1u << b) - 1 + a] = p;
-        }
+        const std::vector<fr_t> itw = inner_table(w, t);
         std::vector<shoup_t<FrParams>> itw_s;
         for (const fr_t& z : itw) itw_s.push_back(shoup_entry<FrParams>(z));
         std::vector<fr_t> x(N), X(N);
@@ -137,13 +144,7 @@ int main() {
         // second, the pair returns N * x in the first's load order.
         fr_t wi = fr_t::one();
         for (uint32_t i = 0; i + 1 < N; i++) wi = wi * w;  // w^(N-1) = w^-1
-        std::vector<fr_t> itw_i(N > 1 ? N - 1 : 1, fr_t::one());
-        for (int b = 0; b < t; b++) {
-            fr_t wb = wi;
-            for (int i = 0; i < t - b - 1; i++) wb = wb * wb;
-            fr_t p = fr_t::one();
-            for (uint32_t a = 0; a < (1u << b); a++, p = p * wb) itw_i[(1u << b) - 1 + a] = p;
-        }
+        const std::vector<fr_t> itw_i = inner_table(wi, t);
         fr_t nN = fr_t::zero();
         for (uint32_t i = 0; i < N; i++) nN = nN + fr_t::one();
         for (int first_dit = 0; first_dit <= 1; first_dit++)
