@@ -206,10 +206,10 @@ __device__ __forceinline__ fr_t shfl_xor_fr(const fr_t& x, uint32_t mask, unsign
 }
 
 // What a pass does to an element between memory and its network. On load
-// (position p, index n1 within the column): DIT multiplies by ps.at(bitrev_k(p)) when
-// prescale, then by the inter-pass twiddle from w; DIF multiplies by mul[p]
-// when mul is not null. On store: DIF multiplies by the inter-pass twiddle
-// from w. col is the column's index in its row (n2).
+// (position p, index n1 within the column): DIT multiplies by
+// ps.at(bitrev_k(p)) when prescale, then by the inter-pass twiddle from w;
+// DIF multiplies by mul[p] when mul is not null. On store: DIF multiplies by
+// the inter-pass twiddle from w. col is the column's index in its row (n2).
 template <bool DIT>
 __device__ __forceinline__ void pass_on_load(fr_t& x, uint64_t p, uint32_t n1, uint64_t col, int t, int S_log,
                                              int row_log, int k, const pow_tables& w, bool prescale,
@@ -554,18 +554,32 @@ static pass_plan plan_passes(int k) {
     return p;
 }
 
-// One pass of k_ntt_pass: 2^(t-1) threads per column, as many columns per
-// block as fit in NTT_THREADS threads and the row has.
+// The launch of a pass of t bits over 2^k elements in rows of 2^row_log:
+// 2^(t-1) threads per column, as many columns per block (2^lb_log) as fit
+// in NTT_THREADS threads and the row has, and the shared memory of the
+// exchanges across warps (32 bytes a thread).
+struct pass_geometry {
+    int lb_log;
+    unsigned threads, nblocks;
+    size_t sm;
+    pass_geometry(int k, int row_log, int t) {
+        const int S_log = row_log - t;
+        lb_log = 0;
+        while (((1u << (t - 1)) << (lb_log + 1)) <= (uint32_t)NTT_THREADS && lb_log + 1 <= S_log) lb_log++;
+        threads = (1u << (t - 1)) << lb_log;
+        nblocks = (unsigned)((1ull << k) >> (t + lb_log));
+        sm = t >= 7 ? (size_t)32 * threads : 0;
+    }
+};
+
+// One pass of k_ntt_pass (pass_geometry).
 template <bool DIT>
 static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_tw* itw,
                        const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul) {
-    const int S_log = row_log - t;
-    int lb_log = 0;
-    while (((1u << (t - 1)) << (lb_log + 1)) <= (uint32_t)NTT_THREADS && lb_log + 1 <= S_log) lb_log++;
-    const unsigned threads = (1u << (t - 1)) << lb_log;
-    const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
-    // exchanges across warps: 32 bytes a thread
-    size_t sm = t >= 7 ? (size_t)32 * threads : 0;
+    const pass_geometry g(k, row_log, t);
+    const int lb_log = g.lb_log;
+    const unsigned threads = g.threads, nblocks = g.nblocks;
+    const size_t sm = g.sm;
 #if C2_NTT_UNROLL
     if (t == NTT_TMAX)
         k_ntt_pass<DIT, NTT_TMAX><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
@@ -585,12 +599,10 @@ template <bool DIT_IN>
 static int launch_pair(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_tw* itw,
                        const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul,
                        const fr_tw* itw2, const pow_tables& w2, const fr_t* src2 = nullptr) {
-    const int S_log = row_log - t;
-    int lb_log = 0;
-    while (((1u << (t - 1)) << (lb_log + 1)) <= (uint32_t)NTT_THREADS && lb_log + 1 <= S_log) lb_log++;
-    const unsigned threads = (1u << (t - 1)) << lb_log;
-    const unsigned nblocks = (unsigned)((1ull << k) >> (t + lb_log));
-    const size_t sm = (t >= 7 ? (size_t)32 * threads : 0) + (src2 ? (size_t)64 * threads : 0);
+    const pass_geometry g(k, row_log, t);
+    const int lb_log = g.lb_log;
+    const unsigned threads = g.threads, nblocks = g.nblocks;
+    const size_t sm = g.sm + (src2 ? (size_t)64 * threads : 0);
     static_assert(96 * NTT_THREADS <= 48 * 1024, "within the default limit");
 #if C2_NTT_PAIR_UNROLL
     constexpr int T1 = C2_NTT_PAIR_UNROLL == 1 ? NTT_TMAX : 0, T2 = C2_NTT_PAIR_UNROLL == 2 ? NTT_TMAX : 0;
