@@ -43,22 +43,21 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_UNROLL 1
 #endif
 
-// 1: the H pipeline fuses three pairs of passes over the same columns
-// (k_ntt_pair), each saving one read and one write of the array: in each
-// trip to the coset, the inverse transform's last pass with the forward
-// one's first (the coset shift between them), and a's last forward pass
-// with the product's first inverse pass (the product by b between them).
-// Fifteen kernels for the eighteen passes of 2^27. 2: also b's last
-// forward pass runs inside the product's pair, its values kept in shared
-// memory (64 B a thread) and never written: fourteen kernels.
+// 1 (default): the H pipeline fuses three pairs of passes over the same
+// columns (k_ntt_pair), each saving one read and one write of the array: in
+// each trip to the coset, the inverse transform's last pass with the
+// forward one's first (the coset shift between them), and a's last forward
+// pass with the product's first inverse pass (the product by b between
+// them). Fifteen kernels for the eighteen passes of 2^27 (ComputeH 2^27
+// -2.5 % on an H100). 0: every pass its own kernel.
 #ifndef C2_NTT_FUSE
-#define C2_NTT_FUSE 0
+#define C2_NTT_FUSE 1
 #endif
 // With C2_NTT_FUSE, a pair of 9-stage passes runs the stage loop of its
-// first (1) or second (2) network unrolled; 0: both loops rolled. Both
-// unrolled, the pair spills 316 B a thread; one, 8-16 B.
+// first (1, default) or second (2) network unrolled; 0: both loops rolled.
+// Both unrolled, the pair spills 316 B a thread; one, 8-16 B.
 #ifndef C2_NTT_PAIR_UNROLL
-#define C2_NTT_PAIR_UNROLL 0
+#define C2_NTT_PAIR_UNROLL 1
 #endif
 
 // One element of global memory as two 16-byte accesses (fr_t arrays are
@@ -291,15 +290,12 @@ __device__ __forceinline__ void pass_stages(fr_t (&r)[2], int t, uint32_t j, int
 // loads j + sG), so the elements stay in their registers: only the first
 // network's store transform and the second's load transform run between.
 // TT, TT2 > 0: t = TT (TT2), and the first (second) network's stage loop
-// unrolled. SRC2 (fused, DIT_IN only): the multiplier between the networks
-// is not read from mul but made here by the first network over src2's
-// column (its load transform included; prescale does not apply), kept in
-// 64 * blockDim.x bytes of shared memory after the exchange buffer.
-template <bool DIT_IN, bool DIT_OUT, int TT, int TT2, bool SRC2 = false>
+// unrolled.
+template <bool DIT_IN, bool DIT_OUT, int TT, int TT2>
 __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, int t_in, int lb_log,
                                               const fr_tw* __restrict__ itw, const pow_tables& w, bool prescale,
                                               const pow_tables& ps, const fr_t* mul, const fr_tw* __restrict__ itw2,
-                                              const pow_tables& w2, const fr_t* src2 = nullptr) {
+                                              const pow_tables& w2) {
     constexpr bool FUSED = DIT_IN != DIT_OUT;
     const int t = TT > 0 ? TT : TT2 > 0 ? TT2 : t_in;
     extern __shared__ uint32_t xs[];
@@ -313,7 +309,6 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
     const uint64_t base = (row << row_log) + n2_0 + l;
     const uint32_t T = blockDim.x;
     const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
-    uint32_t* const stash = xs + (t >= 7 ? 8 * T : 0);
     // thread j's two elements of src's column, load transform applied
     auto load = [&](fr_t (&r)[2], const fr_t* src, bool pre, const fr_t* m) {
 #pragma unroll
@@ -325,15 +320,6 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
             r[s] = x;
         }
     };
-    if (SRC2) {
-        fr_t r2[2];
-        load(r2, src2, false, nullptr);
-        pass_stages<DIT_IN, TT>(r2, t, j, q, lanes, T, xs, itw);
-#pragma unroll
-        for (int s = 0; s < 2; s++)
-#pragma unroll
-            for (int e = 0; e < 8; e++) stash[(s * 8 + e) * T + threadIdx.x] = r2[s].v[e];
-    }
     fr_t r[2];
     load(r, data, prescale, mul);
     pass_stages<DIT_IN, TT>(r, t, j, q, lanes, T, xs, itw);
@@ -343,14 +329,7 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
             const uint32_t n1 = net_load_index(DIT_OUT, j, s, t);
             const uint64_t p = base + ((uint64_t)n1 << S_log);
             pass_on_store<DIT_IN>(r[s], net_store_index(DIT_IN, j, s, t), n2_0 + l, t, S_log, row_log, k, w);
-            if (SRC2) {
-                fr_t m;
-#pragma unroll
-                for (int e = 0; e < 8; e++) m.v[e] = stash[(s * 8 + e) * T + threadIdx.x];
-                r[s] = r[s] * m;
-            } else {
-                pass_on_load<DIT_OUT>(r[s], p, n1, n2_0 + l, t, S_log, row_log, k, w2, prescale, ps, mul);
-            }
+            pass_on_load<DIT_OUT>(r[s], p, n1, n2_0 + l, t, S_log, row_log, k, w2, prescale, ps, mul);
         }
         pass_stages<DIT_OUT, TT2>(r, t, j, q, lanes, T, xs, itw2);
     }
@@ -377,13 +356,11 @@ __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_
 // Two passes over the same columns fused (ntt_pass_body): the DIT_IN
 // network, then the other kind; TT and TT2 > 0: the first or the second
 // network's stage loop unrolled (C2_NTT_PAIR_UNROLL).
-template <bool DIT_IN, int TT = 0, int TT2 = 0, bool SRC2 = false>
+template <bool DIT_IN, int TT = 0, int TT2 = 0>
 __global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS)
     k_ntt_pair(fr_t* data, int k, int row_log, int t, int lb_log, const fr_tw* __restrict__ itw, pow_tables w,
-               bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2,
-               const fr_t* src2) {
-    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2, SRC2>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2,
-                                                  src2);
+               bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2) {
+    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
 }
 #endif
 
@@ -593,41 +570,24 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
 #if C2_NTT_FUSE
 // Two passes fused (k_ntt_pair): the DIT_IN network with itw and w, then the
 // other kind with itw2 and w2, over the pass of t bits on rows of 2^row_log.
-// src2 (DIT_IN only; null for none): the multiplier between them comes from
-// the first network run over src2 (k_ntt_pair's SRC2) instead of mul.
 template <bool DIT_IN>
 static int launch_pair(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_log, int t, const fr_tw* itw,
                        const pow_tables& w, bool prescale, const pow_tables& ps, const fr_t* mul,
-                       const fr_tw* itw2, const pow_tables& w2, const fr_t* src2 = nullptr) {
+                       const fr_tw* itw2, const pow_tables& w2) {
     const pass_geometry g(k, row_log, t);
     const int lb_log = g.lb_log;
     const unsigned threads = g.threads, nblocks = g.nblocks;
-    const size_t sm = g.sm + (src2 ? (size_t)64 * threads : 0);
-    static_assert(96 * NTT_THREADS <= 48 * 1024, "within the default limit");
+    const size_t sm = g.sm;
 #if C2_NTT_PAIR_UNROLL
     constexpr int T1 = C2_NTT_PAIR_UNROLL == 1 ? NTT_TMAX : 0, T2 = C2_NTT_PAIR_UNROLL == 2 ? NTT_TMAX : 0;
 #else
     constexpr int T1 = 0, T2 = 0;
 #endif
-    if constexpr (DIT_IN) {
-        if (src2) {
-            // the first network runs twice (src2, then d): unrolled, 696 B spill
-            if (T2 > 0 && t == NTT_TMAX)
-                k_ntt_pair<DIT_IN, 0, T2, true><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w,
-                                                                            prescale, ps, mul, itw2, w2, src2);
-            else
-                k_ntt_pair<DIT_IN, 0, 0, true><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale,
-                                                                           ps, mul, itw2, w2, src2);
-            C2_CHECK_LAUNCH(k_ntt_pair);
-            return C2_OK;
-        }
-    }
     if (T1 + T2 > 0 && t == NTT_TMAX)
         k_ntt_pair<DIT_IN, T1, T2><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul,
-                                                               itw2, w2, nullptr);
+                                                               itw2, w2);
     else
-        k_ntt_pair<DIT_IN><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2,
-                                                        nullptr);
+        k_ntt_pair<DIT_IN><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
     C2_CHECK_LAUNCH(k_ntt_pair);
     return C2_OK;
 }
@@ -742,9 +702,8 @@ struct h_pipeline {
     fr_t nz;  // 1/(n*Z)
     int k;
     // Pairs of passes fused (C2_NTT_FUSE, transforms of two passes or more):
-    // a's trip to the coset leaves its last forward pass to product, and
-    // with fuse_b (C2_NTT_FUSE=2) b's too.
-    bool fuse = false, fuse_b = false;
+    // a's trip to the coset leaves its last forward pass to product.
+    bool fuse = false;
 #if C2_NTT_FUSE
     scratch mf, mi;  // inner twiddles of wf and wi
     pass_plan pl;
@@ -764,7 +723,6 @@ struct h_pipeline {
 #if C2_NTT_FUSE
         pl = plan_passes(k);
         fuse = k > 0 && pl.np >= 2;
-        fuse_b = fuse && C2_NTT_FUSE >= 2;
         if (fuse) {
             pass_rows(pl, k, rows_log);
             if ((rc = build_inner(st, s, mf, k, wf.t))) return rc;
@@ -775,7 +733,7 @@ struct h_pipeline {
     }
     // natural values -> bit-reversed n*coefficients -> natural coset values.
     // With fuse and !whole, the forward transform's last pass is left to
-    // product: to_coset(a, !fuse), to_coset(b, !fuse_b), product(a, b).
+    // product: to_coset(a, !fuse), to_coset(b, true), product(a, b).
     int to_coset(c2_status* st, cudaStream_t s, fr_t* v, bool whole) {
         int rc;
 #if C2_NTT_FUSE
@@ -801,8 +759,7 @@ struct h_pipeline {
         if (fuse) {
             int rc;
             const fr_tw *itf = mf.as<fr_tw>(), *iti = mi.as<fr_tw>();
-            if ((rc = launch_pair<true>(st, s, a, k, rows_log[0], pl.t[0], itf, wf.t, false, gs.t,
-                                        fuse_b ? nullptr : b, iti, wi.t, fuse_b ? b : nullptr)))
+            if ((rc = launch_pair<true>(st, s, a, k, rows_log[0], pl.t[0], itf, wf.t, false, gs.t, b, iti, wi.t)))
                 return rc;
             return run_passes(st, s, a, k, false, iti, wi.t, false, gs.t, nullptr, 1, pl.np);
         }
@@ -897,7 +854,7 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
         C2_CHECK(cudaEventRecord(ev[1], sc->copy));
         C2_CHECK(cudaStreamWaitEvent(sc->s, ev[1], 0));
     }
-    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db, !hp.fuse_b);
+    if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db, true);
     if (rc == C2_OK) rc = hp.product(st, sc->s, da, db);
     if (rc == C2_OK && !on_device) {
         C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
