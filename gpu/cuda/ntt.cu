@@ -120,18 +120,6 @@ __device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return fr_tw{s
 #define C2_NTT_FULL_ROW 0
 #endif
 
-// 1: a DIF transform of two passes or more moves its first pass's store
-// twiddles into its second pass's loads. Over rows longer than the row
-// table the first pass looks up two table entries an element after its
-// stages, where its warps wait on them (session 34: 45 % of pass 1's
-// samples); the second pass issues the same lookups beside the element's
-// own load. 2: only the hi table's part moves, where the first pass's
-// rows are longer than the row table: one lookup and one product an element
-// stay in each pass. 0 (default): each pass applies its own.
-#ifndef C2_NTT_FOLD
-#define C2_NTT_FOLD 0
-#endif
-
 // Powers of a base b for exponents below 2^k, as Shoup multipliers:
 // x * scale * b^e (mul_at) is two products, (x * lo) * hi; row, when
 // present, holds scale * b^(i << (k - row_log)) for i < 2^row_log, so that
@@ -147,17 +135,6 @@ struct pow_tables {
     // so that the other half is its negation; null: none.
     const fr_t* full;
     int full_log;
-#endif
-#if C2_NTT_FOLD
-    // A DIF pass of a transform over 2^k with fold_s > 0 multiplies the
-    // element it loads from position p by b^(col * bitrev(n1, k - fold_s)),
-    // col = p mod 2^fold_s and n1 = p >> fold_s (C2_NTT_FOLD=2: by that
-    // power's hi entry): the store twiddle of the transform's first pass
-    // (columns of 2^(k - fold_s) points, 2^fold_s of them), which that pass,
-    // with fold_from, leaves out (C2_NTT_FOLD=2: applies only the lo
-    // entry). Zero: neither.
-    int fold_s;
-    bool fold_from;
 #endif
     // x * scale * b^e
     __device__ __forceinline__ fr_t mul_at(const fr_t& x, uint32_t e) const {
@@ -242,15 +219,8 @@ __device__ __forceinline__ void pass_on_load(fr_t& x, uint64_t p, uint32_t n1, u
             const uint32_t e = (uint32_t)(col * bitrev(n1, t));
             if (e) x = w.mul_row(x, e, row_log, k);
         }
-    } else {
-#if C2_NTT_FOLD
-        if (w.fold_s > 0) {
-            const uint64_t col = p & ((1ull << w.fold_s) - 1);
-            const uint32_t e = (uint32_t)(col * bitrev((uint32_t)(p >> w.fold_s), k - w.fold_s));
-            if (e) x = C2_NTT_FOLD == 2 ? x * ldg_tw(w.hi + (e >> w.h)) : w.mul_row(x, e, k, k);
-        }
-#endif
-        if (mul) x = x * ldg_fr(mul + p);
+    } else if (mul) {
+        x = x * ldg_fr(mul + p);
     }
 }
 template <bool DIT>
@@ -258,12 +228,6 @@ __device__ __forceinline__ void pass_on_store(fr_t& x, uint32_t n1, uint64_t col
                                               int k, const pow_tables& w) {
     if (!DIT && S_log > 0) {
         const uint32_t e = (uint32_t)(col * bitrev(n1, t));
-#if C2_NTT_FOLD
-        if (w.fold_from) {
-            if (C2_NTT_FOLD == 2 && e) x = x * ldg_tw(w.lo + (e & ((1u << w.h) - 1)));
-            return;
-        }
-#endif
         if (e) x = w.mul_row(x, e, row_log, k);
     }
 }
@@ -637,24 +601,6 @@ static void pass_rows(const pass_plan& pl, int k, int* rows_log) {
     }
 }
 
-// The tables that pass i of a DIF transform over 2^k (plan pl) runs with:
-// w, with C2_NTT_FOLD's hand-off of the first pass's store twiddles to the
-// second pass.
-static pow_tables dif_pass_tables(const pow_tables& w, const pass_plan& pl, int k, int i) {
-    pow_tables r = w;
-#if C2_NTT_FOLD
-    // FOLD=2 splits the first pass's mul_at: only where mul_row would take it
-    const bool fold = pl.np >= 2 && (C2_NTT_FOLD != 2 || (!(w.row && k <= w.row_log) && !C2_NTT_FULL_ROW));
-    if (fold) {
-        r.fold_from = i == 0;
-        r.fold_s = i == 1 ? k - pl.t[0] : 0;
-    }
-#else
-    (void)pl, (void)k, (void)i;
-#endif
-    return r;
-}
-
 // The inner twiddles of a transform of 2^k (k >= 1) with root w
 // (k_inner_twiddles): 2^min(k, NTT_TMAX) - 1 entries in m.
 static int build_inner(c2_status* st, cudaStream_t s, scratch& m, int k, const pow_tables& w) {
@@ -678,8 +624,7 @@ static int run_passes(c2_status* st, cudaStream_t s, fr_t* d, int k, bool dit, c
         const int i = dit ? pl.np - 1 - ii : ii;
         const int rc = dit ? launch_pass<true>(st, s, d, k, rows_log[i], pl.t[i], itw, w, prescale && ii == 0, ps,
                                                nullptr)
-                           : launch_pass<false>(st, s, d, k, rows_log[i], pl.t[i], itw,
-                                                dif_pass_tables(w, pl, k, i), false, ps,
+                           : launch_pass<false>(st, s, d, k, rows_log[i], pl.t[i], itw, w, false, ps,
                                                 ii == 0 ? mul : nullptr);
         if (rc) return rc;
     }
@@ -796,8 +741,7 @@ struct h_pipeline {
             const int np = pl.np, i = np - 1;
             const fr_tw *itf = mf.as<fr_tw>(), *iti = mi.as<fr_tw>();
             if ((rc = run_passes(st, s, v, k, false, iti, wi.t, false, gs.t, nullptr, 0, np - 1))) return rc;
-            if ((rc = launch_pair<false>(st, s, v, k, rows_log[i], pl.t[i], iti, dif_pass_tables(wi.t, pl, k, i), true,
-                                         gs.t, nullptr, itf,
+            if ((rc = launch_pair<false>(st, s, v, k, rows_log[i], pl.t[i], iti, wi.t, true, gs.t, nullptr, itf,
                                          wf.t)))
                 return rc;
             return run_passes(st, s, v, k, true, itf, wf.t, false, gs.t, nullptr, 1, whole ? np : np - 1);
@@ -815,8 +759,7 @@ struct h_pipeline {
         if (fuse) {
             int rc;
             const fr_tw *itf = mf.as<fr_tw>(), *iti = mi.as<fr_tw>();
-            if ((rc = launch_pair<true>(st, s, a, k, rows_log[0], pl.t[0], itf, wf.t, false, gs.t, b, iti,
-                                        dif_pass_tables(wi.t, pl, k, 0))))
+            if ((rc = launch_pair<true>(st, s, a, k, rows_log[0], pl.t[0], itf, wf.t, false, gs.t, b, iti, wi.t)))
                 return rc;
             return run_passes(st, s, a, k, false, iti, wi.t, false, gs.t, nullptr, 1, pl.np);
         }
