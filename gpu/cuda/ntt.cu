@@ -309,19 +309,15 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
     const uint64_t base = (row << row_log) + n2_0 + l;
     const uint32_t T = blockDim.x;
     const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
-    // thread j's two elements of src's column, load transform applied
-    auto load = [&](fr_t (&r)[2], const fr_t* src, bool pre, const fr_t* m) {
-#pragma unroll
-        for (int s = 0; s < 2; s++) {
-            const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
-            const uint64_t p = base + ((uint64_t)n1 << S_log);
-            fr_t x = ldg_fr(src + p);
-            pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, pre, ps, m);
-            r[s] = x;
-        }
-    };
     fr_t r[2];
-    load(r, data, prescale, mul);
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
+        const uint64_t p = base + ((uint64_t)n1 << S_log);
+        fr_t x = ldg_fr(data + p);
+        pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, prescale, ps, mul);
+        r[s] = x;
+    }
     pass_stages<DIT_IN, TT>(r, t, j, q, lanes, T, xs, itw);
     if (FUSED) {
 #pragma unroll
