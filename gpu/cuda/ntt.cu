@@ -115,7 +115,9 @@ __device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return fr_tw{s
 // power below 2^(k-1) when k > C2_NTT_ROW_LOG (2 GiB at k = 27, built at each
 // call and not in gpu/cuda_memory.go's scratch model: an A/B knob), so that
 // the pass over whole rows looks its twiddles up instead of multiplying
-// lo * hi.
+// lo * hi. 2: one such table a stream, made at its first transform of 2^k
+// and kept while its transforms keep that size and root (or its inverse,
+// read backwards), freed with the stream; also outside the scratch model.
 #ifndef C2_NTT_FULL_ROW
 #define C2_NTT_FULL_ROW 0
 #endif
@@ -132,9 +134,11 @@ struct pow_tables {
     int row_log;
 #if C2_NTT_FULL_ROW
     // scale * b^e for e < 2^(full_log-1), b a primitive 2^full_log-th root,
-    // so that the other half is its negation; null: none.
+    // so that the other half is its negation; null: none. full_inv: the
+    // table holds the powers of 1/b instead, and b^e is read at -e.
     const fr_t* full;
     int full_log;
+    bool full_inv;
 #endif
     // x * scale * b^e
     __device__ __forceinline__ fr_t mul_at(const fr_t& x, uint32_t e) const {
@@ -149,7 +153,9 @@ struct pow_tables {
         if (row && r <= row_log) return x * ldg_tw(row + ((size_t)e << (row_log - r)));
 #if C2_NTT_FULL_ROW
         if (full) {
-            const uint32_t y = e << (k - r), half = 1u << (full_log - 1);
+            uint32_t y = e << (k - r);
+            if (full_inv) y = (0u - y) & ((1u << full_log) - 1);
+            const uint32_t half = 1u << (full_log - 1);
             const fr_t v = ldg_fr(full + (y & (half - 1)));
             return x * ((y & half) ? v.neg() : v);
         }
@@ -479,7 +485,7 @@ struct table_set {
         uint32_t nlo = 1u << h, nhi = 1u << (k - h);
         const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
         const uint32_t nrow = R > 0 ? 1u << R : 0;
-        const uint32_t nfull = C2_NTT_FULL_ROW && rows && k > C2_NTT_ROW_LOG ? 1u << (k - 1) : 0;
+        const uint32_t nfull = C2_NTT_FULL_ROW == 1 && rows && k > C2_NTT_ROW_LOG ? 1u << (k - 1) : 0;
         C2_CHECK(mem.alloc(((size_t)nlo + nhi + nrow) * sizeof(fr_tw) + (size_t)nfull * sizeof(fr_t), s));
         fr_tw* lo = mem.as<fr_tw>();
         fr_tw* hi = lo + nlo;
@@ -506,8 +512,40 @@ struct table_set {
             t.full_log = k;
         }
 #endif
+#if C2_NTT_FULL_ROW == 2
+        if (rows && k > C2_NTT_ROW_LOG && scale == fr_t::one()) return stream_roots(st, s, k, base);
+#endif
         return C2_OK;
     }
+#if C2_NTT_FULL_ROW == 2
+    // Points t.full at the stream's table of base^e for e < 2^(k-1), made
+    // from t's lo and hi tables unless the stream holds one for 2^k with root
+    // base or 1/base. Streams the library does not know go without.
+    int stream_roots(c2_status* st, cudaStream_t s, int k, const fr_t& base) {
+        stream_ctx* sc = scratch_owner(s);
+        if (!sc) return C2_OK;
+        fr_t w;
+        memcpy(&w, sc->roots_w, sizeof w);
+        bool have = sc->roots && sc->roots_k == k, inv = false;
+        if (have && w != base) have = inv = w * base == fr_t::one();
+        if (!have) {
+            if (sc->roots) {
+                C2_CHECK(cudaFreeAsync(sc->roots, s));
+                sc->roots = nullptr;
+            }
+            const uint32_t n = 1u << (k - 1);
+            C2_CHECK(cudaMallocAsync(&sc->roots, (size_t)n * sizeof(fr_t), s));
+            k_row_table<<<blocks_for(n, 256), 256, 0, s>>>((fr_t*)sc->roots, t, n, 0);
+            C2_CHECK_LAUNCH(k_row_table);
+            memcpy(sc->roots_w, &base, sizeof base);
+            sc->roots_k = k;
+        }
+        t.full = (const fr_t*)sc->roots;
+        t.full_log = k;
+        t.full_inv = inv;
+        return C2_OK;
+    }
+#endif
 };
 
 struct pass_plan {
