@@ -38,6 +38,7 @@ static constexpr int NTT_THREADS = 256;
 // is unrolled, so that the stages' index arithmetic is folded at compile
 // time and each stage's twiddle load and exchange can be scheduled across
 // the stage before it (NTT 2^27 -4.8 %, ComputeH 2^27 -3.7 % on an H100).
+// 2: passes of NTT_TMAX - 1 stages too (2^24's three, one of 2^26's).
 // 0: every pass runs the rolled loop.
 #ifndef C2_NTT_UNROLL
 #define C2_NTT_UNROLL 1
@@ -591,11 +592,21 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     const int lb_log = g.lb_log;
     const unsigned threads = g.threads, nblocks = g.nblocks;
     const size_t sm = g.sm;
+    bool unrolled = false;  // a k_ntt_pass<DIT, t> launched
 #if C2_NTT_UNROLL
-    if (t == NTT_TMAX)
+    if (t == NTT_TMAX) {
         k_ntt_pass<DIT, NTT_TMAX><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
-    else
+        unrolled = true;
+    }
 #endif
+#if C2_NTT_UNROLL >= 2
+    if (t == NTT_TMAX - 1) {
+        k_ntt_pass<DIT, NTT_TMAX - 1><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps,
+                                                                   mul);
+        unrolled = true;
+    }
+#endif
+    if (!unrolled)
         k_ntt_pass<DIT><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
     C2_CHECK_LAUNCH(k_ntt_pass);
     return C2_OK;
