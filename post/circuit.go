@@ -162,26 +162,26 @@ func SynthesizeBlank(b r1cs.Builder, s Shape) error {
 // The blank sectors are alike, so the first is recorded and repeated
 // ([r1cs.Segmented.Repeat]) into the others' variables: a 32 GiB Window
 // partition's 125 M constraints cost one sector's recording and the
-// joined System's ≈ 11 GB. ctx's error is returned once ctx is done.
+// joined System's ≈ 11 GB. ctx's error is returned once ctx is done, within
+// 4096 constraints of its end while a sector is recorded.
 func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, error) {
 	blank, err := BlankPartition(s)
 	if err != nil {
 		return nil, err
 	}
-	// Every sector of a blank partition allocates what the first does.
+	// Every sector of a blank partition allocates what the first does. Both
+	// syntheses stop within 4096 constraints of ctx's end (r1cs.BuildContext).
 	var one r1cs.Witness
-	if err := synthSector(gadget.New(&one), &blank.Sectors[0]); err != nil {
+	err = r1cs.BuildContext(ctx, &one, func(b r1cs.Builder) error { return synthSector(gadget.New(b), &blank.Sectors[0]) })
+	if err != nil {
 		return nil, err
 	}
 	nIn, nAux := len(one.Inputs), len(one.Aux)
 	rec := r1cs.NewSegmentedShape(1+len(blank.Sectors)*nIn, len(blank.Sectors)*nAux)
 	first := rec.Segment(nIn, nAux)
-	err = synthSector(gadget.New(first), &blank.Sectors[0])
+	err = r1cs.BuildContext(ctx, first, func(b r1cs.Builder) error { return synthSector(gadget.New(b), &blank.Sectors[0]) })
 	first.Done()
 	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := rec.Repeat(first, len(blank.Sectors)-1, nil); err != nil {
