@@ -171,15 +171,15 @@ func RecordContext(ctx context.Context, s Shape, workers int) (*r1cs.System, err
 	}
 	// Every sector of a blank partition allocates what the first does. Both
 	// syntheses stop within 4096 constraints of ctx's end (r1cs.BuildContext).
+	sector0 := func(b r1cs.Builder) error { return synthSector(gadget.New(b), &blank.Sectors[0]) }
 	var one r1cs.Witness
-	err = r1cs.BuildContext(ctx, &one, func(b r1cs.Builder) error { return synthSector(gadget.New(b), &blank.Sectors[0]) })
-	if err != nil {
+	if err := r1cs.BuildContext(ctx, &one, sector0); err != nil {
 		return nil, err
 	}
 	nIn, nAux := len(one.Inputs), len(one.Aux)
 	rec := r1cs.NewSegmentedShape(1+len(blank.Sectors)*nIn, len(blank.Sectors)*nAux)
 	first := rec.Segment(nIn, nAux)
-	err = r1cs.BuildContext(ctx, first, func(b r1cs.Builder) error { return synthSector(gadget.New(b), &blank.Sectors[0]) })
+	err = r1cs.BuildContext(ctx, first, sector0)
 	first.Done()
 	if err != nil {
 		return nil, err
