@@ -160,15 +160,24 @@ func batchScratch(n int64, g msmGroup, hostBases bool, sms int64) int64 {
 }
 
 // nttScratch bounds the twiddle tables of a transform or of the H pipeline
-// over 2^logN (table_set, k_inner_twiddles in ntt.cu): four tables of
-// 2^ceil(k/2) low powers and 2^floor(k/2) high ones, two of them with a row
-// table of at most 2^18, and two tables of 2^9 inner twiddles (the pipeline
-// with fused passes holds both roots' at once), at most twiddleSize bytes
-// an entry.
+// over 2^logN (table_set, k_inner_twiddles, build_full in ntt.cu): four
+// tables of 2^ceil(k/2) low powers and 2^floor(k/2) high ones, two of them
+// with a row table of at most 2^rowLog, and two tables of 2^9 inner
+// twiddles (the pipeline with fused passes holds both roots' at once), at
+// most twiddleSize bytes an entry; and past 2^rowLog, the table of every
+// power of the root below 2^(logN-1), frSize bytes an entry (2 GiB at 2^27).
 func nttScratch(logN int) int64 {
 	lo, hi := int64(1)<<((logN+1)/2), int64(1)<<(logN/2)
-	return twiddleSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, 18)) + 2<<9)
+	s := twiddleSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, rowLog)) + 2<<9)
+	if logN > rowLog {
+		s += frSize << (logN - 1)
+	}
+	return s
 }
+
+// rowLog is the longest row, 2^rowLog elements, whose twiddles the
+// transforms read from a row table (ntt.cu's C2_NTT_ROW_LOG).
+const rowLog = 18
 
 // twiddleSize is the size of a table entry of the transforms: a Shoup
 // multiplier (ntt.cu's fr_tw: 17 words padded to 80 bytes).

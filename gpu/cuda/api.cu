@@ -238,7 +238,6 @@ int c2_stream_destroy(c2_status* st, c2_stream* h) {
     if (!s) return ok(st);
     C2_ENTER(s->ordinal);
     scratch_unregister(s);
-    if (s->roots) cudaFreeAsync(s->roots, s->s);
     cudaError_t e1 = cudaStreamSynchronize(s->s);
     cudaError_t e2 = cudaStreamSynchronize(s->copy);
     cudaStreamDestroy(s->s);

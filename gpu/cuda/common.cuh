@@ -22,12 +22,6 @@ struct stream_ctx {
     // (c2_stream_mark 0), which c2_stream_scratch reports.
     std::atomic<uint64_t> scratch_live{0};
     std::atomic<uint64_t> scratch_peak{0};
-    // ntt.cu's C2_NTT_FULL_ROW=2: the stream's table of powers of the root
-    // roots_w (Fr, Montgomery form) of order 2^roots_k, in device memory;
-    // null: none. Freed when the stream is destroyed.
-    void* roots = nullptr;
-    int roots_k = 0;
-    uint32_t roots_w[8] = {};
 };
 
 // The library streams whose scratch is counted: stream_ctx registers itself

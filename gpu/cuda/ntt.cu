@@ -13,7 +13,9 @@
 // chain DIF and DIT passes and never permute in between. Powers of a root are
 // read from two small tables (low and high exponent bits) built per call, and
 // the twiddles between the passes of rows of at most 2^C2_NTT_ROW_LOG
-// elements from one table of such a row's powers. Every table entry is a
+// elements from one table of such a row's powers; the pass over a whole
+// longer row reads one table of every power of the root, built once a call
+// (C2_NTT_FULL_ROW). Every table entry is a
 // Shoup multiplier (field_shoup.cuh), so a product by a power of a root
 // costs 186 IMAD slots instead of a Montgomery product's 246.
 #include "common.cuh"
@@ -34,14 +36,15 @@ static constexpr int NTT_THREADS = 256;
 #define C2_NTT_MIN_BLOCKS 4
 #endif
 
-// 1 (default): passes of NTT_TMAX stages run a k_ntt_pass whose stage loop
-// is unrolled, so that the stages' index arithmetic is folded at compile
+// 1: passes of NTT_TMAX stages run a k_ntt_pass whose stage loop is
+// unrolled, so that the stages' index arithmetic is folded at compile
 // time and each stage's twiddle load and exchange can be scheduled across
 // the stage before it (NTT 2^27 -4.8 %, ComputeH 2^27 -3.7 % on an H100).
-// 2: passes of NTT_TMAX - 1 stages too (2^24's three, one of 2^26's).
-// 0: every pass runs the rolled loop.
+// 2 (default): passes of NTT_TMAX - 1 stages too (2^24's three, one of
+// 2^26's: NTT 2^24 -7.5 %, 2^26 -2.9 % on an H100). 1: only passes of
+// NTT_TMAX stages. 0: every pass runs the rolled loop.
 #ifndef C2_NTT_UNROLL
-#define C2_NTT_UNROLL 1
+#define C2_NTT_UNROLL 2
 #endif
 
 // 1 (default): the H pipeline fuses three pairs of passes over the same
@@ -112,15 +115,15 @@ __device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return fr_tw{s
 #define C2_NTT_ROW_LOG 18
 #endif
 
-// 1: the transforms' tables of roots (those built with rows) also hold every
-// power below 2^(k-1) when k > C2_NTT_ROW_LOG (2 GiB at k = 27, built at each
-// call and not in gpu/cuda_memory.go's scratch model: an A/B knob), so that
-// the pass over whole rows looks its twiddles up instead of multiplying
-// lo * hi. 2: one such table a stream, made at its first transform of 2^k
-// and kept while its transforms keep that size and root (or its inverse,
-// read backwards), freed with the stream; also outside the scratch model.
+// 1 (default): the pass over a whole row of 2^k elements, k >
+// C2_NTT_ROW_LOG (a transform's first DIF or last DIT pass), looks its
+// twiddles up in one table of every power of the root below 2^(k-1)
+// (k_full_roots: 2^(k-1) x 32 bytes, 2 GiB at k = 27) instead of
+// multiplying lo * hi. Each c2_ntt and c2_compute_h call builds it once in
+// its scratch; the H pipeline's inverse transforms read the forward root's
+// table at -e. 0: the lo * hi products.
 #ifndef C2_NTT_FULL_ROW
-#define C2_NTT_FULL_ROW 0
+#define C2_NTT_FULL_ROW 1
 #endif
 
 // Powers of a base b for exponents below 2^k, as Shoup multipliers:
@@ -134,9 +137,10 @@ struct pow_tables {
     const fr_tw* row;  // null: none
     int row_log;
 #if C2_NTT_FULL_ROW
-    // scale * b^e for e < 2^(full_log-1), b a primitive 2^full_log-th root,
-    // so that the other half is its negation; null: none. full_inv: the
-    // table holds the powers of 1/b instead, and b^e is read at -e.
+    // b^e for e < 2^(full_log-1) (build_full; scale 1), b a primitive
+    // 2^full_log-th root, so that the other half is its negation; null:
+    // none. full_inv: the table holds the powers of 1/b instead, and b^e is
+    // read at -e.
     const fr_t* full;
     int full_log;
     bool full_inv;
@@ -486,8 +490,7 @@ struct table_set {
         uint32_t nlo = 1u << h, nhi = 1u << (k - h);
         const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
         const uint32_t nrow = R > 0 ? 1u << R : 0;
-        const uint32_t nfull = C2_NTT_FULL_ROW == 1 && rows && k > C2_NTT_ROW_LOG ? 1u << (k - 1) : 0;
-        C2_CHECK(mem.alloc(((size_t)nlo + nhi + nrow) * sizeof(fr_tw) + (size_t)nfull * sizeof(fr_t), s));
+        C2_CHECK(mem.alloc(((size_t)nlo + nhi + nrow) * sizeof(fr_tw), s));
         fr_tw* lo = mem.as<fr_tw>();
         fr_tw* hi = lo + nlo;
         k_pow_entries<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
@@ -504,50 +507,39 @@ struct table_set {
             t.row = row;
             t.row_log = R;
         }
-#if C2_NTT_FULL_ROW
-        if (nfull) {  // at(e) for e < 2^(k-1)
-            fr_t* full = (fr_t*)(hi + nhi + nrow);
-            k_row_table<<<blocks_for(nfull, 256), 256, 0, s>>>(full, t, nfull, 0);
-            C2_CHECK_LAUNCH(k_row_table);
-            t.full = full;
-            t.full_log = k;
-        }
-#endif
-#if C2_NTT_FULL_ROW == 2
-        if (rows && k > C2_NTT_ROW_LOG && scale == fr_t::one()) return stream_roots(st, s, k, base);
-#endif
         return C2_OK;
     }
-#if C2_NTT_FULL_ROW == 2
-    // Points t.full at the stream's table of base^e for e < 2^(k-1), made
-    // from t's lo and hi tables unless the stream holds one for 2^k with root
-    // base or 1/base. Streams the library does not know go without.
-    int stream_roots(c2_status* st, cudaStream_t s, int k, const fr_t& base) {
-        stream_ctx* sc = scratch_owner(s);
-        if (!sc) return C2_OK;
-        fr_t w;
-        memcpy(&w, sc->roots_w, sizeof w);
-        bool have = sc->roots && sc->roots_k == k, inv = false;
-        if (have && w != base) have = inv = w * base == fr_t::one();
-        if (!have) {
-            if (sc->roots) {
-                C2_CHECK(cudaFreeAsync(sc->roots, s));
-                sc->roots = nullptr;
-            }
-            const uint32_t n = 1u << (k - 1);
-            C2_CHECK(cudaMallocAsync(&sc->roots, (size_t)n * sizeof(fr_t), s));
-            k_row_table<<<blocks_for(n, 256), 256, 0, s>>>((fr_t*)sc->roots, t, n, 0);
-            C2_CHECK_LAUNCH(k_row_table);
-            memcpy(sc->roots_w, &base, sizeof base);
-            sc->roots_k = k;
-        }
-        t.full = (const fr_t*)sc->roots;
-        t.full_log = k;
-        t.full_inv = inv;
-        return C2_OK;
-    }
-#endif
 };
+
+#if C2_NTT_FULL_ROW
+// out[e] = b^e for e = (i << h) + j, j < 2^h and i < nhi, with b's tables w
+// (scale 1): thread j takes b^j once, then one product an entry for the per
+// values of i from blockIdx.y * per. A warp stores whole 32-byte sectors
+// (stg_fr): stored word by word, the table takes about six times as long.
+__global__ void k_full_roots(fr_t* out, pow_tables w, uint32_t nhi, uint32_t per) {
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= (1u << w.h)) return;
+    const fr_t bj = fr_t::one() * ldg_tw(w.lo + j);
+    const uint32_t end = min(nhi, (blockIdx.y + 1) * per);
+#pragma unroll 2
+    for (uint32_t i = blockIdx.y * per; i < end; i++) stg_fr(out + ((size_t)i << w.h) + j, bj * ldg_tw(w.hi + i));
+}
+
+// Builds in m the table of every power below 2^(k-1) of w's root (w from
+// table_set::build with rows and scale 1, k > C2_NTT_ROW_LOG) and points w
+// at it (C2_NTT_FULL_ROW).
+static int build_full(c2_status* st, cudaStream_t s, scratch& m, int k, pow_tables& w) {
+    const uint32_t n = 1u << (k - 1), nhi = n >> w.h, per = 16;
+    C2_CHECK(m.alloc((size_t)n * sizeof(fr_t), s));
+    const dim3 grid(blocks_for(1u << w.h, 256), (nhi + per - 1) / per);
+    k_full_roots<<<grid, 256, 0, s>>>(m.as<fr_t>(), w, nhi, per);
+    C2_CHECK_LAUNCH(k_full_roots);
+    w.full = m.as<fr_t>();
+    w.full_log = k;
+    w.full_inv = false;
+    return C2_OK;
+}
+#endif
 
 struct pass_plan {
     int np;
@@ -706,6 +698,10 @@ static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, c
     bool inv = kind == C2_NTT_INVERSE || kind == C2_NTT_COSET_INVERSE;
     table_set w;
     if ((rc = w.build(st, s, k, load_fr(inv ? kc->omega_inv : kc->omega), one, true))) return rc;
+#if C2_NTT_FULL_ROW
+    scratch mfull;
+    if (k > C2_NTT_ROW_LOG && (rc = build_full(st, s, mfull, k, w.t))) return rc;
+#endif
     switch (kind) {
     case C2_NTT_FORWARD:
         if ((rc = run_ntt(st, s, d, k, false, w.t, false, none))) return rc;
@@ -744,6 +740,9 @@ static int ntt_device(c2_status* st, cudaStream_t s, fr_t* d, int k, int kind, c
 // and 3 in h_final_op: 8.
 struct h_pipeline {
     table_set wf, wi, gs, gz;
+#if C2_NTT_FULL_ROW
+    scratch mfull;  // build_full's table of wf's root
+#endif
     fr_t nz;  // 1/(n*Z)
     int k;
     // Pairs of passes fused (C2_NTT_FUSE, transforms of two passes or more):
@@ -761,6 +760,14 @@ struct h_pipeline {
         nz = load_fr(kc->n_inv) * load_fr(kc->z_inv);
         if ((rc = wf.build(st, s, k, load_fr(kc->omega), one, true))) return rc;
         if ((rc = wi.build(st, s, k, load_fr(kc->omega_inv), one, true))) return rc;
+#if C2_NTT_FULL_ROW
+        if (k > C2_NTT_ROW_LOG) {  // one table: the inverse root's powers read at -e
+            if ((rc = build_full(st, s, mfull, k, wf.t))) return rc;
+            wi.t.full = wf.t.full;
+            wi.t.full_log = k;
+            wi.t.full_inv = true;
+        }
+#endif
         // iNTT scale 1/n and coset shift g^i folded into one table
         if ((rc = gs.build(st, s, k, load_fr(kc->g), load_fr(kc->n_inv)))) return rc;
         // iNTT scale 1/n, coset shift g^-i and 1/Z folded into one table
