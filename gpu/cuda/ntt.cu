@@ -69,6 +69,11 @@ static constexpr int NTT_THREADS = 256;
 #ifndef C2_NTT_COLS_MIN_BLOCKS
 #define C2_NTT_COLS_MIN_BLOCKS 2
 #endif
+// 2: the fused pairs (k_ntt_pair) two columns a thread too, at
+// C2_NTT_COLS_MIN_BLOCKS blocks an SM; 1 (default): one.
+#ifndef C2_NTT_PAIR_COLS
+#define C2_NTT_PAIR_COLS 1
+#endif
 
 // With C2_NTT_FUSE, a pair of 9-stage passes runs the stage loop of its
 // first (1, default) or second (2) network unrolled; 0: both loops rolled.
@@ -411,12 +416,13 @@ __global__ void __launch_bounds__(NTT_THREADS, C == 1 ? C2_NTT_MIN_BLOCKS : C2_N
 #if C2_NTT_FUSE
 // Two passes over the same columns fused (ntt_pass_body): the DIT_IN
 // network, then the other kind; TT and TT2 > 0: the first or the second
-// network's stage loop unrolled (C2_NTT_PAIR_UNROLL).
-template <bool DIT_IN, int TT = 0, int TT2 = 0>
-__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS)
+// network's stage loop unrolled (C2_NTT_PAIR_UNROLL); C columns a thread
+// (C2_NTT_PAIR_COLS).
+template <bool DIT_IN, int TT = 0, int TT2 = 0, int C = 1>
+__global__ void __launch_bounds__(NTT_THREADS, C == 1 ? C2_NTT_MIN_BLOCKS : C2_NTT_COLS_MIN_BLOCKS)
     k_ntt_pair(fr_t* data, int k, int row_log, int t, int lb_log, const fr_tw* __restrict__ itw, pow_tables w,
                bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2) {
-    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2, C>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
 }
 #endif
 
@@ -683,6 +689,18 @@ static int launch_pair(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     constexpr int T1 = C2_NTT_PAIR_UNROLL == 1 ? NTT_TMAX : 0, T2 = C2_NTT_PAIR_UNROLL == 2 ? NTT_TMAX : 0;
 #else
     constexpr int T1 = 0, T2 = 0;
+#endif
+#if C2_NTT_PAIR_COLS == 2
+    if (nblocks % 2 == 0) {
+        if (T1 + T2 > 0 && t == NTT_TMAX)
+            k_ntt_pair<DIT_IN, T1, T2, 2><<<nblocks / 2, threads, 2 * sm, s>>>(d, k, row_log, t, lb_log, itw, w,
+                                                                              prescale, ps, mul, itw2, w2);
+        else
+            k_ntt_pair<DIT_IN, 0, 0, 2><<<nblocks / 2, threads, 2 * sm, s>>>(d, k, row_log, t, lb_log, itw, w,
+                                                                            prescale, ps, mul, itw2, w2);
+        C2_CHECK_LAUNCH(k_ntt_pair);
+        return C2_OK;
+    }
 #endif
     if (T1 + T2 > 0 && t == NTT_TMAX)
         k_ntt_pair<DIT_IN, T1, T2><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul,
