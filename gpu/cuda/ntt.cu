@@ -61,7 +61,7 @@ static constexpr int NTT_THREADS = 256;
 // blocks b and b + nblocks/2 of the pass's layout, which share each
 // stage's twiddle: half the stage twiddles' loads and two independent
 // products a stage, at C2_NTT_COLS_MIN_BLOCKS blocks an SM (2: 115-128
-// registers, no spills; 3: 80, spills 16-56 B). Passes of an odd number of
+// registers, no spills; 3: 80, spills 16-144 B). Passes of an odd number of
 // blocks run one column a thread. 1 (default): one column.
 #ifndef C2_NTT_COLS
 #define C2_NTT_COLS 1
@@ -261,6 +261,13 @@ __device__ __forceinline__ void pass_on_store(fr_t& x, uint32_t n1, uint64_t col
     }
 }
 
+// f(c) for each column c < C of a thread (C <= 2), as straight-line code.
+template <int C, class F>
+__device__ __forceinline__ void each_col(const F& f) {
+    f(0);
+    if (C > 1) f(C - 1);
+}
+
 // The network's t stages on thread j's two elements r[c] of each of its C
 // columns (ntt_net.cuh), with the inner twiddles itw: the columns share
 // each stage's twiddle, so C columns take one load and C independent
@@ -278,42 +285,38 @@ __device__ __forceinline__ void pass_stages(fr_t (&r)[C][2], int t, uint32_t j, 
             const int cb = DIT ? b - 1 : b;
             const int keep = net_keep(j, cb);
             fr_t out[C];
-#pragma unroll
-            for (int c = 0; c < C; c++) out[c] = select_fr(keep, r[c][0], r[c][1]);
+            each_col<C>([&](int c) { out[c] = select_fr(keep, r[c][0], r[c][1]); });
             const int tb = net_thread_bit(cb, q);
             fr_t in[C];
             if (tb < 5) {
-#pragma unroll
-                for (int c = 0; c < C; c++) in[c] = shfl_xor_fr(out[c], 1u << tb, lanes);
+                each_col<C>([&](int c) { in[c] = shfl_xor_fr(out[c], 1u << tb, lanes); });
             } else {
                 __syncthreads();
-#pragma unroll
-                for (int c = 0; c < C; c++)
+                each_col<C>([&](int c) {
 #pragma unroll
                     for (int e = 0; e < 8; e++) xs[(c * 8 + e) * T + threadIdx.x] = out[c].v[e];
+                });
                 __syncthreads();
                 const uint32_t from = threadIdx.x ^ (1u << tb);
-#pragma unroll
-                for (int c = 0; c < C; c++)
+                each_col<C>([&](int c) {
 #pragma unroll
                     for (int e = 0; e < 8; e++) in[c].v[e] = xs[(c * 8 + e) * T + from];
+                });
             }
-#pragma unroll
-            for (int c = 0; c < C; c++) {
+            each_col<C>([&](int c) {
                 r[c][0] = select_fr(keep, in[c], r[c][0]);
                 r[c][1] = select_fr(keep, r[c][1], in[c]);
-            }
+            });
         }
         const bool has_z = net_has_twiddle(j, b, q);
         fr_tw z;
         if (has_z) z = ldg_tw(itw + net_twiddle_index(j, b));
-#pragma unroll
-        for (int c = 0; c < C; c++) {
+        each_col<C>([&](int c) {
             if (DIT)
                 net_dit(r[c][0], r[c][1], z, has_z);
             else
                 net_dif(r[c][0], r[c][1], z, has_z);
-        }
+        });
     }
 }
 
@@ -365,8 +368,7 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
     const uint32_t T = blockDim.x;
     const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
     fr_t r[C][2];
-#pragma unroll
-    for (int c = 0; c < C; c++) {
+    each_col<C>([&](int c) {
 #pragma unroll
         for (int s = 0; s < 2; s++) {
             const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
@@ -375,11 +377,10 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
             pass_on_load<DIT_IN>(x, p, n1, n2_0[c] + l, t, S_log, row_log, k, w, prescale, ps, mul);
             r[c][s] = x;
         }
-    }
+    });
     pass_stages<DIT_IN, TT, C>(r, t, j, q, lanes, T, xs, itw);
     if (FUSED) {
-#pragma unroll
-        for (int c = 0; c < C; c++) {
+        each_col<C>([&](int c) {
 #pragma unroll
             for (int s = 0; s < 2; s++) {
                 const uint32_t n1 = net_load_index(DIT_OUT, j, s, t);
@@ -387,11 +388,10 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
                 pass_on_store<DIT_IN>(r[c][s], net_store_index(DIT_IN, j, s, t), n2_0[c] + l, t, S_log, row_log, k, w);
                 pass_on_load<DIT_OUT>(r[c][s], p, n1, n2_0[c] + l, t, S_log, row_log, k, w2, prescale, ps, mul);
             }
-        }
+        });
         pass_stages<DIT_OUT, TT2, C>(r, t, j, q, lanes, T, xs, itw2);
     }
-#pragma unroll
-    for (int c = 0; c < C; c++) {
+    each_col<C>([&](int c) {
 #pragma unroll
         for (int s = 0; s < 2; s++) {
             const uint32_t n1 = net_store_index(DIT_OUT, j, s, t);
@@ -400,7 +400,7 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, in
             pass_on_store<DIT_OUT>(x, n1, n2_0[c] + l, t, S_log, row_log, k, FUSED ? w2 : w);
             stg_fr(data + p, x);
         }
-    }
+    });
 }
 
 // One pass (ntt_pass_body with one network); TT > 0: a pass of t = TT
