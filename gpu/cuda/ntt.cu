@@ -57,24 +57,6 @@ static constexpr int NTT_THREADS = 256;
 #ifndef C2_NTT_FUSE
 #define C2_NTT_FUSE 1
 #endif
-// 2: each thread of a single pass (k_ntt_pass) runs two columns, those of
-// blocks b and b + nblocks/2 of the pass's layout, which share each
-// stage's twiddle: half the stage twiddles' loads and two independent
-// products a stage, at C2_NTT_COLS_MIN_BLOCKS blocks an SM (2: 115-128
-// registers, no spills; 3: 80, spills 16-144 B). Passes of an odd number of
-// blocks run one column a thread. 1 (default): one column.
-#ifndef C2_NTT_COLS
-#define C2_NTT_COLS 1
-#endif
-#ifndef C2_NTT_COLS_MIN_BLOCKS
-#define C2_NTT_COLS_MIN_BLOCKS 2
-#endif
-// 2: the fused pairs (k_ntt_pair) two columns a thread too, at
-// C2_NTT_COLS_MIN_BLOCKS blocks an SM; 1 (default): one.
-#ifndef C2_NTT_PAIR_COLS
-#define C2_NTT_PAIR_COLS 1
-#endif
-
 // With C2_NTT_FUSE, a pair of 9-stage passes runs the stage loop of its
 // first (1, default) or second (2) network unrolled; 0: both loops rolled.
 // Both unrolled, the pair spills 316 B a thread; one, 8-16 B.
@@ -261,21 +243,12 @@ __device__ __forceinline__ void pass_on_store(fr_t& x, uint32_t n1, uint64_t col
     }
 }
 
-// f(c) for each column c < C of a thread (C <= 2), as straight-line code.
-template <int C, class F>
-__device__ __forceinline__ void each_col(const F& f) {
-    f(0);
-    if (C > 1) f(C - 1);
-}
-
-// The network's t stages on thread j's two elements r[c] of each of its C
-// columns (ntt_net.cuh), with the inner twiddles itw: the columns share
-// each stage's twiddle, so C columns take one load and C independent
-// products a stage. Exchanges between threads of one warp are shuffles;
-// others go through 32 * C * T bytes of shared memory at xs.
+// The network's t stages on thread j's two elements r (ntt_net.cuh), with
+// the inner twiddles itw. Exchanges between threads of one warp are
+// shuffles; others go through 32 * T bytes of shared memory at xs.
 // TT > 0: t = TT, the stage loop unrolled (C2_NTT_UNROLL).
-template <bool DIT, int TT, int C>
-__device__ __forceinline__ void pass_stages(fr_t (&r)[C][2], int t, uint32_t j, int q, unsigned lanes, uint32_t T,
+template <bool DIT, int TT>
+__device__ __forceinline__ void pass_stages(fr_t (&r)[2], int t, uint32_t j, int q, unsigned lanes, uint32_t T,
                                             uint32_t* xs, const fr_tw* __restrict__ itw) {
     // TT = 0: unroll 1, the loop as ptxas schedules it with t unknown.
 #pragma unroll(TT > 0 ? TT : 1)
@@ -284,39 +257,30 @@ __device__ __forceinline__ void pass_stages(fr_t (&r)[C][2], int t, uint32_t j, 
         if (i > 0) {
             const int cb = DIT ? b - 1 : b;
             const int keep = net_keep(j, cb);
-            fr_t out[C];
-            each_col<C>([&](int c) { out[c] = select_fr(keep, r[c][0], r[c][1]); });
+            const fr_t out = select_fr(keep, r[0], r[1]);
             const int tb = net_thread_bit(cb, q);
-            fr_t in[C];
+            fr_t in;
             if (tb < 5) {
-                each_col<C>([&](int c) { in[c] = shfl_xor_fr(out[c], 1u << tb, lanes); });
+                in = shfl_xor_fr(out, 1u << tb, lanes);
             } else {
                 __syncthreads();
-                each_col<C>([&](int c) {
 #pragma unroll
-                    for (int e = 0; e < 8; e++) xs[(c * 8 + e) * T + threadIdx.x] = out[c].v[e];
-                });
+                for (int e = 0; e < 8; e++) xs[e * T + threadIdx.x] = out.v[e];
                 __syncthreads();
                 const uint32_t from = threadIdx.x ^ (1u << tb);
-                each_col<C>([&](int c) {
 #pragma unroll
-                    for (int e = 0; e < 8; e++) in[c].v[e] = xs[(c * 8 + e) * T + from];
-                });
+                for (int e = 0; e < 8; e++) in.v[e] = xs[e * T + from];
             }
-            each_col<C>([&](int c) {
-                r[c][0] = select_fr(keep, in[c], r[c][0]);
-                r[c][1] = select_fr(keep, r[c][1], in[c]);
-            });
+            r[0] = select_fr(keep, in, r[0]);
+            r[1] = select_fr(keep, r[1], in);
         }
         const bool has_z = net_has_twiddle(j, b, q);
         fr_tw z;
         if (has_z) z = ldg_tw(itw + net_twiddle_index(j, b));
-        each_col<C>([&](int c) {
-            if (DIT)
-                net_dit(r[c][0], r[c][1], z, has_z);
-            else
-                net_dif(r[c][0], r[c][1], z, has_z);
-        });
+        if (DIT)
+            net_dit(r[0], r[1], z, has_z);
+        else
+            net_dif(r[0], r[1], z, has_z);
     }
 }
 
@@ -338,91 +302,72 @@ __device__ __forceinline__ void pass_stages(fr_t (&r)[C][2], int t, uint32_t j, 
 // network's store transform and the second's load transform run between.
 // TT, TT2 > 0: t = TT (TT2), and the first (second) network's stage loop
 // unrolled.
-template <bool DIT_IN, bool DIT_OUT, int TT, int TT2, int C = 1>
+template <bool DIT_IN, bool DIT_OUT, int TT, int TT2>
 __device__ __forceinline__ void ntt_pass_body(fr_t* data, int k, int row_log, int t_in, int lb_log,
                                               const fr_tw* __restrict__ itw, const pow_tables& w, bool prescale,
                                               const pow_tables& ps, const fr_t* mul, const fr_tw* __restrict__ itw2,
                                               const pow_tables& w2) {
-    static_assert(C == 1 || C == 2, "one or two columns a thread");
     constexpr bool FUSED = DIT_IN != DIT_OUT;
     const int t = TT > 0 ? TT : TT2 > 0 ? TT2 : t_in;
     extern __shared__ uint32_t xs[];
     const int S_log = row_log - t;
     const int chunks_log = S_log - lb_log;
-    // Column c (C <= 2) of the thread is its column l of block blockIdx.x +
-    // c * gridDim.x of the pass's layout (pass_geometry).
-    uint64_t row[C], n2_0[C];
-    row[0] = (uint64_t)blockIdx.x >> chunks_log;
-    n2_0[0] = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
-    if (C > 1) {
-        const uint64_t bid = (uint64_t)blockIdx.x + gridDim.x;
-        row[C - 1] = bid >> chunks_log;
-        n2_0[C - 1] = (bid & ((1ull << chunks_log) - 1)) << lb_log;
-    }
+    const uint64_t row = (uint64_t)blockIdx.x >> chunks_log;
+    const uint64_t n2_0 = ((uint64_t)blockIdx.x & ((1ull << chunks_log) - 1)) << lb_log;
     const int q = net_warp_bits(t);
     const uint32_t j = net_role(threadIdx.x & ((1u << (t - 1)) - 1), q);
     const uint32_t l = threadIdx.x >> (t - 1);  // column within the block
-    uint64_t base[C];  // the column's first element; n2_0[c] + l its index n2 in the row
-    base[0] = (row[0] << row_log) + n2_0[0] + l;
-    if (C > 1) base[C - 1] = (row[C - 1] << row_log) + n2_0[C - 1] + l;
+    const uint64_t base = (row << row_log) + n2_0 + l;
     const uint32_t T = blockDim.x;
     const unsigned lanes = T >= 32 ? 0xffffffffu : (1u << T) - 1;
-    fr_t r[C][2];
-    each_col<C>([&](int c) {
+    fr_t r[2];
 #pragma unroll
-        for (int s = 0; s < 2; s++) {
-            const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
-            const uint64_t p = base[c] + ((uint64_t)n1 << S_log);
-            fr_t x = ldg_fr(data + p);
-            pass_on_load<DIT_IN>(x, p, n1, n2_0[c] + l, t, S_log, row_log, k, w, prescale, ps, mul);
-            r[c][s] = x;
-        }
-    });
-    pass_stages<DIT_IN, TT, C>(r, t, j, q, lanes, T, xs, itw);
-    if (FUSED) {
-        each_col<C>([&](int c) {
-#pragma unroll
-            for (int s = 0; s < 2; s++) {
-                const uint32_t n1 = net_load_index(DIT_OUT, j, s, t);
-                const uint64_t p = base[c] + ((uint64_t)n1 << S_log);
-                pass_on_store<DIT_IN>(r[c][s], net_store_index(DIT_IN, j, s, t), n2_0[c] + l, t, S_log, row_log, k, w);
-                pass_on_load<DIT_OUT>(r[c][s], p, n1, n2_0[c] + l, t, S_log, row_log, k, w2, prescale, ps, mul);
-            }
-        });
-        pass_stages<DIT_OUT, TT2, C>(r, t, j, q, lanes, T, xs, itw2);
+    for (int s = 0; s < 2; s++) {
+        const uint32_t n1 = net_load_index(DIT_IN, j, s, t);
+        const uint64_t p = base + ((uint64_t)n1 << S_log);
+        fr_t x = ldg_fr(data + p);
+        pass_on_load<DIT_IN>(x, p, n1, n2_0 + l, t, S_log, row_log, k, w, prescale, ps, mul);
+        r[s] = x;
     }
-    each_col<C>([&](int c) {
+    pass_stages<DIT_IN, TT>(r, t, j, q, lanes, T, xs, itw);
+    if (FUSED) {
 #pragma unroll
         for (int s = 0; s < 2; s++) {
-            const uint32_t n1 = net_store_index(DIT_OUT, j, s, t);
-            const uint64_t p = base[c] + ((uint64_t)n1 << S_log);
-            fr_t x = r[c][s];
-            pass_on_store<DIT_OUT>(x, n1, n2_0[c] + l, t, S_log, row_log, k, FUSED ? w2 : w);
-            stg_fr(data + p, x);
+            const uint32_t n1 = net_load_index(DIT_OUT, j, s, t);
+            const uint64_t p = base + ((uint64_t)n1 << S_log);
+            pass_on_store<DIT_IN>(r[s], net_store_index(DIT_IN, j, s, t), n2_0 + l, t, S_log, row_log, k, w);
+            pass_on_load<DIT_OUT>(r[s], p, n1, n2_0 + l, t, S_log, row_log, k, w2, prescale, ps, mul);
         }
-    });
+        pass_stages<DIT_OUT, TT2>(r, t, j, q, lanes, T, xs, itw2);
+    }
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        const uint32_t n1 = net_store_index(DIT_OUT, j, s, t);
+        const uint64_t p = base + ((uint64_t)n1 << S_log);
+        fr_t x = r[s];
+        pass_on_store<DIT_OUT>(x, n1, n2_0 + l, t, S_log, row_log, k, FUSED ? w2 : w);
+        stg_fr(data + p, x);
+    }
 }
 
 // One pass (ntt_pass_body with one network); TT > 0: a pass of t = TT
-// stages, its stage loop unrolled (C2_NTT_UNROLL); C columns a thread
-// (C2_NTT_COLS).
-template <bool DIT, int TT = 0, int C = 1>
-__global__ void __launch_bounds__(NTT_THREADS, C == 1 ? C2_NTT_MIN_BLOCKS : C2_NTT_COLS_MIN_BLOCKS)
-    k_ntt_pass(fr_t* data, int k, int row_log, int t_in, int lb_log, const fr_tw* __restrict__ itw, pow_tables w,
-               bool prescale, pow_tables ps, const fr_t* mul) {
-    ntt_pass_body<DIT, DIT, TT, 0, C>(data, k, row_log, t_in, lb_log, itw, w, prescale, ps, mul, nullptr, w);
+// stages, its stage loop unrolled (C2_NTT_UNROLL).
+template <bool DIT, int TT = 0>
+__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS) k_ntt_pass(fr_t* data, int k, int row_log, int t_in, int lb_log,
+                                                          const fr_tw* __restrict__ itw, pow_tables w, bool prescale,
+                                                          pow_tables ps, const fr_t* mul) {
+    ntt_pass_body<DIT, DIT, TT, 0>(data, k, row_log, t_in, lb_log, itw, w, prescale, ps, mul, nullptr, w);
 }
 
 #if C2_NTT_FUSE
 // Two passes over the same columns fused (ntt_pass_body): the DIT_IN
 // network, then the other kind; TT and TT2 > 0: the first or the second
-// network's stage loop unrolled (C2_NTT_PAIR_UNROLL); C columns a thread
-// (C2_NTT_PAIR_COLS).
-template <bool DIT_IN, int TT = 0, int TT2 = 0, int C = 1>
-__global__ void __launch_bounds__(NTT_THREADS, C == 1 ? C2_NTT_MIN_BLOCKS : C2_NTT_COLS_MIN_BLOCKS)
+// network's stage loop unrolled (C2_NTT_PAIR_UNROLL).
+template <bool DIT_IN, int TT = 0, int TT2 = 0>
+__global__ void __launch_bounds__(NTT_THREADS, C2_NTT_MIN_BLOCKS)
     k_ntt_pair(fr_t* data, int k, int row_log, int t, int lb_log, const fr_tw* __restrict__ itw, pow_tables w,
                bool prescale, pow_tables ps, const fr_t* mul, const fr_tw* __restrict__ itw2, pow_tables w2) {
-    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2, C>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
+    ntt_pass_body<DIT_IN, !DIT_IN, TT, TT2>(data, k, row_log, t, lb_log, itw, w, prescale, ps, mul, itw2, w2);
 }
 #endif
 
@@ -640,21 +585,6 @@ static int launch_pass(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     const unsigned threads = g.threads, nblocks = g.nblocks;
     const size_t sm = g.sm;
     bool unrolled = false;  // a k_ntt_pass<DIT, t> launched
-#if C2_NTT_COLS == 2
-    if (nblocks % 2 == 0) {
-        const unsigned nb = nblocks / 2;
-        const size_t sm2 = 2 * sm;
-        if (C2_NTT_UNROLL && t == NTT_TMAX)
-            k_ntt_pass<DIT, NTT_TMAX, 2><<<nb, threads, sm2, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
-        else if (C2_NTT_UNROLL >= 2 && t == NTT_TMAX - 1)
-            k_ntt_pass<DIT, NTT_TMAX - 1, 2><<<nb, threads, sm2, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps,
-                                                                    mul);
-        else
-            k_ntt_pass<DIT, 0, 2><<<nb, threads, sm2, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
-        C2_CHECK_LAUNCH(k_ntt_pass);
-        return C2_OK;
-    }
-#endif
 #if C2_NTT_UNROLL
     if (t == NTT_TMAX) {
         k_ntt_pass<DIT, NTT_TMAX><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul);
@@ -689,18 +619,6 @@ static int launch_pair(c2_status* st, cudaStream_t s, fr_t* d, int k, int row_lo
     constexpr int T1 = C2_NTT_PAIR_UNROLL == 1 ? NTT_TMAX : 0, T2 = C2_NTT_PAIR_UNROLL == 2 ? NTT_TMAX : 0;
 #else
     constexpr int T1 = 0, T2 = 0;
-#endif
-#if C2_NTT_PAIR_COLS == 2
-    if (nblocks % 2 == 0) {
-        if (T1 + T2 > 0 && t == NTT_TMAX)
-            k_ntt_pair<DIT_IN, T1, T2, 2><<<nblocks / 2, threads, 2 * sm, s>>>(d, k, row_log, t, lb_log, itw, w,
-                                                                              prescale, ps, mul, itw2, w2);
-        else
-            k_ntt_pair<DIT_IN, 0, 0, 2><<<nblocks / 2, threads, 2 * sm, s>>>(d, k, row_log, t, lb_log, itw, w,
-                                                                            prescale, ps, mul, itw2, w2);
-        C2_CHECK_LAUNCH(k_ntt_pair);
-        return C2_OK;
-    }
 #endif
     if (T1 + T2 > 0 && t == NTT_TMAX)
         k_ntt_pair<DIT_IN, T1, T2><<<nblocks, threads, sm, s>>>(d, k, row_log, t, lb_log, itw, w, prescale, ps, mul,
