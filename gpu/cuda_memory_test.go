@@ -82,6 +82,7 @@ func TestSlotBytes32GiB(t *testing.T) {
 		"L's dense MSM":   msmScratch(int64(shape32GiB.L), msmG1, false, true, 132),
 		"an indexed tail": indexedScratch(int64(tailPiece), msmG2, 132),
 		"R1CS evaluation": evalScratch(int64(vars32GiB), n),
+		"ComputeH's tables, the roots' 2 GiB among them": nttScratch(27),
 	} {
 		require.Less(t, s, scratch, name)
 	}
@@ -98,6 +99,10 @@ func TestSlotBytes32GiB(t *testing.T) {
 	// plain slot (no witness) holds no buffers but stages a, b and c.
 	streamed := c.slotBytes(pk, false, vars32GiB) - buffers - slotSlop
 	require.Equal(t, msmScratch(int64(shape32GiB.BG2), msmG2, true, true, 132), streamed)
+	// The transforms' tables: every power of the root below 2^26 as 32-byte
+	// elements (build_full), and ≈ 50 MB of Shoup tables.
+	require.InDelta(t, float64(frSize<<26)+50e6, float64(nttScratch(27)), 1e6)
+	require.Equal(t, int64(0), nttScratch(18)-twiddleSize*(4*(1<<9+1<<9)+2*(1<<18)+2<<9), "no roots table at 2^18")
 	plain := c.slotBytes(pk, true, 0) - slotSlop
 	require.Equal(t, nttScratch(27)+3*n*frSize, plain, "the largest call: ComputeH's staging of a, b and c, and its tables")
 }
