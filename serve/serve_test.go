@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,7 @@ type fakeProver struct {
 	mu      sync.Mutex
 	calls   []string
 	started chan string // receives each input as its call starts
+	early   []string    // starts waitStart read while it waited for another (test goroutine only)
 	release chan struct{}
 	closed  bool
 }
@@ -87,9 +89,14 @@ func (f *fakeProver) callList() []string {
 	return append([]string(nil), f.calls...)
 }
 
-// waitStart waits for the call proving in, skipping earlier calls.
+// waitStart waits for the call proving in to start (or finds it among the
+// starts an earlier waitStart read and kept).
 func (f *fakeProver) waitStart(t *testing.T, in string) {
 	t.Helper()
+	if i := slices.Index(f.early, in); i >= 0 {
+		f.early = slices.Delete(f.early, i, i+1)
+		return
+	}
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
@@ -97,6 +104,9 @@ func (f *fakeProver) waitStart(t *testing.T, in string) {
 			if got == in {
 				return
 			}
+			// Calls submitted together start in any order: this start is
+			// kept for the waitStart that asks for it.
+			f.early = append(f.early, got)
 		case <-timeout:
 			t.Fatalf("%q never started", in)
 		}
