@@ -162,13 +162,14 @@ func batchScratch(n int64, g msmGroup, hostBases bool, sms int64) int64 {
 // nttScratch bounds the twiddle tables of a transform or of the H pipeline
 // over 2^logN (table_set, k_inner_twiddles, build_full in ntt.cu): four
 // tables of 2^ceil(k/2) low powers and 2^floor(k/2) high ones, two of them
-// with a row table of at most 2^rowLog, and two tables of 2^9 inner
-// twiddles (the pipeline with fused passes holds both roots' at once), at
-// most twiddleSize bytes an entry; and past 2^rowLog, the table of every
-// power of the root below 2^(logN-1), frSize bytes an entry (2 GiB at 2^27).
+// with a row table of at most 2^rowLog elements, and two tables of 2^9
+// inner twiddles (the pipeline with fused passes holds both roots' at
+// once), twiddleSize bytes an entry but the row tables' frSize; and past
+// 2^rowLog, the table of every power of the root below 2^(logN-1), frSize
+// bytes an entry (2 GiB at 2^27).
 func nttScratch(logN int) int64 {
 	lo, hi := int64(1)<<((logN+1)/2), int64(1)<<(logN/2)
-	s := twiddleSize * (4*(lo+hi) + 2*(int64(1)<<min(logN, rowLog)) + 2<<9)
+	s := twiddleSize*(4*(lo+hi)+2<<9) + frSize*2*(int64(1)<<min(logN, rowLog))
 	if logN > rowLog {
 		s += frSize << (logN - 1)
 	}

@@ -100,9 +100,9 @@ func TestSlotBytes32GiB(t *testing.T) {
 	streamed := c.slotBytes(pk, false, vars32GiB) - buffers - slotSlop
 	require.Equal(t, msmScratch(int64(shape32GiB.BG2), msmG2, true, true, 132), streamed)
 	// The transforms' tables: every power of the root below 2^26 as 32-byte
-	// elements (build_full), and ≈ 50 MB of Shoup tables.
-	require.InDelta(t, float64(frSize<<26)+50e6, float64(nttScratch(27)), 1e6)
-	require.Equal(t, int64(0), nttScratch(18)-twiddleSize*(4*(1<<9+1<<9)+2*(1<<18)+2<<9), "no roots table at 2^18")
+	// elements (build_full), and ≈ 25 MB of smaller tables.
+	require.InDelta(t, float64(frSize<<26)+25e6, float64(nttScratch(27)), 1e6)
+	require.Equal(t, int64(0), nttScratch(18)-twiddleSize*(4*(1<<9+1<<9)+2<<9)-frSize*2*(1<<18), "no roots table at 2^18")
 	plain := c.slotBytes(pk, true, 0) - slotSlop
 	require.Equal(t, nttScratch(27)+3*n*frSize, plain, "the largest call: ComputeH's staging of a, b and c, and its tables")
 }

@@ -126,31 +126,17 @@ __device__ __forceinline__ fr_tw to_entry<fr_tw>(const fr_t& x) { return fr_tw{s
 #define C2_NTT_FULL_ROW 1
 #endif
 
-// 1: the row table (pow_tables.row) holds plain elements, 32 bytes and a
-// Montgomery product a lookup, instead of Shoup multipliers, 80 bytes and
-// a Shoup product: 60 more IMAD slots a lookup for 60 % fewer bytes
-// (session 34 counted 24.5 GB of L2 reads in pass 2 of 2^27, mostly these
-// lookups). 0 (default): Shoup multipliers.
-#ifndef C2_NTT_ROW_FR
-#define C2_NTT_ROW_FR 0
-#endif
-#if C2_NTT_ROW_FR
-using row_entry = fr_t;
-#else
-using row_entry = fr_tw;
-#endif
-__device__ __forceinline__ fr_t ldg_entry(const fr_t* p) { return ldg_fr(p); }
-__device__ __forceinline__ fr_tw ldg_entry(const fr_tw* p) { return ldg_tw(p); }
-
 // Powers of a base b for exponents below 2^k, as Shoup multipliers:
 // x * scale * b^e (mul_at) is two products, (x * lo) * hi; row, when
-// present, holds scale * b^(i << (k - row_log)) for i < 2^row_log, so that
-// mul_row (x times such a power) is one.
+// present, holds scale * b^(i << (k - row_log)) for i < 2^row_log as plain
+// elements, so that mul_row (x times such a power) is one Montgomery
+// product reading 32 bytes (a Shoup multiplier is 80; these lookups are
+// most of a row pass's L2 reads).
 struct pow_tables {
     const fr_tw* lo;  // scale * b^i, i < 2^h
     const fr_tw* hi;  // b^(i << h), i < 2^(k-h)
     int h;
-    const row_entry* row;  // null: none
+    const fr_t* row;  // null: none
     int row_log;
 #if C2_NTT_FULL_ROW
     // b^e for e < 2^(full_log-1) (build_full; scale 1), b a primitive
@@ -171,7 +157,7 @@ struct pow_tables {
     // x * at(e << (k - r)) for e < 2^r: one product by the row table's entry
     // when r <= row_log.
     __device__ __forceinline__ fr_t mul_row(const fr_t& x, uint32_t e, int r, int k) const {
-        if (row && r <= row_log) return x * ldg_entry(row + ((size_t)e << (row_log - r)));
+        if (row && r <= row_log) return x * ldg_fr(row + ((size_t)e << (row_log - r)));
 #if C2_NTT_FULL_ROW
         if (full) {
             uint32_t y = e << (k - r);
@@ -506,7 +492,7 @@ struct table_set {
         uint32_t nlo = 1u << h, nhi = 1u << (k - h);
         const int R = rows && k > 0 ? (k < C2_NTT_ROW_LOG ? k : C2_NTT_ROW_LOG) : 0;
         const uint32_t nrow = R > 0 ? 1u << R : 0;
-        C2_CHECK(mem.alloc(((size_t)nlo + nhi) * sizeof(fr_tw) + (size_t)nrow * sizeof(row_entry), s));
+        C2_CHECK(mem.alloc(((size_t)nlo + nhi) * sizeof(fr_tw) + (size_t)nrow * sizeof(fr_t), s));
         fr_tw* lo = mem.as<fr_tw>();
         fr_tw* hi = lo + nlo;
         k_pow_entries<<<blocks_for(nlo, 256), 256, 0, s>>>(lo, base, nlo, 0, scale);
@@ -517,7 +503,7 @@ struct table_set {
         t.hi = hi;
         t.h = h;
         if (nrow) {
-            row_entry* row = (row_entry*)(hi + nhi);
+            fr_t* row = (fr_t*)(hi + nhi);
             k_row_table<<<blocks_for(nrow, 256), 256, 0, s>>>(row, t, nrow, k - R);
             C2_CHECK_LAUNCH(k_row_table);
             t.row = row;
