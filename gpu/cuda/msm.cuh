@@ -78,11 +78,15 @@ static __global__ void k_bucket_bounds(const uint32_t* __restrict__ keys, uint64
     if (i == m - 1 || keys[i + 1] != k) end[k] = (uint32_t)(i + 1);
 }
 
+// The sort key of each bucket for the task order (largest first): its size,
+// sizes of 2^MSM_SIZE_BITS - 1 and up as one, so that the order takes one
+// radix pass (such buckets are cut into pieces of MSM_PIECE points anyway).
+static constexpr int MSM_SIZE_BITS = 8;
 static __global__ void k_bucket_sizes(const uint32_t* __restrict__ start, const uint32_t* __restrict__ end,
                                uint32_t nbuckets, uint32_t* __restrict__ size, uint32_t* __restrict__ id) {
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nbuckets) return;
-    size[b] = end[b] - start[b];
+    size[b] = min(end[b] - start[b], (1u << MSM_SIZE_BITS) - 1);
     id[b] = b;
 }
 
@@ -362,8 +366,6 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
     const uint64_t M = (uint64_t)W * CH;
     int key_bits = 1;
     while ((1ull << key_bits) <= TB) key_bits++;
-    int size_bits = 1;
-    while ((1ull << size_bits) <= CH) size_bits++;
 
     scratch m_keys, m_vals, m_buckets, m_start, m_end, m_size, m_id, m_cub, m_sc, m_bs, m_part;
     scratch m_pieces, m_first, m_owner, m_extra;
@@ -387,7 +389,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         cub::DoubleBuffer<uint32_t> dk(keys, keys + M), dv(vals, vals + M);
         C2_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub1, dk, dv, (int)M, 0, key_bits, s));
         cub::DoubleBuffer<uint32_t> sk(bsize, bsize + TB), sv(bid, bid + TB);
-        C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, cub2, sk, sv, (int)TB, 0, size_bits, s));
+        C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, cub2, sk, sv, (int)TB, 0, MSM_SIZE_BITS, s));
     }
     size_t cub3 = 0;
     // tasks: at most one per bucket plus M / MSM_PIECE extra pieces
@@ -478,7 +480,7 @@ int msm_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* bases, bool bases
         k_bucket_sizes<<<blocks_for(TB, 256), 256, 0, s>>>(bstart, bend, TB, bsize, bid);
         C2_CHECK_LAUNCH(k_bucket_sizes);
         cub::DoubleBuffer<uint32_t> sk(bsize, bsize + TB), sv(bid, bid + TB);
-        C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(m_cub.p, cub_bytes, sk, sv, (int)TB, 0, size_bits, s));
+        C2_CHECK(cub::DeviceRadixSort::SortPairsDescending(m_cub.p, cub_bytes, sk, sv, (int)TB, 0, MSM_SIZE_BITS, s));
         trace_mark("sort_buckets");
         // cut buckets into tasks of at most MSM_PIECE points (tasks.cuh)
         const uint32_t* order = sv.Current();
