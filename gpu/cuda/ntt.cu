@@ -15,9 +15,11 @@
 // the twiddles between the passes of rows of at most 2^C2_NTT_ROW_LOG
 // elements from one table of such a row's powers; the pass over a whole
 // longer row reads one table of every power of the root, built once a call
-// (C2_NTT_FULL_ROW). Every table entry is a
-// Shoup multiplier (field_shoup.cuh), so a product by a power of a root
-// costs 186 IMAD slots instead of a Montgomery product's 246.
+// (C2_NTT_FULL_ROW). The small tables and the stages' inner twiddles hold
+// Shoup multipliers (field_shoup.cuh), so a product by such a power costs
+// 186 IMAD slots instead of a Montgomery product's 246; the row and
+// whole-row tables hold plain 32-byte elements (one Montgomery product a
+// lookup, for fewer bytes read).
 #include "common.cuh"
 #include "field.cuh"
 #include "ntt_net.cuh"
