@@ -35,6 +35,26 @@ C2_HD uint32_t mix32(uint64_t x) {
     return (uint32_t)x;
 }
 
+// The device benches' product chains (f64_bench, mma_bench): thread t's
+// chain c starts at chain_element(5t + c) and multiplies by
+// chain_element(5t + 4) each round; every word is pseudo-random and the
+// value below p.
+C2_HD fp_t chain_element(uint64_t i) {
+    fp_t a;
+    for (int l = 0; l < 12; l++) a.v[l] = mix32(i * 16 + l);
+    a.v[11] &= 0x0fffffff;  // below p
+    return a;
+}
+
+// Whether ref, thread 0's chain 0 after rounds products on the device,
+// equals the same chain on the host (portable products); prints a failure.
+inline bool chain_matches_host(const fp_t& ref, int rounds) {
+    fp_t x = chain_element(0), y = chain_element(4);
+    for (int r = 0; r < rounds; r++) x = fp_t::mul_portable(x, y);
+    if (x != ref) printf("FAIL: chain 0 differs from the host\n");
+    return x == ref;
+}
+
 template <class P>
 struct gen {
     using F = Fe<P>;
