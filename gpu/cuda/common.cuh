@@ -49,6 +49,25 @@ inline int ok(c2_status* st) {
     return C2_OK;
 }
 
+// Events a call creates for its own streams' order, destroyed when the call
+// returns; slots it never created stay null.
+template <int K>
+struct call_events {
+    cudaEvent_t e[K] = {};
+    ~call_events() {
+        for (cudaEvent_t x : e)
+            if (x) cudaEventDestroy(x);
+    }
+    cudaEvent_t& operator[](int i) { return e[i]; }
+};
+
+// rc, after the stream s has drained when rc is an error: a failed entry
+// point leaves no work of its own queued behind it.
+inline int drained(cudaStream_t s, int rc) {
+    if (rc) cudaStreamSynchronize(s);
+    return rc;
+}
+
 // Evaluates a CUDA call; on failure records it and returns from the caller.
 #define C2_CHECK(call)                                                        \
     do {                                                                      \

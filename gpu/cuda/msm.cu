@@ -29,15 +29,10 @@ static int msm_entry(c2_status* st, c2_stream* h, int group, const void* bases, 
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
     trace_call trace(sc->ordinal, sc->s, bases_hi ? "msm_split" : "msm");
-    int rc;
-    if (group == 1)
-        rc = msm_g1(st, sc, bases, bases_dev, bases_hi, scalars, scalars_dev, n, window_bits, out, nwindows,
-                    used_window_bits);
-    else
-        rc = msm_g2(st, sc, bases, bases_dev, bases_hi, scalars, scalars_dev, n, window_bits, out, nwindows,
-                    used_window_bits);
-    if (rc) cudaStreamSynchronize(sc->s);
-    return rc;
+    return drained(sc->s, group == 1 ? msm_g1(st, sc, bases, bases_dev, bases_hi, scalars, scalars_dev, n,
+                                              window_bits, out, nwindows, used_window_bits)
+                                     : msm_g2(st, sc, bases, bases_dev, bases_hi, scalars, scalars_dev, n,
+                                              window_bits, out, nwindows, used_window_bits));
 }
 
 extern "C" {
@@ -89,13 +84,7 @@ int c2_shift_points(c2_status* st, c2_stream* h, int group, void* dst, const voi
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
     trace_call trace(sc->ordinal, sc->s, "shift_points");
-    int rc;
-    if (group == 1)
-        rc = shift_g1(st, sc, dst, src, n, doublings);
-    else
-        rc = shift_g2(st, sc, dst, src, n, doublings);
-    if (rc) cudaStreamSynchronize(sc->s);
-    return rc;
+    return drained(sc->s, group == 1 ? shift_g1(st, sc, dst, src, n, doublings) : shift_g2(st, sc, dst, src, n, doublings));
 }
 
 int c2_batch_add(c2_status* st, c2_stream* h, int group, const void* bases, int bases_on_device,
@@ -105,13 +94,7 @@ int c2_batch_add(c2_status* st, c2_stream* h, int group, const void* bases, int 
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
     trace_call trace(sc->ordinal, sc->s, "batch_add");
-    int rc;
-    if (group == 1)
-        rc = batch_add_g1(st, sc, bases, bases_on_device, bitmap, n, out);
-    else
-        rc = batch_add_g2(st, sc, bases, bases_on_device, bitmap, n, out);
-    if (rc) cudaStreamSynchronize(sc->s);
-    return rc;
+    return drained(sc->s, group == 1 ? batch_add_g1(st, sc, bases, bases_on_device, bitmap, n, out) : batch_add_g2(st, sc, bases, bases_on_device, bitmap, n, out));
 }
 
 int c2_fill_points(c2_status* st, c2_stream* h, int group, void* dst, uint64_t n, const void* seeds, uint64_t k) {
@@ -119,13 +102,7 @@ int c2_fill_points(c2_status* st, c2_stream* h, int group, void* dst, uint64_t n
     if (!sc || !dst || !seeds) return set_status(st, C2_ERR_INVALID, 0, "c2_fill_points: null argument");
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
-    int rc;
-    if (group == 1)
-        rc = fill_g1(st, sc, dst, n, seeds, k);
-    else
-        rc = fill_g2(st, sc, dst, n, seeds, k);
-    if (rc) cudaStreamSynchronize(sc->s);
-    return rc;
+    return drained(sc->s, group == 1 ? fill_g1(st, sc, dst, n, seeds, k) : fill_g2(st, sc, dst, n, seeds, k));
 }
 
 }  // extern "C"

@@ -858,11 +858,7 @@ int c2_ntt(c2_status* st, c2_stream* h, void* data, int on_device, int log_n, in
         d = buf.as<fr_t>();
         C2_CHECK(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, sc->s));
     }
-    int rc = ntt_device(st, sc->s, d, log_n, kind, kc);
-    if (rc) {
-        cudaStreamSynchronize(sc->s);
-        return rc;
-    }
+    if (int rc = drained(sc->s, ntt_device(st, sc->s, d, log_n, kind, kc))) return rc;
     if (!on_device) C2_CHECK(cudaMemcpyAsync(data, d, bytes, cudaMemcpyDeviceToHost, sc->s));
     C2_CHECK(cudaStreamSynchronize(sc->s));
     C2_CHECK(cudaGetLastError());
@@ -879,14 +875,7 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
     size_t bytes = sizeof(fr_t) << log_n;
     scratch buf;
     fr_t *da = (fr_t*)a, *db = (fr_t*)b, *dc = (fr_t*)c;
-    cudaEvent_t ev[3] = {nullptr, nullptr, nullptr};
-    struct ev_guard {
-        cudaEvent_t* e;
-        ~ev_guard() {
-            for (int i = 0; i < 3; i++)
-                if (e[i]) cudaEventDestroy(e[i]);
-        }
-    } guard{ev};
+    call_events<3> ev;
     h_pipeline hp;
     int rc = hp.init(st, sc->s, log_n, kc);
     if (rc == C2_OK && !on_device) {
@@ -918,10 +907,7 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
         C2_CHECK(cudaStreamWaitEvent(sc->s, ev[2], 0));
     }
     if (rc == C2_OK) rc = hp.finish(st, sc->s, da, dc);
-    if (rc) {
-        cudaStreamSynchronize(sc->s);
-        return rc;
-    }
+    if (drained(sc->s, rc)) return rc;
     if (!on_device) C2_CHECK(cudaMemcpyAsync(a, da, bytes, cudaMemcpyDeviceToHost, sc->s));
     C2_CHECK(cudaStreamSynchronize(sc->s));
     C2_CHECK(cudaGetLastError());

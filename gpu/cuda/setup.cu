@@ -104,14 +104,7 @@ static int fb_mul_impl(c2_status* st, stream_ctx* sc, const affine_t<F>* table, 
     C2_CHECK(m_zzz.alloc(CH * sizeof(F), s));
     C2_CHECK(m_pre.alloc(CH * sizeof(F), s));
     const fr_t* slot[2] = {nullptr, nullptr};
-    cudaEvent_t ev[4] = {nullptr, nullptr, nullptr, nullptr};  // copied[2], used[2]
-    struct ev_guard {
-        cudaEvent_t* e;
-        ~ev_guard() {
-            for (int i = 0; i < 4; i++)
-                if (e[i]) cudaEventDestroy(e[i]);
-        }
-    } guard{ev};
+    call_events<4> ev;  // copied[2], used[2]
     if (!scalars_dev) {
         C2_CHECK(m_sc.alloc(2 * CH * sizeof(fr_t), s));
         slot[0] = m_sc.as<fr_t>();
@@ -174,13 +167,9 @@ int c2_fixed_base_table(c2_status* st, c2_stream* h, int group, const void* base
     if (int rc = fb_check(st, sc, group, nwindows)) return rc;
     if (!base || !table) return set_status(st, C2_ERR_INVALID, 0, "c2_fixed_base_table: null argument");
     C2_ENTER(sc->ordinal);
-    int rc;
-    if (group == 1)
-        rc = fb_table_impl<fp_t>(st, sc, (const g1_affine*)base, nwindows, (g1_affine*)table);
-    else
-        rc = fb_table_impl<fp2_t>(st, sc, (const g2_affine*)base, nwindows, (g2_affine*)table);
-    if (rc) cudaStreamSynchronize(sc->s);
-    return rc;
+    return drained(sc->s, group == 1
+                              ? fb_table_impl<fp_t>(st, sc, (const g1_affine*)base, nwindows, (g1_affine*)table)
+                              : fb_table_impl<fp2_t>(st, sc, (const g2_affine*)base, nwindows, (g2_affine*)table));
 }
 
 int c2_fixed_base_mul(c2_status* st, c2_stream* h, int group, const void* table, int nwindows, const void* scalars,
@@ -193,15 +182,11 @@ int c2_fixed_base_mul(c2_status* st, c2_stream* h, int group, const void* table,
     if (n && (!table || !scalars || !out))
         return set_status(st, C2_ERR_INVALID, 0, "c2_fixed_base_mul: null argument");
     C2_ENTER(sc->ordinal);
-    int rc;
-    if (group == 1)
-        rc = fb_mul_impl<fp_t>(st, sc, (const g1_affine*)table, nwindows, chunk_log, (const fr_t*)scalars, scalars_on_device != 0,
-                               n, (g1_affine*)out + offset);
-    else
-        rc = fb_mul_impl<fp2_t>(st, sc, (const g2_affine*)table, nwindows, chunk_log, (const fr_t*)scalars,
-                                scalars_on_device != 0, n, (g2_affine*)out + offset);
-    if (rc) cudaStreamSynchronize(sc->s);
-    return rc;
+    const bool dev = scalars_on_device != 0;
+    return drained(sc->s, group == 1 ? fb_mul_impl<fp_t>(st, sc, (const g1_affine*)table, nwindows, chunk_log,
+                                                         (const fr_t*)scalars, dev, n, (g1_affine*)out + offset)
+                                     : fb_mul_impl<fp2_t>(st, sc, (const g2_affine*)table, nwindows, chunk_log,
+                                                          (const fr_t*)scalars, dev, n, (g2_affine*)out + offset));
 }
 
 }  // extern "C"
