@@ -13,6 +13,8 @@
 //   eo+mma   both, independent of each other
 //   alu      A twelve-word carry chains (add.cc, addc.cc)
 //   eo+alu   both
+//   all      the three
+// The s: modes run eo in some warps and the other work in others (k_spec).
 // If a pair's time is near the larger of its parts, the pipes overlap; near
 // their sum, they take turns. Kernels are bounded to <= 168 registers (3
 // blocks of 128 threads an SM, as the MSM bucket kernel), and every launch
@@ -98,9 +100,9 @@ __global__ void __launch_bounds__(128, 3) k_mode(int rounds, int K, int A, fp_t*
     work<Mode>(blockIdx.x * (uint64_t)blockDim.x + threadIdx.x, rounds, K, A, out, side);
 }
 
-// Warp-specialized: blocks of 12 warps, one block an SM; warp w runs on
-// the SM's scheduler w % 4, so each scheduler holds warps w, w + 4 (eo) and
-// w + 8 (the other work). Which groups run is the mode: EO alone, the other
+// Warp-specialized: blocks of 12 warps, one block an SM. With the usual
+// placement of warp w on the SM's scheduler w % 4, each scheduler holds
+// warps w, w + 4 (eo) and w + 8 (the other work). Which groups run is the mode: EO alone, the other
 // alone, or both side by side on every scheduler.
 template <int Mode>
 __global__ void __launch_bounds__(384, 1) k_spec(int rounds, int K, int A, fp_t* out, uint32_t* side) {
