@@ -84,7 +84,8 @@ int c2_shift_points(c2_status* st, c2_stream* h, int group, void* dst, const voi
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
     trace_call trace(sc->ordinal, sc->s, "shift_points");
-    return drained(sc->s, group == 1 ? shift_g1(st, sc, dst, src, n, doublings) : shift_g2(st, sc, dst, src, n, doublings));
+    return drained(sc->s, group == 1 ? shift_g1(st, sc, dst, src, n, doublings)
+                                     : shift_g2(st, sc, dst, src, n, doublings));
 }
 
 int c2_batch_add(c2_status* st, c2_stream* h, int group, const void* bases, int bases_on_device,
@@ -94,7 +95,8 @@ int c2_batch_add(c2_status* st, c2_stream* h, int group, const void* bases, int 
     if (int rc = check_group(st, group)) return rc;
     C2_ENTER(sc->ordinal);
     trace_call trace(sc->ordinal, sc->s, "batch_add");
-    return drained(sc->s, group == 1 ? batch_add_g1(st, sc, bases, bases_on_device, bitmap, n, out) : batch_add_g2(st, sc, bases, bases_on_device, bitmap, n, out));
+    return drained(sc->s, group == 1 ? batch_add_g1(st, sc, bases, bases_on_device, bitmap, n, out)
+                                     : batch_add_g2(st, sc, bases, bases_on_device, bitmap, n, out));
 }
 
 int c2_fill_points(c2_status* st, c2_stream* h, int group, void* dst, uint64_t n, const void* seeds, uint64_t k) {

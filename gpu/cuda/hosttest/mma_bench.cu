@@ -203,8 +203,11 @@ int main(int argc, char** argv) {
         const char* name;
         int mode;
         kernel_t k;
-    } spec[] = {{"s:eo", EO, k_spec<EO>},          {"s:mma", MMA, k_spec<MMA>}, {"s:eo+mma", EO | MMA, k_spec<EO | MMA>},
-                {"s:alu", ALU, k_spec<ALU>}, {"s:eo+alu", EO | ALU, k_spec<EO | ALU>}};
+    } spec[] = {{"s:eo", EO, k_spec<EO>},
+                {"s:mma", MMA, k_spec<MMA>},
+                {"s:eo+mma", EO | MMA, k_spec<EO | MMA>},
+                {"s:alu", ALU, k_spec<ALU>},
+                {"s:eo+alu", EO | ALU, k_spec<EO | ALU>}};
     float t_spec[8] = {};
     for (auto& m : spec) {
         cudaFuncAttributes fa;
