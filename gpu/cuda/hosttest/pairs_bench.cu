@@ -11,6 +11,12 @@
 //            products in local memory, one Fermat inversion): 5 products and
 //            a squaring per pair plus 1/K inversion; 192 bytes read and 96
 //            written per pair, as one round of a pairwise bucket reduction.
+//   warp K:  the same pairs, with the inversions shared by a whole warp:
+//            each lane's K prefixes in shared memory (word-major), the 32
+//            lanes' products combined by an inclusive prefix scan and a
+//            suffix scan of shuffles (5 products each), one Fermat
+//            inversion a warp: 6 products a pair plus 12/K, and since all
+//            32 lanes execute the warp's inversion, 570/K of it a lane.
 // Prints additions per second for each, and checks sampled results against
 // affine additions on the host (xyzz results after conversion to affine).
 // Build and run: make -C gpu/cuda pairbench   (optional argument: log2 points)
@@ -53,6 +59,21 @@ __global__ void __launch_bounds__(128) k_xyzz_chain(const A* __restrict__ pts, u
     out[t] = acc;
 }
 
+// One pair of a batch's backward pass: p + q, its inverse 1/(q.x - p.x)
+// being inv * pre (inv: the inverse of the product of the batch's
+// differences up to this pair; pre: the product of those before it); inv
+// moves past the pair.
+__device__ __forceinline__ A pair_sum(const A& p, const A& q, const fp_t& pre, fp_t& inv) {
+    const fp_t d = q.x - p.x;
+    const fp_t di = inv * pre;
+    inv = inv * d;
+    const fp_t lam = (q.y - p.y) * di;
+    A r;
+    r.x = lam.sqr() - p.x - q.x;
+    r.y = lam * (p.x - r.x) - p.y;
+    return r;
+}
+
 template <int K>
 __global__ void __launch_bounds__(128) k_affine_pairs(const A* __restrict__ pts, uint32_t mask, uint64_t npairs,
                                                       A* __restrict__ out) {
@@ -71,15 +92,70 @@ __global__ void __launch_bounds__(128) k_affine_pairs(const A* __restrict__ pts,
     fp_t inv = acc.inverse();
     for (int i = cnt - 1; i >= 0; i--) {
         const uint64_t j = first + i;
-        const A p = pts[gather_index(2 * j, mask)], q = pts[gather_index(2 * j + 1, mask)];
-        const fp_t d = q.x - p.x;
-        const fp_t di = inv * pre[i];
-        inv = inv * d;
-        const fp_t lam = (q.y - p.y) * di;
-        A r;
-        r.x = lam.sqr() - p.x - q.x;
-        r.y = lam * (p.x - r.x) - p.y;
-        out[j] = r;
+        out[j] = pair_sum(pts[gather_index(2 * j, mask)], pts[gather_index(2 * j + 1, mask)], pre[i], inv);
+    }
+}
+
+// Fp value moved between lanes: each word by __shfl_*_sync.
+__device__ __forceinline__ fp_t shfl_up_fp(const fp_t& x, int d) {
+    fp_t r;
+#pragma unroll
+    for (int l = 0; l < 12; l++) r.v[l] = __shfl_up_sync(0xffffffffu, x.v[l], d);
+    return r;
+}
+__device__ __forceinline__ fp_t shfl_down_fp(const fp_t& x, int d) {
+    fp_t r;
+#pragma unroll
+    for (int l = 0; l < 12; l++) r.v[l] = __shfl_down_sync(0xffffffffu, x.v[l], d);
+    return r;
+}
+__device__ __forceinline__ fp_t shfl_idx_fp(const fp_t& x, int lane) {
+    fp_t r;
+#pragma unroll
+    for (int l = 0; l < 12; l++) r.v[l] = __shfl_sync(0xffffffffu, x.v[l], lane);
+    return r;
+}
+
+// Every lane of every warp runs to the end (the scans need all 32): a
+// missing pair contributes 1 to the products and writes nothing.
+template <int K>
+__global__ void __launch_bounds__(128) k_affine_warp(const A* __restrict__ pts, uint32_t mask, uint64_t npairs,
+                                                     A* __restrict__ out) {
+    extern __shared__ uint32_t pre_words[];  // word w of prefix i at (i * 12 + w) * blockDim.x + tid
+    const uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    const uint64_t first = t * K;
+    const int cnt = first >= npairs ? 0 : npairs - first < (uint64_t)K ? (int)(npairs - first) : K;
+    const int lane = threadIdx.x & 31;
+    const unsigned T = blockDim.x;
+    fp_t acc = fp_t::one();
+    for (int i = 0; i < cnt; i++) {
+        const uint64_t j = first + i;
+#pragma unroll
+        for (int w = 0; w < 12; w++) pre_words[(i * 12 + w) * T + threadIdx.x] = acc.v[w];
+        const fp_t px = pts[gather_index(2 * j, mask)].x, qx = pts[gather_index(2 * j + 1, mask)].x;
+        acc = acc * (qx - px);
+    }
+    // S: inclusive prefix product over lanes; U: inclusive suffix product.
+    fp_t S = acc, U = acc;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const fp_t y = shfl_up_fp(S, d);
+        if (lane >= d) S = y * S;
+        const fp_t z = shfl_down_fp(U, d);
+        if (lane + d < 32) U = U * z;
+    }
+    const fp_t invT = shfl_idx_fp(S, 31).inverse();
+    const fp_t before = shfl_up_fp(S, 1), after = shfl_down_fp(U, 1);
+    // 1/acc = 1/T * (lanes after) * (lanes before)
+    fp_t inv = invT;
+    if (lane < 31) inv = inv * after;
+    if (lane > 0) inv = inv * before;
+    for (int i = cnt - 1; i >= 0; i--) {
+        const uint64_t j = first + i;
+        fp_t pre;
+#pragma unroll
+        for (int w = 0; w < 12; w++) pre.v[w] = pre_words[(i * 12 + w) * T + threadIdx.x];
+        out[j] = pair_sum(pts[gather_index(2 * j, mask)], pts[gather_index(2 * j + 1, mask)], pre, inv);
     }
 }
 
@@ -107,19 +183,22 @@ struct timer {
     }
 };
 
-template <int K>
-static int run_affine(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64_t n, A* d_out, int reps) {
-    const uint64_t npairs = n / 2;
-    const uint64_t threads = (npairs + K - 1) / K;
-    const unsigned blocks = (unsigned)((threads + 127) / 128);
+// Times launch (best of reps after a warm-up), which adds the pairs
+// (gather_index(2j), gather_index(2j + 1)) into d_out[j] for j < npairs, and
+// checks 512 sampled sums against host additions; prints a row labelled
+// name, K and what.
+template <class L>
+static int run_pairs(const char* name, int K, const char* what, L launch, const A* d_out, std::vector<A>& pts,
+                     uint32_t mask, uint64_t npairs, int reps) {
     timer tm;
-    k_affine_pairs<K><<<blocks, 128>>>(d_pts, mask, npairs, d_out);  // warm-up
+    CK(cudaMemset((void*)d_out, 0, npairs * sizeof(A)));
+    launch();  // warm-up
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     float best = 1e30f;
     for (int r = 0; r < reps; r++) {
         tm.start();
-        k_affine_pairs<K><<<blocks, 128>>>(d_pts, mask, npairs, d_out);
+        launch();
         float ms = tm.stop_ms();
         if (ms < best) best = ms;
     }
@@ -132,9 +211,35 @@ static int run_affine(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64
         A want = host_add(pts[gather_index(2 * j, mask)], pts[gather_index(2 * j + 1, mask)]);
         if (!(want.x == out[j].x) || !(want.y == out[j].y)) bad++;
     }
-    printf("affine K=%-4d %9.3f ms  %6.3f G additions/s  (%llu pairs, %llu threads)  %d of 512 sampled wrong\n", K,
-           best, npairs / (best * 1e6), (unsigned long long)npairs, (unsigned long long)threads, bad);
+    printf("%-6s K=%-4d %9.3f ms  %6.3f G additions/s  (%llu pairs, %s)  %d of 512 sampled wrong\n", name, K, best,
+           npairs / (best * 1e6), (unsigned long long)npairs, what, bad);
     return bad;
+}
+
+template <int K>
+static int run_affine(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64_t n, A* d_out, int reps) {
+    const uint64_t npairs = n / 2;
+    const uint64_t threads = (npairs + K - 1) / K;
+    const unsigned blocks = (unsigned)((threads + 127) / 128);
+    char what[64];
+    snprintf(what, sizeof what, "%llu threads", (unsigned long long)threads);
+    return run_pairs("affine", K, what, [&] { k_affine_pairs<K><<<blocks, 128>>>(d_pts, mask, npairs, d_out); },
+                     d_out, pts, mask, npairs, reps);
+}
+
+template <int K>
+static int run_warp(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64_t n, A* d_out, int reps) {
+    const uint64_t npairs = n / 2;
+    const uint64_t threads = (npairs + K - 1) / K;
+    const unsigned blocks = (unsigned)((threads + 127) / 128);
+    const size_t smem = (size_t)K * 48 * 128;
+    CK(cudaFuncSetAttribute(k_affine_warp<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int occ = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_affine_warp<K>, 128, smem));
+    char what[64];
+    snprintf(what, sizeof what, "%d blocks an SM", occ);
+    return run_pairs("warp", K, what, [&] { k_affine_warp<K><<<blocks, 128, smem>>>(d_pts, mask, npairs, d_out); },
+                     d_out, pts, mask, npairs, reps);
 }
 
 int main(int argc, char** argv) {
@@ -185,6 +290,10 @@ int main(int argc, char** argv) {
         printf("xyzz   K=%-4d %9.3f ms  %6.3f G additions/s  (%llu points, %llu threads)  %d of 64 sampled wrong\n", K,
                best, n / (best * 1e6), (unsigned long long)n, (unsigned long long)threads, wrong);
     }
+    bad += run_warp<4>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_warp<8>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_warp<16>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_warp<32>(d_pts, pts, mask, n, (A*)d_out, reps);
     bad += run_affine<16>(d_pts, pts, mask, n, (A*)d_out, reps);
     bad += run_affine<64>(d_pts, pts, mask, n, (A*)d_out, reps);
     bad += run_affine<128>(d_pts, pts, mask, n, (A*)d_out, reps);
