@@ -17,6 +17,11 @@
 //            suffix scan of shuffles (5 products each), one Fermat
 //            inversion a warp: 6 products a pair plus 12/K, and since all
 //            32 lanes execute the warp's inversion, 570/K of it a lane.
+//   global K: the same, the prefixes in global memory and the warps'
+//            products inverted together by a second kernel in batches of
+//            32 a thread, so that a lane pays 6 products a pair plus 13/K
+//            and a negligible share of the inversions; 192 bytes of points
+//            gathered twice and 48 of prefix written and read per pair.
 // Prints additions per second for each, and checks sampled results against
 // affine additions on the host (xyzz results after conversion to affine).
 // Build and run: make -C gpu/cuda pairbench   (optional argument: log2 points)
@@ -116,6 +121,27 @@ __device__ __forceinline__ fp_t shfl_idx_fp(const fp_t& x, int lane) {
     return r;
 }
 
+// The product of the other 31 lanes' values acc (the lanes' cofactor, so
+// that 1/acc = cof / T), and in T the product of all 32: a prefix and a
+// suffix scan of shuffles, 5 products each, and at most one more. Every lane
+// of the warp must call it.
+__device__ __forceinline__ fp_t lane_cofactor(const fp_t& acc, int lane, fp_t& T) {
+    fp_t S = acc, U = acc;  // inclusive prefix and suffix products over the lanes
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const fp_t y = shfl_up_fp(S, d);
+        if (lane >= d) S = y * S;
+        const fp_t z = shfl_down_fp(U, d);
+        if (lane + d < 32) U = U * z;
+    }
+    T = shfl_idx_fp(S, 31);
+    const fp_t before = shfl_up_fp(S, 1), after = shfl_down_fp(U, 1);
+    fp_t cof = fp_t::one();
+    if (lane < 31) cof = after;
+    if (lane > 0) cof = cof * before;
+    return cof;
+}
+
 // Every lane of every warp runs to the end (the scans need all 32): a
 // missing pair contributes 1 to the products and writes nothing.
 template <int K>
@@ -135,27 +161,80 @@ __global__ void __launch_bounds__(128) k_affine_warp(const A* __restrict__ pts, 
         const fp_t px = pts[gather_index(2 * j, mask)].x, qx = pts[gather_index(2 * j + 1, mask)].x;
         acc = acc * (qx - px);
     }
-    // S: inclusive prefix product over lanes; U: inclusive suffix product.
-    fp_t S = acc, U = acc;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        const fp_t y = shfl_up_fp(S, d);
-        if (lane >= d) S = y * S;
-        const fp_t z = shfl_down_fp(U, d);
-        if (lane + d < 32) U = U * z;
-    }
-    const fp_t invT = shfl_idx_fp(S, 31).inverse();
-    const fp_t before = shfl_up_fp(S, 1), after = shfl_down_fp(U, 1);
-    // 1/acc = 1/T * (lanes after) * (lanes before)
-    fp_t inv = invT;
-    if (lane < 31) inv = inv * after;
-    if (lane > 0) inv = inv * before;
+    fp_t total;
+    const fp_t cof = lane_cofactor(acc, lane, total);
+    fp_t inv = total.inverse() * cof;
     for (int i = cnt - 1; i >= 0; i--) {
         const uint64_t j = first + i;
         fp_t pre;
 #pragma unroll
         for (int w = 0; w < 12; w++) pre.v[w] = pre_words[(i * 12 + w) * T + threadIdx.x];
         out[j] = pair_sum(pts[gather_index(2 * j, mask)], pts[gather_index(2 * j + 1, mask)], pre, inv);
+    }
+}
+
+// The inversions shared by every warp of the grid, in three kernels: the
+// lanes' K prefixes go to global memory (pre, word-major over the grid's
+// threads), each lane's cofactor to cof and each warp's product to tot
+// (k_global_fwd); k_invert_batches inverts tot in batches of KB a thread;
+// k_global_bwd adds the pairs from 1/acc = cof / T.
+template <int K>
+__global__ void __launch_bounds__(128) k_global_fwd(const A* __restrict__ pts, uint32_t mask, uint64_t npairs,
+                                                    uint32_t* __restrict__ pre, fp_t* __restrict__ cof,
+                                                    fp_t* __restrict__ tot) {
+    const uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    const uint64_t nt = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t first = t * K;
+    const int cnt = first >= npairs ? 0 : npairs - first < (uint64_t)K ? (int)(npairs - first) : K;
+    fp_t acc = fp_t::one();
+    for (int i = 0; i < cnt; i++) {
+        const uint64_t j = first + i;
+#pragma unroll
+        for (int w = 0; w < 12; w++) pre[(i * 12 + w) * nt + t] = acc.v[w];
+        const fp_t px = pts[gather_index(2 * j, mask)].x, qx = pts[gather_index(2 * j + 1, mask)].x;
+        acc = acc * (qx - px);
+    }
+    fp_t T;
+    cof[t] = lane_cofactor(acc, threadIdx.x & 31, T);
+    if ((threadIdx.x & 31) == 0) tot[t >> 5] = T;
+}
+
+// v[i] = 1/v[i] for i < n: Montgomery's trick over batches of KB a thread.
+template <int KB>
+__global__ void __launch_bounds__(128) k_invert_batches(fp_t* __restrict__ v, uint64_t n) {
+    const uint64_t first = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) * KB;
+    if (first >= n) return;
+    const int cnt = n - first < (uint64_t)KB ? (int)(n - first) : KB;
+    fp_t pre[KB];
+    fp_t acc = fp_t::one();
+    for (int i = 0; i < cnt; i++) {
+        pre[i] = acc;
+        acc = acc * v[first + i];
+    }
+    fp_t inv = acc.inverse();
+    for (int i = cnt - 1; i >= 0; i--) {
+        const fp_t x = v[first + i];
+        v[first + i] = inv * pre[i];
+        inv = inv * x;
+    }
+}
+
+template <int K>
+__global__ void __launch_bounds__(128) k_global_bwd(const A* __restrict__ pts, uint32_t mask, uint64_t npairs,
+                                                    const uint32_t* __restrict__ pre, const fp_t* __restrict__ cof,
+                                                    const fp_t* __restrict__ tinv, A* __restrict__ out) {
+    const uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    const uint64_t nt = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t first = t * K;
+    if (first >= npairs) return;
+    const int cnt = npairs - first < (uint64_t)K ? (int)(npairs - first) : K;
+    fp_t inv = tinv[t >> 5] * cof[t];
+    for (int i = cnt - 1; i >= 0; i--) {
+        const uint64_t j = first + i;
+        fp_t p;
+#pragma unroll
+        for (int w = 0; w < 12; w++) p.v[w] = pre[(i * 12 + w) * nt + t];
+        out[j] = pair_sum(pts[gather_index(2 * j, mask)], pts[gather_index(2 * j + 1, mask)], p, inv);
     }
 }
 
@@ -242,6 +321,32 @@ static int run_warp(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64_t
                      d_out, pts, mask, npairs, reps);
 }
 
+template <int K>
+static int run_global(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64_t n, A* d_out, int reps) {
+    constexpr int KB = 32;
+    const uint64_t npairs = n / 2;
+    const uint64_t threads = (npairs + K - 1) / K;
+    const unsigned blocks = (unsigned)((threads + 127) / 128);
+    const uint64_t nt = (uint64_t)blocks * 128, nw = nt / 32;
+    uint32_t* pre;
+    fp_t *cof, *tot;
+    CK(cudaMalloc(&pre, (size_t)K * 48 * nt));
+    CK(cudaMalloc(&cof, nt * sizeof(fp_t)));
+    CK(cudaMalloc(&tot, nw * sizeof(fp_t)));
+    const unsigned iblocks = (unsigned)(((nw + KB - 1) / KB + 127) / 128);
+    const int bad = run_pairs("global", K, "3 kernels",
+                              [&] {
+                                  k_global_fwd<K><<<blocks, 128>>>(d_pts, mask, npairs, pre, cof, tot);
+                                  k_invert_batches<KB><<<iblocks, 128>>>(tot, nw);
+                                  k_global_bwd<K><<<blocks, 128>>>(d_pts, mask, npairs, pre, cof, tot, d_out);
+                              },
+                              d_out, pts, mask, npairs, reps);
+    CK(cudaFree(pre));
+    CK(cudaFree(cof));
+    CK(cudaFree(tot));
+    return bad;
+}
+
 int main(int argc, char** argv) {
     const int lg = argc > 1 ? atoi(argv[1]) : 24;
     const uint64_t n = 1ull << lg;
@@ -290,6 +395,10 @@ int main(int argc, char** argv) {
         printf("xyzz   K=%-4d %9.3f ms  %6.3f G additions/s  (%llu points, %llu threads)  %d of 64 sampled wrong\n", K,
                best, n / (best * 1e6), (unsigned long long)n, (unsigned long long)threads, wrong);
     }
+    bad += run_global<4>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_global<8>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_global<16>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += run_global<32>(d_pts, pts, mask, n, (A*)d_out, reps);
     bad += run_warp<4>(d_pts, pts, mask, n, (A*)d_out, reps);
     bad += run_warp<8>(d_pts, pts, mask, n, (A*)d_out, reps);
     bad += run_warp<16>(d_pts, pts, mask, n, (A*)d_out, reps);
