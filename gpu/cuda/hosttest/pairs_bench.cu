@@ -347,6 +347,20 @@ static int run_global(const A* d_pts, std::vector<A>& pts, uint32_t mask, uint64
     return bad;
 }
 
+// Each runner over the batch sizes Ks: the wrong samples summed.
+template <int... Ks>
+struct runs {
+    static int global(const A* d, std::vector<A>& p, uint32_t m, uint64_t n, A* o, int r) {
+        return (run_global<Ks>(d, p, m, n, o, r) + ...);
+    }
+    static int warp(const A* d, std::vector<A>& p, uint32_t m, uint64_t n, A* o, int r) {
+        return (run_warp<Ks>(d, p, m, n, o, r) + ...);
+    }
+    static int affine(const A* d, std::vector<A>& p, uint32_t m, uint64_t n, A* o, int r) {
+        return (run_affine<Ks>(d, p, m, n, o, r) + ...);
+    }
+};
+
 int main(int argc, char** argv) {
     const int lg = argc > 1 ? atoi(argv[1]) : 24;
     const uint64_t n = 1ull << lg;
@@ -395,19 +409,9 @@ int main(int argc, char** argv) {
         printf("xyzz   K=%-4d %9.3f ms  %6.3f G additions/s  (%llu points, %llu threads)  %d of 64 sampled wrong\n", K,
                best, n / (best * 1e6), (unsigned long long)n, (unsigned long long)threads, wrong);
     }
-    bad += run_global<4>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_global<8>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_global<16>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_global<32>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_warp<4>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_warp<8>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_warp<16>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_warp<32>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_affine<16>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_affine<64>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_affine<128>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_affine<256>(d_pts, pts, mask, n, (A*)d_out, reps);
-    bad += run_affine<512>(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += runs<4, 8, 16, 32>::global(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += runs<4, 8, 16, 32>::warp(d_pts, pts, mask, n, (A*)d_out, reps);
+    bad += runs<16, 64, 128, 256, 512>::affine(d_pts, pts, mask, n, (A*)d_out, reps);
     CK(cudaFree(d_pts));
     CK(cudaFree(d_out));
     return bad ? 1 : 0;
