@@ -20,8 +20,9 @@
 //   global K: the same, the prefixes in global memory and the warps'
 //            products inverted together by a second kernel in batches of
 //            32 a thread, so that a lane pays 6 products a pair plus 13/K
-//            and a negligible share of the inversions; 192 bytes of points
-//            gathered twice and 48 of prefix written and read per pair.
+//            and a negligible share of the inversions; per pair both
+//            points' x gathered, then both points again, 96 bytes of sum
+//            written and 48 of prefix written and read.
 // Prints additions per second for each, and checks sampled results against
 // affine additions on the host (xyzz results after conversion to affine).
 // Build and run: make -C gpu/cuda pairbench   (optional argument: log2 points)
