@@ -46,6 +46,9 @@ type Budget struct {
 	pinned  int64 // of used, held by pinned reservations
 	peak    int64
 	waiters []*waiter // FIFO; granted, refused or cancelled entries are removed
+
+	reclaimers map[int]func() // see OnWait; keyed by registration
+	nextID     int
 }
 
 type waiter struct {
@@ -85,6 +88,29 @@ func locked[T any](b *Budget, read func() T) T {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return read()
+}
+
+// OnWait registers reclaim to be called whenever a reservation has to wait:
+// reclaim should release bytes held only as cache (a [Pool]'s idle buffers,
+// say), so that no reservation waits for bytes nobody will give back. It is
+// called without the budget's lock, on the waiting goroutine, after the
+// reservation has joined the queue, so bytes cached after reclaim returns are
+// cached by code that can see [Budget.Waiting] is nonzero. The returned stop
+// unregisters reclaim; it is idempotent.
+func (b *Budget) OnWait(reclaim func()) (stop func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reclaimers == nil {
+		b.reclaimers = make(map[int]func())
+	}
+	id := b.nextID
+	b.nextID++
+	b.reclaimers[id] = reclaim
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.reclaimers, id)
+	}
 }
 
 // Reservation is a grant of bytes from a Budget. Release returns them.
@@ -135,7 +161,8 @@ func (r *Reservation) Pin() {
 }
 
 // Reserve waits until n bytes are free and no earlier reservation is waiting,
-// then takes them. It fails at once with an *OverBudgetError when n exceeds
+// then takes them; before it waits it calls the functions registered with
+// [Budget.OnWait]. It fails at once with an *OverBudgetError when n exceeds
 // the total, and with ctx's error when ctx ends first (nothing is then held).
 func (b *Budget) Reserve(ctx context.Context, n int64) (*Reservation, error) {
 	if n < 0 {
@@ -160,7 +187,14 @@ func (b *Budget) Reserve(ctx context.Context, n int64) (*Reservation, error) {
 	}
 	w := &waiter{n: n, ready: make(chan struct{})}
 	b.waiters = append(b.waiters, w)
+	reclaim := make([]func(), 0, len(b.reclaimers))
+	for _, f := range b.reclaimers {
+		reclaim = append(reclaim, f)
+	}
 	b.mu.Unlock()
+	for _, f := range reclaim {
+		f()
+	}
 
 	select {
 	case <-w.ready:

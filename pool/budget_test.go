@@ -196,6 +196,37 @@ func TestBudgetCancelReleasesQueue(t *testing.T) {
 	assert.Equal(t, int64(0), b.Used())
 }
 
+// Reserve calls what OnWait registered only when it has to wait, and not
+// after stop.
+func TestBudgetOnWait(t *testing.T) {
+	b := NewBudget("test", 100)
+	var calls atomic.Int32
+	var held *Reservation
+	stop := b.OnWait(func() {
+		calls.Add(1)
+		if held != nil {
+			held.Release()
+		}
+	})
+	ctx := context.Background()
+	r, err := b.Reserve(ctx, 60)
+	require.NoError(t, err)
+	assert.Zero(t, calls.Load(), "granted at once")
+	held = r
+	r2, err := b.Reserve(ctx, 60) // queues; the reclaimer releases r
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), calls.Load())
+	stop()
+	stop()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	_, err = b.Reserve(cctx, 60)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, int32(1), calls.Load(), "stopped")
+	r2.Release()
+	assert.Zero(t, b.Used())
+}
+
 // 100 concurrent reservers with random sizes, hold times and cancellations:
 // the budget is never exceeded and everything is returned at the end.
 func TestBudgetRandomReservers(t *testing.T) {

@@ -74,6 +74,7 @@ type Pool struct {
 	queue    []idleBuf     // buffers waiting for the freer; guarded by mu
 	wake     chan struct{} // capacity 1: the queue grew or the pool closed
 	freerEnd chan struct{}
+	stopWait func() // unregisters Trim from the budget's OnWait
 }
 
 type idleBuf struct {
@@ -94,6 +95,10 @@ func New(budget *Budget, alloc Allocator) *Pool {
 		wake:     make(chan struct{}, 1),
 		freerEnd: make(chan struct{}),
 	}
+	// Whoever waits on the budget (this pool or another user) first empties
+	// the cache: put caches only while nobody waits, so after this no byte
+	// of the budget sits idle while a reservation waits.
+	p.stopWait = budget.OnWait(p.Trim)
 	go p.freer()
 	return p
 }
@@ -197,13 +202,9 @@ func (p *Pool) Get(ctx context.Context, n int) (*Buffer, error) {
 	}
 	p.mu.Unlock()
 
-	res, ok := p.budget.TryReserve(int64(c))
-	if !ok {
-		p.Trim()
-		var err error
-		if res, err = p.budget.Reserve(ctx, int64(c)); err != nil {
-			return nil, err
-		}
+	res, err := p.budget.Reserve(ctx, int64(c))
+	if err != nil {
+		return nil, err
 	}
 	b, err := p.alloc.Alloc(c)
 	if err != nil {
@@ -283,6 +284,7 @@ func (p *Pool) Close() {
 	p.drainIdle()
 	p.closed = true
 	p.mu.Unlock()
+	p.stopWait()
 	close(p.wake)
 	<-p.freerEnd
 }

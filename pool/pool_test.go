@@ -133,6 +133,38 @@ func TestPoolPressure(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 }
 
+// Bytes a pool holds only as cache are given back to whoever waits on its
+// budget: another pool sharing it, or a direct reservation. A buffer cached
+// just before the reservation queued (the order that once left a waiter
+// hanging with the whole budget idle) is freed by the waiter's own OnWait.
+func TestPoolCacheYieldsToWaiters(t *testing.T) {
+	a := &countingAllocator{}
+	budget := NewBudget("host", 4096)
+	p, q := New(budget, a), New(budget, a)
+	defer p.Close()
+	defer q.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	b, err := p.Get(ctx, 4096)
+	require.NoError(t, err)
+	b.Release() // cached: nobody waits
+	require.Equal(t, int64(4096), p.Stats().Idle)
+
+	r, err := budget.Reserve(ctx, 1024) // waits only until p's cache is freed
+	require.NoError(t, err)
+	assert.Zero(t, p.Stats().Idle)
+	r.Release()
+
+	b, err = p.Get(ctx, 4096)
+	require.NoError(t, err)
+	b.Release()
+	c, err := q.Get(ctx, 2048) // another pool on the same budget
+	require.NoError(t, err)
+	assert.Zero(t, p.Stats().Idle)
+	c.Release()
+}
+
 // Concurrent users never push the allocator past the budget.
 func TestPoolConcurrent(t *testing.T) {
 	a := &countingAllocator{}
