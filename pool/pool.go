@@ -178,9 +178,10 @@ func (b *Buffer) Release() {
 }
 
 // Get returns a buffer of n bytes, reusing a cached one of the same size class
-// when possible. When the budget is short it trims the cache and then waits,
-// first-in-first-out, until enough memory is released or ctx ends. A request
-// larger than the whole budget fails at once with an *OverBudgetError.
+// when possible. When the budget is short, every pool drawing from it frees
+// its cache (see [Budget.OnWait]) and Get waits, first-in-first-out, until
+// enough memory is released or ctx ends. A request larger than the whole
+// budget fails at once with an *OverBudgetError.
 func (p *Pool) Get(ctx context.Context, n int) (*Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("pool: negative buffer size %d", n)
