@@ -135,8 +135,8 @@ func TestPoolPressure(t *testing.T) {
 
 // Bytes a pool holds only as cache are given back to whoever waits on its
 // budget: another pool sharing it, or a direct reservation. A buffer cached
-// just before the reservation queued (the order that once left a waiter
-// hanging with the whole budget idle) is freed by the waiter's own OnWait.
+// before the reservation queued is freed through the budget's OnWait, so the
+// waiter never waits on a budget whose bytes sit idle.
 func TestPoolCacheYieldsToWaiters(t *testing.T) {
 	a := &countingAllocator{}
 	budget := NewBudget("host", 4096)
