@@ -185,6 +185,17 @@ func (s *cpuSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element
 	return tail(ctx, s, SectionBG2, s.k.pk.BG2, idx, scalars, msm.MultiExpG2)
 }
 
+// ReadBasesG2 implements [G2Reader].
+func (s *cpuSlot) ReadBasesG2(ctx context.Context, idx []uint32, dst []bls.G2Affine) error {
+	if err := checkIdx(len(s.k.pk.BG2), idx, len(dst), "bases"); err != nil {
+		return s.d.err(StageTail, SectionBG2, err)
+	}
+	for j, i := range idx {
+		dst[j] = s.k.pk.BG2[i]
+	}
+	return ctx.Err()
+}
+
 // batchAdd is BatchAddG1 and BatchAddG2 over sec's bases, sum being
 // msm.SumG1 or msm.SumG2.
 func batchAdd[A, J any, PJ point[J]](ctx context.Context, s *cpuSlot, sec Section, bases []A, ones []uint64, sum func([]A, []uint64, int) J) (J, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -27,7 +28,8 @@ import (
 // memory. The devices split the witness pass's H MSM where a key's slots
 // leave room for the second copy of its bases (attachHigh) and H has at
 // least splitHMin points; C2_CUDA_SPLIT_H=0 in the environment turns the
-// split off, C2_CUDA_SPLIT_H=1 takes it at every size.
+// split off, C2_CUDA_SPLIT_H=1 takes it at every size. C2_CUDA_HOST_G2, a
+// number from 0 to 1, sets Info().HostG2 (default hostG2).
 // Without the library or a GPU it returns an error wrapping
 // cuda.ErrNoLibrary or cuda.ErrNoDevice.
 func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
@@ -56,6 +58,12 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 		}
 		c := &CUDA{d: d, name: name, sms: d.Info().SMCount, budget: pool.NewBudget(name, max(total, 0))}
 		c.splitH, c.splitHAt = splitPolicy(os.Getenv("C2_CUDA_SPLIT_H"))
+		if c.hostG2, err = hostG2Share(os.Getenv("C2_CUDA_HOST_G2")); err != nil {
+			for _, x := range append(out, c) {
+				x.Close()
+			}
+			return nil, err
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -78,6 +86,7 @@ type CUDA struct {
 	// set and H has at least splitHAt points.
 	splitH   bool
 	splitHAt int
+	hostG2   float64 // Info().HostG2
 	budget   *pool.Budget
 
 	mu       sync.Mutex
@@ -91,7 +100,7 @@ type CUDA struct {
 
 // Info implements [Device].
 func (c *CUDA) Info() Info {
-	return Info{Name: c.name, Kind: KindCUDA, Memory: c.budget.Total(), G2: true}
+	return Info{Name: c.name, Kind: KindCUDA, Memory: c.budget.Total(), G2: true, HostG2: c.hostG2}
 }
 
 // Budget implements [Device].
@@ -695,6 +704,23 @@ func splitPolicy(env string) (on bool, at int) {
 	return true, splitHMin
 }
 
+// hostG2 is the share of B_G2's tail a CUDA device leaves to the host by
+// default ([Info].HostG2).
+const hostG2 = 0
+
+// hostG2Share returns CUDA's hostG2 for the value of C2_CUDA_HOST_G2 (empty:
+// the default).
+func hostG2Share(env string) (float64, error) {
+	if env == "" {
+		return hostG2, nil
+	}
+	f, err := strconv.ParseFloat(env, 64)
+	if err != nil || !(f >= 0 && f <= 1) {
+		return 0, fmt.Errorf("gpu: C2_CUDA_HOST_G2=%q: want a number from 0 to 1", env)
+	}
+	return f, nil
+}
+
 // splitsH reports whether the witness pass splits an H MSM of n points
 // when the high copy of the bases fits.
 func (c *CUDA) splitsH(n int) bool { return c.splitH && n >= c.splitHAt }
@@ -1052,6 +1078,75 @@ func (s *cudaSlot) MSMWitnessG1(ctx context.Context, sec Section, sel []uint64) 
 // MSMWitnessG2 implements [WitnessSlot].
 func (s *cudaSlot) MSMWitnessG2(ctx context.Context, sel []uint64) (bls.G2Jac, error) {
 	return cudaMSMWitness(ctx, s, SectionBG2, cudaG2, sel)
+}
+
+// ReadBasesG2 implements [G2Reader]: from a streamed key's host bases, or
+// gathered on the device in pieces through the slot's a‖b‖c scratch (free
+// once H is done; on a slot without one, a buffer of at most one tail
+// piece's bases, which the slot's reservation counts) and copied out.
+func (s *cudaSlot) ReadBasesG2(ctx context.Context, idx []uint32, dst []bls.G2Affine) error {
+	if err := s.c.enter(ctx, StageTail, SectionBG2); err != nil {
+		return err
+	}
+	n, bases, buf, _ := s.g2(SectionBG2)
+	if err := checkIdx(n, idx, len(dst), "bases"); err != nil {
+		return &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
+	}
+	if buf == nil {
+		for j, i := range idx {
+			dst[j] = bases[i]
+		}
+		return nil
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	scratch := s.mem.abc
+	if scratch == nil {
+		b, err := s.k.dev().Alloc(uint64(min(len(idx), tailPiece)) * uint64(g2Size))
+		if err != nil {
+			return s.c.err(StageTail, SectionBG2, err)
+		}
+		defer b.Free()
+		scratch = b
+	}
+	per := int(scratch.Len() / uint64(g2Size))
+	for lo := 0; lo < len(idx); lo += per {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+per, len(idx))
+		err := gatherPoints(s.k.dev(), scratch, buf, uint64(g2Size), idx[lo:hi])
+		if err == nil {
+			err = cuda.CopyFrom(dst[lo:hi], scratch, 0)
+		}
+		if err != nil {
+			return s.c.err(StageTail, SectionBG2, err)
+		}
+	}
+	return nil
+}
+
+// gatherPoints sets point j of dst to point idx[j] of bases, on the device;
+// points are size bytes (a multiple of an Fr value's 32) and idx is
+// increasing and not empty. It selects the points' 32-byte words from the
+// range idx spans with one bitmap.
+func gatherPoints(d *cuda.Device, dst, bases *cuda.Buffer, size uint64, idx []uint32) error {
+	words := size / uint64(frSize)
+	first := uint64(idx[0])
+	span := (uint64(idx[len(idx)-1]) - first + 1) * words
+	src, err := bases.Slice(first*size, span*uint64(frSize))
+	if err != nil {
+		return err
+	}
+	bitmap := make([]uint64, (span+63)/64)
+	for _, i := range idx {
+		for b := (uint64(i) - first) * words; b < (uint64(i)-first+1)*words; b++ {
+			bitmap[b/64] |= 1 << (b % 64)
+		}
+	}
+	_, err = d.Select(dst, src, int(span), bitmap)
+	return err
 }
 
 // cudaMSMWitness is MSMWitnessG1 and MSMWitnessG2: the scalars are the

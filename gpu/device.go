@@ -116,6 +116,10 @@ type Info struct {
 	// G2 is true when the device should run the B_G2 tail MSM itself; when
 	// false the pipeline runs it on the CPU, overlapping the device's work.
 	G2 bool
+	// HostG2 is, with G2, the fraction of B_G2's tail (by points, 0 to 1)
+	// that the pipeline runs on the host beside the device, over bases it
+	// copies once from a slot that implements [G2Reader]; 0: none.
+	HostG2 float64
 }
 
 // Key is a proving key made available to one device: resident in its memory
@@ -172,6 +176,15 @@ type Slot interface {
 	TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error)
 	// Release returns the slot's memory to the budget. Idempotent.
 	Release()
+}
+
+// G2Reader is implemented by slots that copy their key's B_G2 bases to the
+// host, so that the host can take a share of B_G2's tail ([Info].HostG2).
+type G2Reader interface {
+	// ReadBasesG2 sets dst[j] = B_G2[idx[j]]; idx is increasing and as long
+	// as dst. On a slot that took a witness it may use the scratch of that
+	// partition's H, so it is called after ComputeHWitness.
+	ReadBasesG2(ctx context.Context, idx []uint32, dst []bls.G2Affine) error
 }
 
 // ShapeLoader is implemented by devices that also hold a shape's recorded
@@ -269,8 +282,14 @@ func checkMSM(n int, idx []uint32, scalars []fr.Element) error {
 		}
 		return nil
 	}
-	if len(idx) != len(scalars) {
-		return fmt.Errorf("%w: %d indices for %d scalars", ErrBadArgument, len(idx), len(scalars))
+	return checkIdx(n, idx, len(scalars), "scalars")
+}
+
+// checkIdx validates the increasing indices into n bases that go with m
+// values (what names them, for the error).
+func checkIdx(n int, idx []uint32, m int, what string) error {
+	if len(idx) != m {
+		return fmt.Errorf("%w: %d indices for %d %s", ErrBadArgument, len(idx), m, what)
 	}
 	for j, i := range idx {
 		if int(i) >= n || (j > 0 && i <= idx[j-1]) {

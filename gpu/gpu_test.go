@@ -239,6 +239,28 @@ func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand
 	require.ErrorIs(t, err, ErrBadArgument)
 	_, err = slot.BatchAddG1(ctx, SectionBG2, nil)
 	require.ErrorIs(t, err, ErrBadArgument)
+	checkReadBasesG2(t, slot, pk)
+}
+
+// checkReadBasesG2 checks that a slot copies out exactly the B_G2 bases
+// asked for and rejects indices out of order or range.
+func checkReadBasesG2(t *testing.T, slot Slot, pk *groth16.ProvingKey) {
+	t.Helper()
+	ctx := context.Background()
+	rd, ok := slot.(G2Reader)
+	require.True(t, ok, "the slot reads B_G2 bases")
+	n := len(pk.BG2)
+	for _, idx := range [][]uint32{{0}, {uint32(n - 1)}, {1, 2, 3, 7, 8, uint32(n - 2), uint32(n - 1)}, {}} {
+		dst := make([]bls.G2Affine, len(idx))
+		require.NoError(t, rd.ReadBasesG2(ctx, idx, dst))
+		for j, i := range idx {
+			require.True(t, dst[j].Equal(&pk.BG2[i]), "base %d (index %d of %v)", j, i, idx)
+		}
+	}
+	two := make([]bls.G2Affine, 2)
+	require.ErrorIs(t, rd.ReadBasesG2(ctx, []uint32{3, 3}, two), ErrBadArgument)
+	require.ErrorIs(t, rd.ReadBasesG2(ctx, []uint32{0, uint32(n)}, two), ErrBadArgument)
+	require.ErrorIs(t, rd.ReadBasesG2(ctx, []uint32{0}, two), ErrBadArgument)
 }
 
 func TestCPUDevice(t *testing.T) {

@@ -30,7 +30,8 @@ func TestFakePassesThrough(t *testing.T) {
 	assert.Zero(t, slots)
 	assert.Zero(t, keys)
 	assert.Equal(t, 1, f.Calls(gpu.StageH))
-	assert.Equal(t, 11, f.Calls(gpu.StageTail)) // 3 sections × (tail, full, bad) + 2 B_G2
+	// 3 sections × (tail, full, bad) + 2 B_G2 + 7 B_G2 base reads (4 good, 3 bad)
+	assert.Equal(t, 18, f.Calls(gpu.StageTail))
 }
 
 // 100 concurrent reservers with random cancellations on a simulated device:

@@ -167,6 +167,7 @@ func witnessPass(t *testing.T, d *CUDA, streamed, file bool) {
 	g2, err := gs.BatchAddG2(ctx, ones)
 	require.NoError(t, err)
 	assert.True(t, w2.Equal(&g2), "B_G2 batch add")
+	checkReadBasesG2(t, gs, pk) // through the slot's a‖b‖c scratch when resident
 	cs.Release()
 	gs.Release()
 

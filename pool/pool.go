@@ -183,6 +183,17 @@ func (b *Buffer) Release() {
 // enough memory is released or ctx ends. A request larger than the whole
 // budget fails at once with an *OverBudgetError.
 func (p *Pool) Get(ctx context.Context, n int) (*Buffer, error) {
+	return p.get(ctx, n, true)
+}
+
+// TryGet is Get without waiting: it returns a nil buffer and a nil error
+// when no cached buffer fits and the budget cannot grant n bytes at once.
+func (p *Pool) TryGet(n int) (*Buffer, error) {
+	return p.get(context.Background(), n, false)
+}
+
+// get is Get, or TryGet without wait.
+func (p *Pool) get(ctx context.Context, n int, wait bool) (*Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("pool: negative buffer size %d", n)
 	}
@@ -203,9 +214,17 @@ func (p *Pool) Get(ctx context.Context, n int) (*Buffer, error) {
 	}
 	p.mu.Unlock()
 
-	res, err := p.budget.Reserve(ctx, int64(c))
-	if err != nil {
-		return nil, err
+	var res *Reservation
+	if !wait {
+		var ok bool
+		if res, ok = p.budget.TryReserve(int64(c)); !ok {
+			return nil, nil
+		}
+	} else {
+		var err error
+		if res, err = p.budget.Reserve(ctx, int64(c)); err != nil {
+			return nil, err
+		}
 	}
 	b, err := p.alloc.Alloc(c)
 	if err != nil {

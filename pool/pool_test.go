@@ -240,3 +240,33 @@ func benchGetRelease[R interface{ Release() }](b *testing.B, get func(context.Co
 // bytes returns the buffer's n bytes. Their content is unspecified (a reused
 // buffer keeps what it held).
 func (b *Buffer) bytes() []byte { return b.b[:b.n] }
+
+// TryGet takes a cached buffer or free bytes at once, and otherwise returns
+// no buffer without waiting or queueing ahead of anyone.
+func TestPoolTryGet(t *testing.T) {
+	b := NewBudget("t", 1<<20)
+	p := New(b, nil)
+	defer p.Close()
+	x, err := p.TryGet(600 << 10)
+	if err != nil || x == nil {
+		t.Fatalf("TryGet on an empty budget: %v, %v", x, err)
+	}
+	if y, err := p.TryGet(600 << 10); err != nil || y != nil {
+		t.Fatalf("TryGet past the budget: %v, %v; want no buffer, no error", y, err)
+	}
+	if b.Waiting() != 0 {
+		t.Fatalf("TryGet queued a reservation")
+	}
+	x.Release() // cached: nobody waits
+	y, err := p.TryGet(600 << 10)
+	if err != nil || y == nil {
+		t.Fatalf("TryGet of a cached size: %v, %v", y, err)
+	}
+	if s := p.Stats(); s.Reuses != 1 {
+		t.Fatalf("reuses = %d, want 1 (the cached buffer)", s.Reuses)
+	}
+	y.Release()
+	if _, err := p.TryGet(-1); err == nil {
+		t.Fatal("TryGet(-1): no error")
+	}
+}

@@ -42,6 +42,7 @@ type FakeOptions struct {
 	// default Inner's slot size and 0.
 	SlotBytes, KeyBytes int64
 	G2                  bool          // Info().G2
+	HostG2              float64       // Info().HostG2
 	Delay               time.Duration // added to every stage call, honouring its context
 	Faults              []Fault
 	// HostAlloc is returned by HostAllocator (nil: the Go heap), to stand
@@ -94,7 +95,7 @@ func NewFake(o FakeOptions) *Fake {
 
 // Info implements [gpu.Device].
 func (f *Fake) Info() gpu.Info {
-	return gpu.Info{Name: f.o.Name, Kind: gpu.KindFake, Memory: f.o.Memory, G2: f.o.G2}
+	return gpu.Info{Name: f.o.Name, Kind: gpu.KindFake, Memory: f.o.Memory, G2: f.o.G2, HostG2: f.o.HostG2}
 }
 
 // Budget implements [gpu.Device].
@@ -352,4 +353,25 @@ func (s *fakeSlot) TailG1(ctx context.Context, sec gpu.Section, idx []uint32, sc
 
 func (s *fakeSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
 	return call(ctx, s, gpu.StageTail, gpu.SectionBG2, g2Gen, func() (bls.G2Jac, error) { return s.inner.TailG2(ctx, idx, scalars) })
+}
+
+// ReadBasesG2 implements [gpu.G2Reader] when the inner slot does; faults
+// match it as the B_G2 tail stage (Corrupt: the first base is replaced by
+// the generator).
+func (s *fakeSlot) ReadBasesG2(ctx context.Context, idx []uint32, dst []bls.G2Affine) error {
+	corrupt, err := s.f.enter(ctx, gpu.StageTail, gpu.SectionBG2)
+	if err != nil {
+		return err
+	}
+	r, ok := s.inner.(gpu.G2Reader)
+	if !ok {
+		return s.f.err(gpu.StageTail, gpu.SectionBG2, fmt.Errorf("%w: the inner slot cannot read bases", gpu.ErrBadArgument))
+	}
+	if err := r.ReadBasesG2(ctx, idx, dst); err != nil {
+		return err
+	}
+	if corrupt && len(dst) > 0 {
+		dst[0].FromJacobian(&g2Gen)
+	}
+	return nil
 }

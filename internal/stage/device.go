@@ -17,10 +17,12 @@ import (
 )
 
 // deviceStages acquires a slot on d and runs H, the batch additions and the
-// tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2.
+// tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2,
+// and otherwise its share of sh's bases (g2 non-nil) does. A partition that
+// finds sh empty fills it at the end.
 // With onDevice, H starts from the witness on the device once it is
 // classified; otherwise from the prepared a, b, c.
-func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key, sys *r1cs.System, ls *Lease, pr *prepared, onDevice bool, admitted func(), g2 *g2Job) (*groth16.Sums, error) {
+func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key, sys *r1cs.System, ls *Lease, pr *prepared, onDevice bool, admitted func(), g2 *g2Job, sh *g2Share) (*groth16.Sums, error) {
 	slot, err := d.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
@@ -137,19 +139,60 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 		if err := stage(&r.o.Times.Tail, func() (err error) { sums.BG2, err = slot.(gpu.WitnessSlot).MSMWitnessG2(ctx, pr.B.Sel); return }); err != nil {
 			return nil, err
 		}
-	} else if err := stage(&r.o.Times.Tail, func() (err error) { sums.BG2, err = slot.TailG2(ctx, g2idx, g2scalars); return }); err != nil {
-		return nil, err
+	} else {
+		if g2 != nil {
+			if err := g2.waitSplit(ctx); err != nil {
+				return nil, err
+			}
+			if g2.shared {
+				g2idx, g2scalars = g2.restIdx, g2.rest
+			}
+		}
+		if g2 == nil || !g2.shared || len(g2idx) > 0 {
+			if err := stage(&r.o.Times.Tail, func() (err error) { sums.BG2, err = slot.TailG2(ctx, g2idx, g2scalars); return }); err != nil {
+				return nil, err
+			}
+		}
+		if sh != nil && !pr.B.dense() && sh.claim() {
+			r.fill(ctx, sh, slot, pr.B.TailIdx, d.Info().HostG2)
+		}
+		if g2 != nil {
+			// The host's share: the device is done, as above.
+			slot.Release()
+			if err := g2.wait(ctx); err != nil {
+				return nil, err
+			}
+			sums.BG2.AddAssign(&g2.sum)
+		}
 	}
 	sums.BG2.AddAssign(&ones2)
 	return &sums, nil
 }
 
-// g2Job is the CPU's B_G2 tail MSM for one partition.
+// g2Job is the CPU's B_G2 tail MSM for one partition: all of it, or the
+// host's share beside a device that runs G2 (runShare).
 type g2Job struct {
 	start func() // non-nil until started, when it runs on demand (no overlap)
 	done  chan struct{}
 	sum   bls.G2Jac
 	err   error
+
+	// A share's split, final once split closes: with shared, the device's
+	// MSM takes restIdx and rest instead of the whole tail.
+	split   chan struct{}
+	shared  bool
+	restIdx []uint32
+	rest    []fr.Element
+}
+
+// waitSplit waits until a share's job has split the tail.
+func (g *g2Job) waitSplit(ctx context.Context) error {
+	select {
+	case <-g.split:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // wait runs the job if it was deferred, then waits for it.

@@ -81,6 +81,10 @@ type Runner struct {
 	o      Options
 	prep   *route.Places // partitions of one circuit prepared at once
 	serial sync.Mutex    // held through a whole partition when o.Serial
+
+	shareMu   sync.Mutex
+	shares    map[*groth16.ProvingKey]*g2Share // the host's B_G2 bases (hostg2.go)
+	shareTick uint64                           // takeShare calls, to order shares by use
 }
 
 // New returns a Runner that loads keys onto devices through keys and takes
@@ -174,8 +178,12 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 	// B_G2's tail on the CPU, when the device leaves it to us: started as
 	// soon as the witness is classified, so it runs while the partition
 	// waits for and uses the device (after the device stages when serial).
+	// Beside a device that runs G2, the host's share of it once the key's
+	// share holds bases (none when serial).
 	var g2 *g2Job
-	if !d.Info().G2 {
+	var sh *g2Share
+	switch info := d.Info(); {
+	case !info.G2:
 		g2 = &g2Job{done: make(chan struct{})}
 		run := func() { r.runG2(ctx, key.ProvingKey(), pr, g2) }
 		if r.o.Serial {
@@ -184,8 +192,16 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 			go run()
 		}
 		defer g2.join()
+	case info.HostG2 > 0 && !r.o.Serial:
+		sh = r.takeShare(key.ProvingKey())
+		defer sh.drop()
+		if idx, bases, ok := sh.ready(); ok {
+			g2 = &g2Job{done: make(chan struct{}), split: make(chan struct{})}
+			go r.runShare(ctx, pr, idx, bases, g2)
+			defer g2.join()
+		}
 	}
-	sums, err := r.deviceStages(ctx, d, key, sys, ls, pr, onDevice, admitted, g2)
+	sums, err := r.deviceStages(ctx, d, key, sys, ls, pr, onDevice, admitted, g2, sh)
 	if err != nil {
 		return groth16.Proof{}, err
 	}
