@@ -272,3 +272,17 @@ func TestCUDAScratchModel(t *testing.T) {
 		require.Greater(t, 2*got, run.model, "%s: the model is more than twice the library's", run.name)
 	}
 }
+
+// C2_CUDA_HOST_G2 takes a fraction from 0 to 1; anything else is an error
+// that names the variable, and empty means the default.
+func TestHostG2Share(t *testing.T) {
+	for env, want := range map[string]float64{"": hostG2, "0": 0, "0.5": 0.5, "1": 1} {
+		got, err := hostG2Share(env)
+		require.NoError(t, err, env)
+		require.Equal(t, want, got, env)
+	}
+	for _, env := range []string{"-0.1", "1.5", "half", "NaN"} {
+		_, err := hostG2Share(env)
+		require.ErrorContains(t, err, "C2_CUDA_HOST_G2", env)
+	}
+}

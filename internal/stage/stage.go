@@ -4,7 +4,8 @@
 // classification of the L, A and B scalars into zeros, ones and a tail),
 // the device stages (H, batch additions of the unit-scalar bases, tail
 // MSMs), the B_G2 tail MSM on the CPU beside a device that leaves G2 to the
-// CPU, and the epilogue (randomization and assembly).
+// CPU (or a share of it beside one that runs G2, see hostg2.go), and the
+// epilogue (randomization and assembly).
 //
 // A [Runner] bounds the partitions prepared at once and, without overlap,
 // runs one partition at a time with its stages in sequence. A [Lease] lends
