@@ -194,7 +194,7 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 		}
 		defer g2.join()
 	case info.HostG2 > 0 && !r.o.Serial:
-		sh = r.takeShare(key.ProvingKey())
+		sh = r.takeShare(pk)
 		defer sh.drop()
 		if idx, bases, ok := sh.ready(); ok {
 			g2 = &g2Job{done: make(chan struct{}), split: make(chan struct{})}
