@@ -1093,6 +1093,10 @@ func (s *cudaSlot) ReadBasesG2(ctx context.Context, idx []uint32, dst []bls.G2Af
 		return &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
 	}
 	if buf == nil {
+		if len(bases) < n {
+			return &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2,
+				Err: fmt.Errorf("%w: the key's B_G2 bases are neither resident nor in host memory", ErrBadArgument)}
+		}
 		for j, i := range idx {
 			dst[j] = bases[i]
 		}

@@ -154,7 +154,9 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 			}
 		}
 		if sh != nil && !pr.B.dense() && sh.claim() {
-			r.fill(ctx, sh, slot, pr.B.TailIdx, d.Info().HostG2)
+			// Counted as the device's: the copy runs on it, once a key.
+			dt, _ := d.Stage(func() error { r.fill(ctx, sh, slot, pr.B.TailIdx, d.Info().HostG2); return nil })
+			r.o.Times.Add(&r.o.Times.Tail, dt)
 		}
 		if g2 != nil {
 			// The host's share: the device is done, as above.
