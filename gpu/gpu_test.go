@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -250,7 +251,13 @@ func checkReadBasesG2(t *testing.T, slot Slot, pk *groth16.ProvingKey) {
 	rd, ok := slot.(G2Reader)
 	require.True(t, ok, "the slot reads B_G2 bases")
 	n := len(pk.BG2)
-	for _, idx := range [][]uint32{{0}, {uint32(n - 1)}, {1, 2, 3, 7, 8, uint32(n - 2), uint32(n - 1)}, {}} {
+	require.GreaterOrEqual(t, n, 3, "the key's B_G2 bases")
+	// A scattered set for any n: two of the first, one in the middle and
+	// the last two, increasing and without repeats.
+	scattered := []uint32{1, 2, uint32(n / 2), uint32(n - 2), uint32(n - 1)}
+	slices.Sort(scattered)
+	scattered = slices.Compact(scattered)
+	for _, idx := range [][]uint32{{0}, {uint32(n - 1)}, scattered, {}} {
 		dst := make([]bls.G2Affine, len(idx))
 		require.NoError(t, rd.ReadBasesG2(ctx, idx, dst))
 		for j, i := range idx {
@@ -268,6 +275,22 @@ func TestCPUDevice(t *testing.T) {
 	defer d.Close()
 	checkSlot(t, d)
 	assert.Equal(t, int64(0), d.Budget().Used(), "slot released")
+}
+
+// checkReadBasesG2's index sets are valid for keys of few B_G2 bases (the
+// witness-pass tests' keys hold ten).
+func TestReadBasesG2SmallKeys(t *testing.T) {
+	d := NewCPU(CPUOptions{Threads: 2})
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var tau fr.Element
+	tau.SetUint64(42)
+	for _, nB := range []int{3, 4, 5, 10} {
+		pk := testKey(t, rng, 8, 4, 4, nB, tau)
+		slot, release := openSlot(t, context.Background(), d, pk)
+		checkReadBasesG2(t, slot, pk)
+		release()
+	}
 }
 
 // The CUDA device equals the independent references of checkSlot. Skipped
