@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -29,7 +30,8 @@ import (
 // leave room for the second copy of its bases (attachHigh) and H has at
 // least splitHMin points; C2_CUDA_SPLIT_H=0 in the environment turns the
 // split off, C2_CUDA_SPLIT_H=1 takes it at every size. C2_CUDA_HOST_G2, a
-// number from 0 to 1, sets Info().HostG2 (default hostG2).
+// number from 0 to 1, sets Info().HostG2 (by default hostG2 scaled by the
+// host's cores a device, see hostG2Share).
 // Without the library or a GPU it returns an error wrapping
 // cuda.ErrNoLibrary or cuda.ErrNoDevice.
 func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
@@ -58,7 +60,7 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 		}
 		c := &CUDA{d: d, name: name, sms: d.Info().SMCount, budget: pool.NewBudget(name, max(total, 0))}
 		c.splitH, c.splitHAt = splitPolicy(os.Getenv("C2_CUDA_SPLIT_H"))
-		if c.hostG2, err = hostG2Share(os.Getenv("C2_CUDA_HOST_G2")); err != nil {
+		if c.hostG2, err = hostG2Share(os.Getenv("C2_CUDA_HOST_G2"), runtime.GOMAXPROCS(0), len(ordinals)); err != nil {
 			for _, x := range append(out, c) {
 				x.Close()
 			}
@@ -704,15 +706,23 @@ func splitPolicy(env string) (on bool, at int) {
 	return true, splitHMin
 }
 
-// hostG2 is the share of B_G2's tail a CUDA device leaves to the host by
-// default ([Info].HostG2).
-const hostG2 = 0
+// The share of B_G2's tail a CUDA device leaves to the host by default
+// ([Info].HostG2) is hostG2 where the host has hostG2Cores cores (Go's
+// GOMAXPROCS) for each device opened, and proportionally less with fewer:
+// the host sums its share with every core while it also synthesizes
+// witnesses, and a share it cannot finish in a partition's time delays the
+// proof (BENCHMARKS.md, session 44: on one H200 with 16 vCPUs, 0.5 is
+// faster than none and 0.7 slower).
+const (
+	hostG2      = 0.5
+	hostG2Cores = 16
+)
 
-// hostG2Share returns CUDA's hostG2 for the value of C2_CUDA_HOST_G2 (empty:
-// the default).
-func hostG2Share(env string) (float64, error) {
+// hostG2Share returns CUDA's share for the value of C2_CUDA_HOST_G2, or,
+// when env is empty, the default for cores host cores and devices devices.
+func hostG2Share(env string, cores, devices int) (float64, error) {
 	if env == "" {
-		return hostG2, nil
+		return hostG2 * min(1, float64(cores)/float64(hostG2Cores*max(devices, 1))), nil
 	}
 	f, err := strconv.ParseFloat(env, 64)
 	if err != nil || !(f >= 0 && f <= 1) {
