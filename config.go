@@ -57,6 +57,8 @@ type Config struct {
 	// witness; 0 means half of physical memory.
 	HostMemory int64
 	// Threads bounds the goroutines of one CPU MSM; 0 means GOMAXPROCS.
+	// The host's share of B_G2's tail beside a GPU shrinks in proportion
+	// when Threads is below GOMAXPROCS.
 	Threads int
 	// PrepWorkers is the number of partitions prepared on the CPU at once
 	// (evaluation of a, b, c is single-threaded per partition); 0 means

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -25,9 +26,21 @@ import (
 // partition, so the prefix keeps its fraction.
 
 // minShare is the fewest tail points worth a host share (a variable for
-// tests): below it the
-// device's tail MSM is short and the copy not worth its memory.
+// tests): below it the device's tail MSM is short and the copy not worth
+// its memory.
 var minShare = 1 << 14
+
+// shareOf returns the fraction of a tail the host takes for a device that
+// leaves it frac, with threads goroutines for one CPU MSM (≤ 0: all) out
+// of procs (GOMAXPROCS): frac scaled down by the cores the host's sum may
+// use, since a device's fraction is sized for all of them and a share the
+// host sums late delays the proof.
+func shareOf(frac float64, threads, procs int) float64 {
+	if threads <= 0 || threads >= procs {
+		return frac
+	}
+	return frac * float64(threads) / float64(procs)
+}
 
 // maxShares bounds the keys whose shares the host keeps at once.
 const maxShares = 2
@@ -147,6 +160,7 @@ func (r *Runner) fill(ctx context.Context, sh *g2Share, slot gpu.Slot, tail []ui
 		sh.mu.Unlock()
 	}()
 	rd, ok := slot.(gpu.G2Reader)
+	frac = shareOf(frac, r.o.Threads, runtime.GOMAXPROCS(0))
 	n := min(int(frac*float64(len(tail))), len(tail))
 	if !ok || n < minShare {
 		return

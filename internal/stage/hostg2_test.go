@@ -41,7 +41,8 @@ func squares(m int, seed uint64) *r1cs.System {
 }
 
 // shareRunner returns a Runner over one fake device of the given host share
-// (G2 on the device) and that device.
+// (G2 on the device) and that device. Its CPU MSMs may use every core, so
+// that the share is the device's fraction whatever the machine.
 func shareRunner(t *testing.T, frac float64, faults ...gputest.Fault) (*Runner, *route.Device, *gputest.Fake) {
 	t.Helper()
 	fake := gputest.NewFake(gputest.FakeOptions{G2: true, HostG2: frac, Faults: faults})
@@ -50,7 +51,7 @@ func shareRunner(t *testing.T, frac float64, faults ...gputest.Fault) (*Runner, 
 	t.Cleanup(keys.Close)
 	host := pool.New(pool.NewBudget("host", 1<<30), nil)
 	t.Cleanup(host.Close)
-	return New(keys, host, Options{Threads: 2, Workers: 2}), route.New([]gpu.Device{fake}, route.Options{Ahead: 1}).Devices()[0], fake
+	return New(keys, host, Options{Workers: 2}), route.New([]gpu.Device{fake}, route.Options{Ahead: 1}).Devices()[0], fake
 }
 
 // Beside a device that runs G2 and leaves a share to the host, the first
@@ -146,4 +147,15 @@ func TestHostShareEviction(t *testing.T) {
 	require.NotNil(t, first.buf, "in use: its bases stay")
 	first.drop()
 	require.Nil(t, first.buf, "released with its last user")
+}
+
+// A fraction is kept when the host's sum may use every core and scaled
+// down by the cores it may use otherwise.
+func TestShareOf(t *testing.T) {
+	for _, c := range []struct {
+		threads, procs int
+		want           float64
+	}{{0, 16, 0.5}, {16, 16, 0.5}, {32, 16, 0.5}, {8, 16, 0.25}, {1, 2, 0.25}, {-1, 4, 0.5}} {
+		require.InDelta(t, c.want, shareOf(0.5, c.threads, c.procs), 1e-12, "%d threads of %d", c.threads, c.procs)
+	}
 }
