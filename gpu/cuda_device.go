@@ -711,8 +711,8 @@ func splitPolicy(env string) (on bool, at int) {
 // GOMAXPROCS) for each device opened, and proportionally less with fewer:
 // the host sums its share with every core while it also synthesizes
 // witnesses, and a share it cannot finish in a partition's time delays the
-// proof (BENCHMARKS.md, session 44: on one H200 with 16 vCPUs, 0.5 is
-// faster than none and 0.7 slower).
+// proof. On one H200 with 16 vCPUs, 0.5 is faster than none and than 0.7
+// (BENCHMARKS.md).
 const (
 	hostG2      = 0.5
 	hostG2Cores = 16
