@@ -377,6 +377,11 @@ type sectorResult struct {
 	// the steady-state time a proof.
 	InFlight     int     `json:"in_flight"`
 	TimedSeconds float64 `json:"timed_wall_s"`
+	// HostCPUSeconds is the CPU time the process used during the timed
+	// proofs, user and system over all threads (0 where the system does
+	// not say); HostCPUSeconds/TimedSeconds is the host's cores kept busy
+	// on average.
+	HostCPUSeconds float64 `json:"host_cpu_s,omitempty"`
 	// Timed proofs' own stages, summed over them (ProveTimed's
 	// ProveTimes): the C1's decoding and native checks come before the
 	// proving span; witness synthesis and verification happen inside it.
@@ -473,11 +478,15 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	debug.FreeOSMemory()
 	_ = pool.ResetPeakRSS()
 	before := prover.Stats()
+	cpu0, cpuOK := processCPU()
 	timed := time.Now()
 	if err := proveSectors(log, prover, c1s[1:], inFlight, &res); err != nil {
 		return err
 	}
 	res.TimedSeconds = time.Since(timed).Seconds()
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		res.HostCPUSeconds = (cpu1 - cpu0).Seconds()
+	}
 	st := prover.Stats()
 	res.StagesMS = stageDeltas(st.Stages, before.Stages)
 	res.Devices = deviceDeltas(st, before, time.Since(timed))
@@ -499,7 +508,11 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 		fmt.Printf("  %-10s %10.1f ms\n", k, res.StagesMS[k])
 	}
 	printDevices(os.Stdout, res.Devices)
-	fmt.Printf("host       peak RSS %.1f MiB (%.1f MiB before the timed proofs)\n", float64(res.PeakRSS)/(1<<20), float64(res.StartPeakRSS)/(1<<20))
+	fmt.Printf("host       peak RSS %.1f MiB (%.1f MiB before the timed proofs)", float64(res.PeakRSS)/(1<<20), float64(res.StartPeakRSS)/(1<<20))
+	if res.HostCPUSeconds > 0 {
+		fmt.Printf(", CPU %.1f s (%.1f cores busy of %d)", res.HostCPUSeconds, res.HostCPUSeconds/res.TimedSeconds, runtime.GOMAXPROCS(0))
+	}
+	fmt.Println()
 	return nil
 }
 

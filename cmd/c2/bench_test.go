@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -60,6 +61,10 @@ func TestBenchSector2KiB(t *testing.T) {
 		require.Positive(t, s)
 		require.LessOrEqual(t, s, res.TimedSeconds)
 	}
+	// Two proofs of synthesis, proving and verification use the CPU, and
+	// no more of it than every core for the whole timed span.
+	require.Positive(t, res.HostCPUSeconds)
+	require.LessOrEqual(t, res.HostCPUSeconds, res.TimedSeconds*float64(runtime.NumCPU())*1.05)
 }
 
 // c2 bench -c1 reads its input as prove does (porep.ReadC1): a directory
