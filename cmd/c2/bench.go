@@ -382,6 +382,9 @@ type sectorResult struct {
 	// not say); HostCPUSeconds/TimedSeconds is the host's cores kept busy
 	// on average.
 	HostCPUSeconds float64 `json:"host_cpu_s,omitempty"`
+	// HostGCSeconds is the part of it the Go runtime estimates its garbage
+	// collector took.
+	HostGCSeconds float64 `json:"host_gc_cpu_s,omitempty"`
 	// Timed proofs' own stages, summed over them (ProveTimed's
 	// ProveTimes): the C1's decoding and native checks come before the
 	// proving span; witness synthesis and verification happen inside it.
@@ -479,6 +482,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	_ = pool.ResetPeakRSS()
 	before := prover.Stats()
 	cpu0, cpuOK := processCPU()
+	gc0 := gcCPU()
 	timed := time.Now()
 	if err := proveSectors(log, prover, c1s[1:], inFlight, &res); err != nil {
 		return err
@@ -487,6 +491,7 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	if cpu1, ok := processCPU(); ok && cpuOK {
 		res.HostCPUSeconds = (cpu1 - cpu0).Seconds()
 	}
+	res.HostGCSeconds = (gcCPU() - gc0).Seconds()
 	st := prover.Stats()
 	res.StagesMS = stageDeltas(st.Stages, before.Stages)
 	res.Devices = deviceDeltas(st, before, time.Since(timed))
@@ -510,7 +515,8 @@ func benchSector(cfg c2.Config, size string, v11 bool, params string, seed uint6
 	printDevices(os.Stdout, res.Devices)
 	fmt.Printf("host       peak RSS %.1f MiB (%.1f MiB before the timed proofs)", float64(res.PeakRSS)/(1<<20), float64(res.StartPeakRSS)/(1<<20))
 	if res.HostCPUSeconds > 0 {
-		fmt.Printf(", CPU %.1f s (%.1f cores busy of %d)", res.HostCPUSeconds, res.HostCPUSeconds/res.TimedSeconds, runtime.GOMAXPROCS(0))
+		fmt.Printf(", CPU %.1f s (%.1f cores busy of %d; garbage collection %.1f s)", res.HostCPUSeconds,
+			res.HostCPUSeconds/res.TimedSeconds, runtime.GOMAXPROCS(0), res.HostGCSeconds)
 	}
 	fmt.Println()
 	return nil

@@ -65,6 +65,8 @@ func TestBenchSector2KiB(t *testing.T) {
 	// no more of it than every core for the whole timed span.
 	require.Positive(t, res.HostCPUSeconds)
 	require.LessOrEqual(t, res.HostCPUSeconds, res.TimedSeconds*float64(runtime.NumCPU())*1.05)
+	require.GreaterOrEqual(t, res.HostGCSeconds, 0.0)
+	require.LessOrEqual(t, res.HostGCSeconds, res.HostCPUSeconds*1.05)
 }
 
 // c2 bench -c1 reads its input as prove does (porep.ReadC1): a directory
