@@ -10,7 +10,6 @@ import (
 
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/porep"
-	"github.com/sealc2/c2/porep/inputs"
 	"github.com/sealc2/c2/r1cs"
 )
 
@@ -206,7 +205,7 @@ func consistentC1(c1 []byte) (porep.Shape, []*porep.Partition, [][]fr.Element, e
 	if err := porep.CheckC1(out, shape, parts); err != nil {
 		return porep.Shape{}, nil, nil, err
 	}
-	want, err := derivedInputs(out)
+	want, _, err := out.PublicInputs()
 	if err != nil {
 		return porep.Shape{}, nil, nil, err
 	}
@@ -241,24 +240,4 @@ func partitionSystem(ctx context.Context, rec *r1cs.System, shape porep.Shape, p
 		return nil, &PartitionError{Index: k, Err: err}
 	}
 	return assignedSystem(rec, w, want, k, func(i int) error { return &InputMismatchError{Partition: k, Input: i} })
-}
-
-// derivedInputs computes every partition's public inputs (ONE excluded) from
-// the C1's proof type, replica id, comm_d, comm_r and seed.
-func derivedInputs(c1 *porep.C1Output) ([][]fr.Element, error) {
-	proof, err := inputs.ParseProof(c1.RegisteredProof)
-	if err != nil {
-		return nil, err
-	}
-	s, err := proof.Shape()
-	if err != nil {
-		return nil, err
-	}
-	all := make([][]fr.Element, s.Partitions)
-	for k := range all {
-		if all[k], err = inputs.Partition(s, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), k); err != nil {
-			return nil, err
-		}
-	}
-	return all, nil
 }

@@ -275,6 +275,28 @@ func Partitions(c1 *C1Output) (Shape, []*Partition, error) {
 	return s, parts, nil
 }
 
+// PublicInputs derives the public inputs (ONE excluded) of every partition
+// of c, as a verifier does: from its registered proof, replica id, comm_d,
+// comm_r and seed (package inputs), never from its vanilla proofs. It
+// returns them with the registered proof's shape.
+func (c *C1Output) PublicInputs() ([][]fr.Element, inputs.Shape, error) {
+	proof, err := inputs.ParseProof(c.RegisteredProof)
+	if err != nil {
+		return nil, inputs.Shape{}, err
+	}
+	is, err := proof.Shape()
+	if err != nil {
+		return nil, inputs.Shape{}, err
+	}
+	pub := make([][]fr.Element, is.Partitions)
+	for k := range pub {
+		if pub[k], err = inputs.Partition(is, c.ReplicaID, c.CommD, c.CommR, c.Seed, proof.PoRepID(), k); err != nil {
+			return nil, inputs.Shape{}, err
+		}
+	}
+	return pub, is, nil
+}
+
 // partitionsOf returns the partition count of c1's registered proof when it
 // names a proof of s's sector size (NI-PoRep has more partitions than the
 // interactive proofs of its shape), and s.Partitions otherwise, where

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -23,7 +22,6 @@ import (
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/devparams"
 	"github.com/sealc2/c2/porep"
-	"github.com/sealc2/c2/porep/inputs"
 	pb "github.com/sealc2/c2/serve/cuzkpb"
 )
 
@@ -82,16 +80,8 @@ func verifyC1Proof(t *testing.T, dir string, c1 []byte, proof []byte) {
 	t.Helper()
 	out, err := porep.DecodeC1(c1)
 	require.NoError(t, err)
-	rp, err := inputs.ParseProof(out.RegisteredProof)
+	pub, _, err := out.PublicInputs()
 	require.NoError(t, err)
-	is, err := rp.Shape()
-	require.NoError(t, err)
-	var pub [][]fr.Element
-	for k := 0; k < is.Partitions; k++ {
-		in, err := inputs.Partition(is, out.ReplicaID, out.CommD, out.CommR, out.Seed, rp.PoRepID(), k)
-		require.NoError(t, err)
-		pub = append(pub, in)
-	}
 	var vk *groth16.VerifyingKey
 	if f, _, err := c2.FindParams(dir, porep.Shape2KiB, ".vk"); err == nil {
 		vk, err = groth16.ReadVerifyingKey(f)

@@ -151,7 +151,7 @@ func checkC1(b []byte, circuit bool) (int, error) {
 	if !circuit {
 		return len(parts), nil
 	}
-	pub, _, err := verifierInputs(c1) // one a partition: c1Partitions checked the count
+	pub, _, err := c1.PublicInputs() // one a partition: c1Partitions checked the count
 	if err != nil {
 		return 0, err
 	}

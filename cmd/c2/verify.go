@@ -45,7 +45,7 @@ func runVerify(fs *flag.FlagSet, args []string) error {
 			return inC1(*c1Path, err)
 		}
 		var is inputs.Shape
-		if pub, is, err = verifierInputs(c1); err != nil {
+		if pub, is, err = c1.PublicInputs(); err != nil {
 			return fmt.Errorf("%s: %w", *c1Path, err)
 		}
 		if shape, ok := porep.ShapeBySize(is.SectorSize); ok {
@@ -120,24 +120,3 @@ func readVK(path string) (*groth16.VerifyingKey, error) {
 const maxSmallInput = 1 << 20
 
 func baseName(p string) string { return p[strings.LastIndexAny(p, `/\`)+1:] }
-
-// verifierInputs derives the public inputs of every partition of c1 from
-// its registered proof, commitments and seed, as a verifier does, and
-// returns them with the proof's shape.
-func verifierInputs(c1 *porep.C1Output) ([][]fr.Element, inputs.Shape, error) {
-	proof, err := inputs.ParseProof(c1.RegisteredProof)
-	if err != nil {
-		return nil, inputs.Shape{}, err
-	}
-	is, err := proof.Shape()
-	if err != nil {
-		return nil, inputs.Shape{}, err
-	}
-	pub := make([][]fr.Element, is.Partitions)
-	for k := range pub {
-		if pub[k], err = inputs.Partition(is, c1.ReplicaID, c1.CommD, c1.CommR, c1.Seed, proof.PoRepID(), k); err != nil {
-			return nil, inputs.Shape{}, err
-		}
-	}
-	return pub, is, nil
-}
