@@ -1,7 +1,6 @@
 package c2
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -231,17 +230,5 @@ func checkPartition(shape post.Shape, n, partition int) error {
 // *post.VanillaError values whose Field starts with the proof's position,
 // e.g. "[2].vanilla_proof.sectors[0].comm_c".
 func DecodeVanillaPoSt(vanilla [][]byte) ([]post.SectorProof, error) {
-	return decodeVanilla[post.SectorProof, post.VanillaError](vanilla, decodeSectorProof)
-}
-
-// decodeSectorProof decodes one sector's PoSt vanilla proof for
-// DecodeVanillaPoSt: bincode, or, failing that, JSON when it reads as a
-// JSON object.
-func decodeSectorProof(b []byte) (*post.SectorProof, error) {
-	sp, err := post.DecodeSectorProof(b)
-	if err != nil && bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{")) {
-		// Not bincode, and it reads as a JSON object: judge it as JSON.
-		return post.DecodeSectorProofJSON(b)
-	}
-	return sp, err
+	return decodeVanilla[post.SectorProof, post.VanillaError](vanilla, post.DecodeVanilla)
 }

@@ -40,3 +40,12 @@ func DecodeSectorProof(b []byte) (*SectorProof, error) {
 	}
 	return &p, nil
 }
+
+// DecodeVanilla decodes one sector's vanilla proof given either as its
+// bincode bytes ([DecodeSectorProof]) or as a serde JSON object
+// ([DecodeSectorProofJSON]), as [vanilla.BincodeOrJSON] does: bincode
+// first, and, when that fails and b reads as a JSON object (a leading '{'),
+// JSON, whose error it then returns.
+func DecodeVanilla(b []byte) (*SectorProof, error) {
+	return vanilla.BincodeOrJSON(b, DecodeSectorProof, DecodeSectorProofJSON)
+}

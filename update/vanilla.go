@@ -1,7 +1,6 @@
 package update
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -132,21 +131,11 @@ func DecodePartitionProof(b []byte) (*PartitionProof, error) {
 }
 
 // DecodeVanilla decodes one partition proof given either as its bincode
-// bytes or as a serde JSON object: bincode first, and, when that fails and
-// b reads as a JSON object (a leading '{'), JSON, whose error it then
-// returns. Bincode bytes may start with '{' (comm_c's lowest byte).
+// bytes or as a serde JSON object, as [vanilla.BincodeOrJSON] does: bincode
+// first, and, when that fails and b reads as a JSON object (a leading '{'),
+// JSON, whose error it then returns.
 func DecodeVanilla(b []byte) (*PartitionProof, error) {
-	p, err := DecodePartitionProof(b)
-	if err != nil && isJSONObject(b) {
-		return DecodePartitionProofJSON(b)
-	}
-	return p, err
-}
-
-// isJSONObject reports whether b starts, after JSON white space, with '{'.
-func isJSONObject(b []byte) bool {
-	t := bytes.TrimLeft(b, " \t\r\n")
-	return len(t) > 0 && t[0] == '{'
+	return vanilla.BincodeOrJSON(b, DecodePartitionProof, DecodePartitionProofJSON)
 }
 
 // element converts a domain to a field element, naming field on failure.

@@ -220,7 +220,7 @@ func TestVerifyRejects(t *testing.T) {
 // rejected. Errors are *VanillaError values naming the JSON path
 // ("[k]…" inside an array).
 func decodePartitionProofsJSON(b []byte) ([]PartitionProof, error) {
-	if isJSONObject(b) {
+	if vanilla.IsJSONObject(b) {
 		one, err := DecodePartitionProofJSON(b)
 		if err != nil {
 			return nil, err

@@ -108,6 +108,24 @@ func Array[T any](b []byte, decode func(p *T, b []byte, at string) error) ([]T, 
 	return out, nil
 }
 
+// BincodeOrJSON decodes one vanilla proof given either as its bincode
+// bytes or as a serde JSON object: with fromBincode first and, when that
+// fails and b reads as a JSON object ([IsJSONObject]), with fromJSON, whose
+// error it then returns. Bincode bytes may start with '{' too.
+func BincodeOrJSON[T any](b []byte, fromBincode, fromJSON func([]byte) (*T, error)) (*T, error) {
+	p, err := fromBincode(b)
+	if err != nil && IsJSONObject(b) {
+		return fromJSON(b)
+	}
+	return p, err
+}
+
+// IsJSONObject reports whether b starts, after JSON white space, with '{'.
+func IsJSONObject(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
 // MerkleJSON decodes the serde JSON Merkle proof raw at path at into m.
 func MerkleJSON(m *porep.MerkleProof, raw []byte, at string) error {
 	err := m.UnmarshalJSON(raw)

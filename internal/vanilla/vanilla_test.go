@@ -43,3 +43,34 @@ func TestPlace(t *testing.T) {
 		t.Fatal("Place changed an error that is not a *FieldError")
 	}
 }
+
+// TestBincodeOrJSON: JSON is tried only after bincode fails and only on
+// what reads as a JSON object; its error is then the one returned.
+func TestBincodeOrJSON(t *testing.T) {
+	errBin, errJSON := errors.New("bincode"), errors.New("json")
+	bad := func([]byte) (*int, error) { return nil, errBin }
+	one := 1
+	good := func([]byte) (*int, error) { return &one, nil }
+	badJSON := func([]byte) (*int, error) { return nil, errJSON }
+	for _, c := range []struct {
+		b            string
+		bin, js      func([]byte) (*int, error)
+		want         *int
+		wantErr      error
+		isJSONObject bool
+	}{
+		{"{", good, badJSON, &one, nil, true},
+		{" \t\r\n{}", bad, good, &one, nil, true},
+		{"{}", bad, badJSON, nil, errJSON, true},
+		{"[{}]", bad, good, nil, errBin, false},
+		{"", bad, good, nil, errBin, false},
+	} {
+		if got := IsJSONObject([]byte(c.b)); got != c.isJSONObject {
+			t.Errorf("IsJSONObject(%q) = %v", c.b, got)
+		}
+		p, err := BincodeOrJSON([]byte(c.b), c.bin, c.js)
+		if p != c.want || err != c.wantErr {
+			t.Errorf("BincodeOrJSON(%q) = %v, %v; want %v, %v", c.b, p, err, c.want, c.wantErr)
+		}
+	}
+}
