@@ -158,31 +158,33 @@ func TestClassifyOnDevice(t *testing.T) {
 			}
 		}
 	}
-	t.Run("Poseidon-like", func(t *testing.T) {
-		q := testQueries(rng, n, 0.05)
-		q.onDevice = 3 * n
-		check(t, q, [3]bool{true, true, true})
-	})
-	t.Run("Poseidon-like/small scratch", func(t *testing.T) {
-		q := testQueries(rng, n, 0.05)
-		q.onDevice = 1000
-		check(t, q, [3]bool{true, false, false})
-	})
-	t.Run("PoRep-like", func(t *testing.T) {
-		q := testQueries(rng, n, 0.85)
-		q.onDevice = 3 * n
-		check(t, q, [3]bool{false, false, false})
-	})
-	t.Run("dense A beside split L", func(t *testing.T) {
-		q := testQueries(rng, n, 0.85)
-		for i := 0; i < n; i += 4 {
-			q.aux[i].SetUint64(rng.Uint64() | 2)
-		}
-		aAux := r1cs.NewDensity(n, func(i int) bool { return i%4 == 0 })
-		q.aAux = &aAux
-		q.onDevice = 3 * n
-		check(t, q, [3]bool{false, true, false})
-	})
+	// Each case draws its queries from rng in turn; dense, when set, makes
+	// every fourth aux a dense A entry of a value other than 0 and 1.
+	for _, c := range []struct {
+		name        string
+		pOne        float64
+		onDevice    int
+		dense       bool
+		wantWitness [3]bool
+	}{
+		{"Poseidon-like", 0.05, 3 * n, false, [3]bool{true, true, true}},
+		{"Poseidon-like/small scratch", 0.05, 1000, false, [3]bool{true, false, false}},
+		{"PoRep-like", 0.85, 3 * n, false, [3]bool{false, false, false}},
+		{"dense A beside split L", 0.85, 3 * n, true, [3]bool{false, true, false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := testQueries(rng, n, c.pOne)
+			if c.dense {
+				for i := 0; i < n; i += 4 {
+					q.aux[i].SetUint64(rng.Uint64() | 2)
+				}
+				aAux := r1cs.NewDensity(n, func(i int) bool { return i%4 == 0 })
+				q.aAux = &aAux
+			}
+			q.onDevice = c.onDevice
+			check(t, q, c.wantWitness)
+		})
+	}
 }
 
 // mostlyOther's sample agrees with a full count away from the boundary.
