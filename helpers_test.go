@@ -39,9 +39,7 @@ func linkedProver(t *testing.T, src string) (p *c2.Prover, link, unlink func()) 
 	require.NoError(t, err)
 	params := t.TempDir()
 	file := filepath.Join(params, filepath.Base(src))
-	p, err = c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
+	p = cpuProver(t, params)
 	return p, func() { require.NoError(t, os.Symlink(src, file)) }, func() { require.NoError(t, os.Remove(file)) }
 }
 
@@ -54,10 +52,17 @@ func devProver2KiB(t *testing.T) (p *c2.Prover, c1 []byte) {
 	require.NoError(t, err)
 	c1, err = os.ReadFile(c1Path2KiB)
 	require.NoError(t, err)
-	p, err = c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
+	return cpuProver(t, dir), c1
+}
+
+// cpuProver returns a CPU Prover (closed at the test's end) that reads
+// parameters from params as trusted (Config.TrustParams).
+func cpuProver(t *testing.T, params string) *c2.Prover {
+	t.Helper()
+	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
-	return p, c1
+	return p
 }
 
 // writeDummyKey writes to path a well-formed proving key for numInputs

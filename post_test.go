@@ -93,9 +93,7 @@ func TestProvePoSt2KiB(t *testing.T) {
 	winning, _ := post.ShapeByName("StackedDrgWinning2KiBV1")
 	dir := t.TempDir()
 	writePoStDevParams(t, dir, win, winning)
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 
 	proofs := map[string][]byte{}
 	for _, name := range []string{"window-2k-v1_2", "window-2k-v1", "winning-2k-v1"} {
@@ -188,9 +186,7 @@ func TestProveWindowPoStPartition(t *testing.T) {
 		t.Skip("dev setup of the 2 KiB Window circuit and two proofs")
 	}
 	win, dir := windowDevParams(t)
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 	ctx := context.Background()
 	vk, err := groth16.ReadVerifyingKey(filepath.Join(dir, c2.DevParamsPrefix+win.ParamsName()+".vk"))
 	require.NoError(t, err)

@@ -39,9 +39,7 @@ func TestProveC1(t *testing.T) {
 	// The prover starts before the parameters are installed: the first call
 	// fails, and the failure is not remembered once they are there.
 	params := t.TempDir()
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: params, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, params)
 	_, err = p.Prove(context.Background(), raw)
 	require.ErrorIs(t, err, c2.ErrNoParams)
 	files, err := filepath.Glob(filepath.Join(dir, c2.DevParamsPrefix+"*.params"))
@@ -95,9 +93,7 @@ func TestProveC1Derivations(t *testing.T) {
 	}
 	dir, err := devparams.Dir()
 	require.NoError(t, err)
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 	pk, err := groth16.ReadParams(filepath.Join(dir, c2.DevParamsPrefix+porep.Shape2KiB.ParamsName()+".params"), groth16.TrustedFile())
 	require.NoError(t, err)
 	inputsOf := func(name string, k int) []fr.Element {

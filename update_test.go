@@ -51,9 +51,7 @@ func TestProveUpdate2KiB(t *testing.T) {
 	dir, err := devparams.UpdateDir()
 	require.NoError(t, err)
 	t.Logf("dev parameters in %s (%v)", dir, time.Since(t0).Round(time.Millisecond))
-	p, err := c2.New(c2.Config{Backend: c2.BackendCPU, Params: dir, TrustParams: true})
-	require.NoError(t, err)
-	defer p.Close()
+	p := cpuProver(t, dir)
 
 	c := loadUpdateCase(t)
 	for i, vanilla := range [][][]byte{c.bincode, c.json} {
