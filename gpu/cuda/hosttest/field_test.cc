@@ -161,6 +161,16 @@ static bool same(const Fe<P>& r, const Fe<P>& want) {
     return true;
 }
 
+// carry_faults returns 1 when the products since the last call dropped a
+// non-zero carry or read a flag across addition and subtraction (a mismatch
+// of its own), else 0, and resets both counters for the next check.
+static int carry_faults() {
+    const int bad = dropped_carries || mixed_carries;
+    dropped_carries = 0;
+    mixed_carries = 0;
+    return bad;
+}
+
 template <class P>
 static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
     using F = Fe<P>;
@@ -201,9 +211,7 @@ static int check(const char* name, std::mt19937_64& rng, int iters, int refs) {
            "%llu non-zero carries dropped, %llu flags read across addition and subtraction\n",
            name, edges.size() * edges.size(), iters, nref, bad, (unsigned long long)dropped_carries,
            (unsigned long long)mixed_carries);
-    if (dropped_carries || mixed_carries) bad++;
-    dropped_carries = 0;
-    mixed_carries = 0;
+    bad += carry_faults();
     return bad;
 }
 
@@ -284,9 +292,7 @@ static int check2(const char* name, std::mt19937_64& rng, int iters, int refs) {
            "addition and subtraction\n",
            name, cases, ne * ne * ne * ne, iters, nref, bad, (unsigned long long)dropped_carries,
            (unsigned long long)kept_carries, (unsigned long long)mixed_carries);
-    if (dropped_carries || mixed_carries) bad++;
-    dropped_carries = 0;
-    mixed_carries = 0;
+    bad += carry_faults();
     kept_carries = 0;
     return bad;
 }
@@ -415,9 +421,7 @@ static int check_shoup(const char* name, std::mt19937_64& rng, int multipliers, 
     printf("%s: mul_shoup: %d products (%d also against the big-integer reference), %d mismatches, "
            "%llu non-zero carries dropped, %llu flags read across addition and subtraction\n",
            name, nprod, nref, bad, (unsigned long long)dropped_carries, (unsigned long long)mixed_carries);
-    if (dropped_carries || mixed_carries) bad++;
-    dropped_carries = 0;
-    mixed_carries = 0;
+    bad += carry_faults();
     return bad;
 }
 
