@@ -43,9 +43,9 @@ func DecodeSectorProof(b []byte) (*SectorProof, error) {
 
 // DecodeVanilla decodes one sector's vanilla proof given either as its
 // bincode bytes ([DecodeSectorProof]) or as a serde JSON object
-// ([DecodeSectorProofJSON]), as [vanilla.BincodeOrJSON] does: bincode
-// first, and, when that fails and b reads as a JSON object (a leading '{'),
-// JSON, whose error it then returns.
+// ([DecodeSectorProofJSON]): bincode first, and, when that fails and b
+// reads as a JSON object (a leading '{'), JSON, whose error it then
+// returns. Bincode bytes may start with '{' (sector_id's lowest byte).
 func DecodeVanilla(b []byte) (*SectorProof, error) {
 	return vanilla.BincodeOrJSON(b, DecodeSectorProof, DecodeSectorProofJSON)
 }

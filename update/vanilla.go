@@ -131,9 +131,9 @@ func DecodePartitionProof(b []byte) (*PartitionProof, error) {
 }
 
 // DecodeVanilla decodes one partition proof given either as its bincode
-// bytes or as a serde JSON object, as [vanilla.BincodeOrJSON] does: bincode
-// first, and, when that fails and b reads as a JSON object (a leading '{'),
-// JSON, whose error it then returns.
+// bytes or as a serde JSON object: bincode first, and, when that fails and
+// b reads as a JSON object (a leading '{'), JSON, whose error it then
+// returns. Bincode bytes may start with '{' (comm_c's lowest byte).
 func DecodeVanilla(b []byte) (*PartitionProof, error) {
 	return vanilla.BincodeOrJSON(b, DecodePartitionProof, DecodePartitionProofJSON)
 }
