@@ -53,6 +53,58 @@ int cuda_fail(c2_status* st, cudaError_t e, const char* what, const char* file, 
                       base ? base + 1 : file, line);
 }
 
+// How a host thread waits for a device (C2_CUDA_SYNC): "block" (the default)
+// sleeps until the driver wakes it, "spin" busy-waits on its core and "yield"
+// busy-waits yielding the core. A call waits for its stream for the whole
+// device work it launched (about a second for a 32 GiB partition's pass), so
+// spinning would hold one host core busy for each call in flight, cores the
+// witness synthesis and the host's share of B_G2 need; a blocking wait costs
+// some microseconds of wake-up a synchronization instead.
+static int sync_flags(const char* v) {
+    if (!v || !*v || strcmp(v, "block") == 0) return cudaDeviceScheduleBlockingSync;
+    if (strcmp(v, "spin") == 0) return cudaDeviceScheduleSpin;
+    if (strcmp(v, "yield") == 0) return cudaDeviceScheduleYield;
+    return -1;
+}
+
+static std::mutex enter_mu;
+static std::atomic<bool> entered[64];  // the device's wait mode is set
+
+static bool trace_on();
+
+int enter_device(c2_status* st, int ordinal) {
+    if (ordinal < 0 || ordinal >= 64)
+        return set_status(st, C2_ERR_NO_DEVICE, 0, "no CUDA device %d", ordinal);
+    if (!entered[ordinal].load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> g(enter_mu);
+        if (!entered[ordinal].load(std::memory_order_relaxed)) {
+            const char* v = getenv("C2_CUDA_SYNC");
+            const int want = sync_flags(v);
+            if (want < 0)
+                return set_status(st, C2_ERR_INVALID, 0, "C2_CUDA_SYNC=\"%s\": want block, spin or yield", v);
+            // Before the device's first use in this process, so that its
+            // primary context starts with these flags. Where another library
+            // in the process started it already, the flags are set on it
+            // after, if the driver lets them change: the mode is a matter of
+            // host load, not of results, so a refusal leaves the device usable.
+            // A failure here is returned and the next call tries again.
+            C2_CHECK(cudaInitDevice(ordinal, (unsigned)want, cudaInitDeviceFlagsAreValid));
+            C2_CHECK(cudaSetDevice(ordinal));
+            unsigned got = 0;
+            C2_CHECK(cudaGetDeviceFlags(&got));
+            if ((got & cudaDeviceScheduleMask) != (unsigned)want &&
+                (cudaSetDeviceFlags((got & ~cudaDeviceScheduleMask) | (unsigned)want) != cudaSuccess ||
+                 cudaGetDeviceFlags(&got) != cudaSuccess))
+                (void)cudaGetLastError();
+            if (trace_on())
+                fprintf(stderr, "c2trace dev=%d sync=%s flags=%#x\n", ordinal, v && *v ? v : "block", got);
+            entered[ordinal].store(true, std::memory_order_release);
+        }
+    }
+    C2_CHECK(cudaSetDevice(ordinal));
+    return 0;
+}
+
 static std::once_flag pool_once[64];
 static std::once_flag epoch_once[64];
 static cudaEvent_t epoch[64];  // time origin of each device's stream spans

@@ -75,12 +75,18 @@ inline int drained(cudaStream_t s, int rc) {
         if (e_ != cudaSuccess) return cuda_fail(st, e_, #call, __FILE__, __LINE__); \
     } while (0)
 
+// Selects device ordinal for this host thread. The first call for an ordinal
+// sets how the host threads that wait on it wait (C2_CUDA_SYNC, enter_device
+// in api.cu); later calls return that first call's result again when it failed.
+int enter_device(c2_status* st, int ordinal);
+
 // Starts an entry point on a device: selects it and clears a stale,
 // non-sticky error left in this host thread by an earlier failed call.
-#define C2_ENTER(ordinal)                 \
-    do {                                  \
-        C2_CHECK(cudaSetDevice(ordinal)); \
-        (void)cudaGetLastError();         \
+#define C2_ENTER(ordinal)                          \
+    do {                                           \
+        int rc_ = enter_device(st, (ordinal));     \
+        if (rc_) return rc_;                       \
+        (void)cudaGetLastError();                  \
     } while (0)
 
 // Kernel trace, on when the environment has C2_TRACE=1: a traced call (a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -264,5 +265,38 @@ func TestConcurrentComputeHAndMSM(t *testing.T) {
 	wg.Wait()
 	for _, err := range errs {
 		require.NoError(t, err)
+	}
+}
+
+// TestSyncModeSetting opens the device in child processes (the wait mode is
+// read at a device's first use in a process): with C2_CUDA_SYNC=spin and
+// =yield the device proves an NTT round trip as with the default, and with a
+// misspelt value Open fails with an invalid-argument error naming it.
+func TestSyncModeSetting(t *testing.T) {
+	if mode, ok := os.LookupEnv("C2_TEST_SYNC_CHILD"); ok {
+		d, err := Open(0)
+		if mode == "bogus" {
+			require.ErrorIs(t, err, ErrInvalidArgument)
+			require.ErrorContains(t, err, `C2_CUDA_SYNC="bogus"`)
+			return
+		}
+		require.NoError(t, err)
+		defer d.Close()
+		v := randFr(testRand(t), 1<<12)
+		w := append([]fr.Element(nil), v...)
+		require.NoError(t, d.ntt(w, nttForward))
+		require.NoError(t, d.ntt(w, nttInverse))
+		require.Equal(t, v, w)
+		return
+	}
+	testDevice(t)
+	for _, mode := range []string{"spin", "yield", "bogus"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestSyncModeSetting$", "-test.count", "1")
+			cmd.Env = append(os.Environ(), "C2_TEST_SYNC_CHILD="+mode, "C2_CUDA_SYNC="+mode)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Contains(t, string(out), "PASS")
+		})
 	}
 }

@@ -19,6 +19,13 @@
 // Free (cudaMalloc, cudaFree) may synchronize the device: callers allocate
 // once and reuse.
 //
+// A call's host thread sleeps while it waits for its stream (the CUDA
+// context's blocking synchronization) instead of spinning on a core for the
+// second or so a large call lasts: C2_CUDA_SYNC=spin or =yield in the
+// environment selects CUDA's busy waits instead, and any other value makes
+// every call on a device fail with an error wrapping ErrInvalidArgument that
+// names the setting.
+//
 // With C2_TRACE=1 in the environment, the library writes to stderr a line
 // for each kernel of each MSM, batch addition, NTT, H pipeline and R1CS
 // evaluation call ("c2trace dev=… stream=… call=… seq=… kernel=… end_ms=…
