@@ -159,10 +159,15 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 			r.o.Times.Add(&r.o.Times.Tail, dt)
 		}
 		if g2 != nil {
-			// The host's share: the device is done, as above.
+			// The host's share: the device is done, as above. The time
+			// the partition waits for it now sizes the next shares.
 			slot.Release()
+			t0 := time.Now()
 			if err := g2.wait(ctx); err != nil {
 				return nil, err
+			}
+			if g2.shared && sh != nil {
+				sh.adapt(time.Since(t0) > lateTolerance)
 			}
 			sums.BG2.AddAssign(&g2.sum)
 		}

@@ -24,6 +24,12 @@ import (
 // device computes H, and leaves the rest to the device. A PoRep partition's
 // tail (its values neither 0 nor 1) falls on nearly the same bases in every
 // partition, so the prefix keeps its fraction.
+//
+// A share the host sums after the device is done delays the proof, and a
+// host busy with other work (the witnesses, an operator's sealing) sums it
+// late. So partitions use a prefix of the share's bases that follows the
+// host (adapt): halved after a partition that waited for its host sum,
+// grown by an eighth of the share after one that did not, up to the whole.
 
 // minShare is the fewest tail points worth a host share (a variable for
 // tests): below it the device's tail MSM is short and the copy not worth
@@ -66,6 +72,30 @@ type g2Share struct {
 	buf   *pool.Buffer // backs bases; released when off and unused
 	idx   []uint32     // B_G2 indices, increasing; final once ready
 	bases []bls.G2Affine
+	use   int // how many of idx and bases partitions take now (adapt)
+}
+
+// lateTolerance is how long a partition may wait for its host sum after
+// the device is done before its share counts as late: a few thousandths of
+// a 32 GiB partition's second of device work.
+const lateTolerance = 5 * time.Millisecond
+
+// adapt sizes the share's prefix after a partition that used it (or, with
+// none in use, that would have): halved, and none below minShare, when the
+// host's sum was late; else grown by an eighth of the share, up to all of it.
+func (sh *g2Share) adapt(late bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.state != shareReady {
+		return
+	}
+	if late {
+		if sh.use /= 2; sh.use < minShare {
+			sh.use = 0
+		}
+		return
+	}
+	sh.use = min(len(sh.idx), sh.use+max(len(sh.idx)/8, minShare))
 }
 
 // takeShare returns pk's share, counted as used until drop, making an empty
@@ -125,11 +155,15 @@ func (sh *g2Share) freeIfIdle() {
 	}
 }
 
-// ready returns the share's indices and bases once it is filled.
+// ready returns the prefix of the share's indices and bases that a
+// partition takes now (adapt; possibly none) once the share is filled.
 func (sh *g2Share) ready() ([]uint32, []bls.G2Affine, bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return sh.idx, sh.bases, sh.state == shareReady
+	if sh.state != shareReady {
+		return nil, nil, false
+	}
+	return sh.idx[:sh.use], sh.bases[:sh.use], true
 }
 
 // claim reports whether the caller is the one to fill sh (it was empty).
@@ -182,7 +216,7 @@ func (r *Runner) fill(ctx context.Context, sh *g2Share, slot gpu.Slot, tail []ui
 		return
 	}
 	sh.mu.Lock()
-	sh.buf, sh.idx, sh.bases = buf, idx, bases
+	sh.buf, sh.idx, sh.bases, sh.use = buf, idx, bases, n
 	sh.mu.Unlock()
 	state = shareReady
 	r.o.Log.Debug("c2: host share of B_G2 copied", "bases", n, "of_tail", len(tail), "duration", time.Since(t0))

@@ -6,6 +6,7 @@ import (
 	mrand "math/rand/v2"
 	"testing"
 
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
@@ -158,4 +159,26 @@ func TestShareOf(t *testing.T) {
 	}{{0, 16, 0.5}, {16, 16, 0.5}, {32, 16, 0.5}, {8, 16, 0.25}, {1, 2, 0.25}, {-1, 4, 0.5}} {
 		require.InDelta(t, c.want, shareOf(0.5, c.threads, c.procs), 1e-12, "%d threads of %d", c.threads, c.procs)
 	}
+}
+
+// A share's prefix halves after a late host sum, drops to none below
+// minShare, and grows back by an eighth of the share a partition on time,
+// never beyond the share; a share not ready does not move.
+func TestShareAdapt(t *testing.T) {
+	defer func(n int) { minShare = n }(minShare)
+	minShare = 11
+	sh := &g2Share{state: shareReady, idx: make([]uint32, 160), bases: make([]bls.G2Affine, 160), use: 160}
+	uses := func() int { idx, bases, ok := sh.ready(); require.True(t, ok); require.Len(t, bases, len(idx)); return len(idx) }
+	var got []int
+	for _, late := range []bool{true, true, true, true, false, false, true, false, false, false, false, false, false, false, false} {
+		sh.adapt(late)
+		got = append(got, uses())
+	}
+	require.Equal(t, []int{80, 40, 20, 0, 20, 40, 20, 40, 60, 80, 100, 120, 140, 160, 160}, got)
+
+	sh = &g2Share{state: shareFilling}
+	sh.adapt(false)
+	require.Zero(t, sh.use)
+	_, _, ok := sh.ready()
+	require.False(t, ok)
 }

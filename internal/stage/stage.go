@@ -196,7 +196,10 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 	case info.HostG2 > 0 && !r.o.Serial:
 		sh = r.takeShare(pk)
 		defer sh.drop()
-		if idx, bases, ok := sh.ready(); ok {
+		switch idx, bases, ok := sh.ready(); {
+		case ok && len(idx) == 0:
+			sh.adapt(false) // none in use after late sums: try a little again
+		case ok:
 			g2 = &g2Job{done: make(chan struct{}), split: make(chan struct{})}
 			go r.runShare(ctx, pr, idx, bases, g2)
 			defer g2.join()
