@@ -168,7 +168,12 @@ func TestShareAdapt(t *testing.T) {
 	defer func(n int) { minShare = n }(minShare)
 	minShare = 11
 	sh := &g2Share{state: shareReady, idx: make([]uint32, 160), bases: make([]bls.G2Affine, 160), use: 160}
-	uses := func() int { idx, bases, ok := sh.ready(); require.True(t, ok); require.Len(t, bases, len(idx)); return len(idx) }
+	uses := func() int {
+		idx, bases, ok := sh.ready()
+		require.True(t, ok)
+		require.Len(t, bases, len(idx))
+		return len(idx)
+	}
 	var got []int
 	for _, late := range []bool{true, true, true, true, false, false, true, false, false, false, false, false, false, false, false} {
 		sh.adapt(late)
