@@ -13,7 +13,8 @@ type StageTimes struct {
 	H        time.Duration // NTTs and the H MSM (device)
 	BatchAdd time.Duration // sums of unit-scalar bases (device)
 	Tail     time.Duration // tail or full MSMs (device)
-	BG2      time.Duration // B_G2 tail MSM on the CPU
+	BG2      time.Duration // B_G2 tail MSM on the CPU (all of it, or the host's share)
+	BG2Wait  time.Duration // waiting for the host's share once the device was done
 	Epilogue time.Duration // randomization and assembly (CPU)
 	Verify   time.Duration // batch verification (CPU)
 }
@@ -49,8 +50,9 @@ func (p *Prover) Stats() Stats {
 	s.Stages = StageTimes{
 		Prep: time.Duration(p.st.Prep.Load()), H: time.Duration(p.st.H.Load()),
 		BatchAdd: time.Duration(p.st.Batch.Load()), Tail: time.Duration(p.st.Tail.Load()),
-		BG2: time.Duration(p.st.BG2.Load()), Epilogue: time.Duration(p.st.Epilogue.Load()),
-		Verify: time.Duration(p.st.Verify.Load()),
+		BG2: time.Duration(p.st.BG2.Load()), BG2Wait: time.Duration(p.st.BG2Wait.Load()),
+		Epilogue: time.Duration(p.st.Epilogue.Load()),
+		Verify:   time.Duration(p.st.Verify.Load()),
 	}
 	devs := p.rot.Devices()
 	if f := p.rot.Fallback(); f != nil && f.Completed() > 0 {

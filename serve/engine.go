@@ -582,7 +582,7 @@ func gpuCompute(tm *c2.ProveTimes) time.Duration { return max(0, tm.Prove-tm.Syn
 func stageDelta(a, b c2.StageTimes) c2.StageTimes {
 	return c2.StageTimes{
 		Prep: b.Prep - a.Prep, H: b.H - a.H, BatchAdd: b.BatchAdd - a.BatchAdd, Tail: b.Tail - a.Tail,
-		BG2: b.BG2 - a.BG2, Epilogue: b.Epilogue - a.Epilogue, Verify: b.Verify - a.Verify,
+		BG2: b.BG2 - a.BG2, BG2Wait: b.BG2Wait - a.BG2Wait, Epilogue: b.Epilogue - a.Epilogue, Verify: b.Verify - a.Verify,
 	}
 }
 

@@ -38,7 +38,7 @@ func newMetrics(e *Engine) *metrics {
 				"and the rest of its partitions' proving; the last three as srs_load_ms, synthesis_ms and " +
 				"gpu_compute_ms of AwaitProofResponse) for completed " +
 				"jobs when the prover times its calls; the prover's stages " +
-				"(prep, h, batch_add, tail, bg2, epilogue, verify; summed over partitions) for completed " +
+				"(prep, h, batch_add, tail, bg2, bg2_wait, epilogue, verify; summed over partitions) for completed " +
 				"jobs that ran alone, since the prover's counters are process-wide.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 14), // 10 ms .. ~10 h
 		}, []string{"kind", "stage"}),
@@ -106,7 +106,7 @@ type namedStage struct {
 func stageList(s c2.StageTimes) []namedStage {
 	return []namedStage{
 		{"prep", s.Prep}, {"h", s.H}, {"batch_add", s.BatchAdd}, {"tail", s.Tail},
-		{"bg2", s.BG2}, {"epilogue", s.Epilogue}, {"verify", s.Verify},
+		{"bg2", s.BG2}, {"bg2_wait", s.BG2Wait}, {"epilogue", s.Epilogue}, {"verify", s.Verify},
 	}
 }
 

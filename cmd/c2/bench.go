@@ -576,15 +576,15 @@ func printDevices(w io.Writer, devs []benchDevice) {
 }
 
 // stageNames orders the keys of stageDeltas for printing.
-var stageNames = []string{"prep_msm", "ntt_h", "batch_add", "tail_msm", "b_g2", "epilogue", "verify"}
+var stageNames = []string{"prep_msm", "ntt_h", "batch_add", "tail_msm", "b_g2", "b_g2_wait", "epilogue", "verify"}
 
 // stageDeltas returns s − b per stage in milliseconds.
 func stageDeltas(s, b c2.StageTimes) map[string]float64 {
 	ms := func(a, b time.Duration) float64 { return float64((a - b).Microseconds()) / 1000 }
 	return map[string]float64{
 		"prep_msm": ms(s.Prep, b.Prep), "ntt_h": ms(s.H, b.H), "batch_add": ms(s.BatchAdd, b.BatchAdd),
-		"tail_msm": ms(s.Tail, b.Tail), "b_g2": ms(s.BG2, b.BG2), "epilogue": ms(s.Epilogue, b.Epilogue),
-		"verify": ms(s.Verify, b.Verify),
+		"tail_msm": ms(s.Tail, b.Tail), "b_g2": ms(s.BG2, b.BG2), "b_g2_wait": ms(s.BG2Wait, b.BG2Wait),
+		"epilogue": ms(s.Epilogue, b.Epilogue), "verify": ms(s.Verify, b.Verify),
 	}
 }
 

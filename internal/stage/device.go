@@ -167,7 +167,9 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 				return nil, err
 			}
 			if g2.shared && sh != nil {
-				sh.adapt(time.Since(t0) > lateTolerance)
+				waited := time.Since(t0)
+				r.o.Times.Add(&r.o.Times.BG2Wait, waited)
+				sh.adapt(waited > lateTolerance)
 			}
 			sums.BG2.AddAssign(&g2.sum)
 		}

@@ -32,7 +32,7 @@ import (
 
 // Times accumulates stage durations over partitions, in nanoseconds.
 type Times struct {
-	Prep, H, Batch, Tail, BG2, Epilogue, Verify atomic.Int64
+	Prep, H, Batch, Tail, BG2, BG2Wait, Epilogue, Verify atomic.Int64
 }
 
 // Add adds d to the accumulator acc of t.
@@ -51,6 +51,8 @@ func (t *Times) name(acc *atomic.Int64) string {
 		return "tail-msm"
 	case &t.BG2:
 		return "b_g2"
+	case &t.BG2Wait:
+		return "b_g2-wait"
 	case &t.Epilogue:
 		return "epilogue"
 	case &t.Verify:

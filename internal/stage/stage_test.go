@@ -54,7 +54,7 @@ func TestTimes(t *testing.T) {
 
 	for acc, want := range map[*atomic.Int64]string{
 		&tm.Prep: "prep", &tm.H: "h", &tm.Batch: "batch-add", &tm.Tail: "tail-msm",
-		&tm.BG2: "b_g2", &tm.Epilogue: "epilogue", &tm.Verify: "verify",
+		&tm.BG2: "b_g2", &tm.BG2Wait: "b_g2-wait", &tm.Epilogue: "epilogue", &tm.Verify: "verify",
 	} {
 		require.Equal(t, want, tm.name(acc))
 	}
