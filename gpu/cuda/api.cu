@@ -88,7 +88,11 @@ int enter_device(c2_status* st, int ordinal) {
             // after, if the driver lets them change: the mode is a matter of
             // host load, not of results, so a refusal leaves the device usable.
             // A failure here is returned and the next call tries again.
-            C2_CHECK(cudaInitDevice(ordinal, (unsigned)want, cudaInitDeviceFlagsAreValid));
+            cudaError_t e = cudaInitDevice(ordinal, (unsigned)want, cudaInitDeviceFlagsAreValid);
+            if (e == cudaErrorSetOnActiveProcess)
+                (void)cudaGetLastError();  // started by another library: set below if allowed
+            else
+                C2_CHECK(e);
             C2_CHECK(cudaSetDevice(ordinal));
             unsigned got = 0;
             C2_CHECK(cudaGetDeviceFlags(&got));
