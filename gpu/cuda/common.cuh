@@ -75,9 +75,9 @@ inline int drained(cudaStream_t s, int rc) {
         if (e_ != cudaSuccess) return cuda_fail(st, e_, #call, __FILE__, __LINE__); \
     } while (0)
 
-// Selects device ordinal for this host thread. The first call for an ordinal
-// sets how the host threads that wait on it wait (C2_CUDA_SYNC, enter_device
-// in api.cu); later calls return that first call's result again when it failed.
+// Selects device ordinal for this host thread. The first successful call for
+// an ordinal sets how host threads wait for it (C2_CUDA_SYNC, see api.cu); a
+// failed one is returned, and the next call tries again.
 int enter_device(c2_status* st, int ordinal);
 
 // Starts an entry point on a device: selects it and clears a stale,
