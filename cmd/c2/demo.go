@@ -144,6 +144,9 @@ func proveC1(p *c2.Prover, c1 []byte) ([]byte, error) {
 	stage("  batch additions", st.BatchAdd, "")
 	stage("  tail MSMs", st.Tail, "")
 	stage("  B_G2 tail (CPU)", st.BG2, "")
+	if st.BG2Wait > 0 {
+		stage("  waiting for the host's B_G2 share", st.BG2Wait, "")
+	}
 	stage("  epilogue", st.Epilogue, "")
 	stage("  verify", st.Verify, "")
 	return proof, nil
