@@ -77,8 +77,8 @@ type g2Share struct {
 
 // lateTolerance is how long a partition may wait for its host sum after
 // the device is done before its share counts as late: a few thousandths of
-// a 32 GiB partition's second of device work.
-const lateTolerance = 5 * time.Millisecond
+// a 32 GiB partition's second of device work (a variable for tests).
+var lateTolerance = 5 * time.Millisecond
 
 // adapt sizes the share's prefix after a partition that used it (or, with
 // none in use, that would have): halved, and none below minShare, when the

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	mrand "math/rand/v2"
 	"testing"
+	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -186,4 +187,30 @@ func TestShareAdapt(t *testing.T) {
 	require.Zero(t, sh.use)
 	_, _, ok := sh.ready()
 	require.False(t, ok)
+}
+
+// Partitions that count every wait for their host sum as late shrink the
+// share they use, and the waits are summed in Times.BG2Wait; every proof
+// still verifies whatever prefix it used.
+func TestHostShareG2Late(t *testing.T) {
+	defer func(n int, d time.Duration) { minShare, lateTolerance = n, d }(minShare, lateTolerance)
+	minShare, lateTolerance = 8, -1
+	const m = 64
+	parts := []*r1cs.System{squares(m, 0)}
+	for _, seed := range []uint64{1, 2, 4, 5, 6} {
+		parts = append(parts, squares(m, seed))
+	}
+	pk, err := groth16.Setup(parts[0], rand.Reader)
+	require.NoError(t, err)
+	r, d, _ := shareRunner(t, 0.5)
+	ctx := context.Background()
+	for i, sys := range parts {
+		proof, err := r.Prove(ctx, d, pk, sys, nil)
+		require.NoError(t, err, "partition %d", i)
+		require.NoError(t, groth16.Verify(&pk.VK, &proof, sys.Inputs()[1:]), "partition %d", i)
+	}
+	sh := r.shares[pk]
+	require.Equal(t, shareReady, sh.state)
+	require.Less(t, sh.use, len(sh.idx), "late sums shrink the prefix")
+	require.Positive(t, r.o.Times.BG2Wait.Load(), "the waits are counted")
 }
