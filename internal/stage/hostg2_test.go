@@ -72,26 +72,40 @@ func TestHostShareG2(t *testing.T) {
 	for _, seed := range []uint64{0, 1, 2, 4} {
 		parts = append(parts, squares(m, seed))
 	}
+	r, _ := proveShared(t, parts, func(r *Runner, pk *groth16.ProvingKey, i int) {
+		if i > 0 {
+			return
+		}
+		require.Zero(t, r.o.Times.BG2.Load(), "the first partition finds no bases on the host")
+		idx, bases, ok := r.takeShare(pk).ready()
+		require.True(t, ok, "the first partition fills the share")
+		require.Len(t, idx, (m-m/7)/2, "half of the tail")
+		for j, x := range idx {
+			require.True(t, bases[j].Equal(&pk.BG2[x]), "base %d", j)
+		}
+		r.shares[pk].drop()
+	})
+	require.Positive(t, r.o.Times.BG2.Load(), "later partitions sum their share on the host")
+}
+
+// proveShared proves parts in order with a key of the first, beside a fake
+// device that leaves half of B_G2's tail to the host, checks that every
+// proof verifies and calls after (if not nil) after each; it returns the
+// runner and the key.
+func proveShared(t *testing.T, parts []*r1cs.System, after func(r *Runner, pk *groth16.ProvingKey, i int)) (*Runner, *groth16.ProvingKey) {
+	t.Helper()
 	pk, err := groth16.Setup(parts[0], rand.Reader)
 	require.NoError(t, err)
 	r, d, _ := shareRunner(t, 0.5)
-	ctx := context.Background()
 	for i, sys := range parts {
-		proof, err := r.Prove(ctx, d, pk, sys, nil)
+		proof, err := r.Prove(context.Background(), d, pk, sys, nil)
 		require.NoError(t, err, "partition %d", i)
 		require.NoError(t, groth16.Verify(&pk.VK, &proof, sys.Inputs()[1:]), "partition %d", i)
-		if i == 0 {
-			require.Zero(t, r.o.Times.BG2.Load(), "the first partition finds no bases on the host")
-			idx, bases, ok := r.takeShare(pk).ready()
-			require.True(t, ok, "the first partition fills the share")
-			require.Len(t, idx, (m-m/7)/2, "half of the tail")
-			for j, x := range idx {
-				require.True(t, bases[j].Equal(&pk.BG2[x]), "base %d", j)
-			}
-			r.shares[pk].drop()
+		if after != nil {
+			after(r, pk, i)
 		}
 	}
-	require.Positive(t, r.o.Times.BG2.Load(), "later partitions sum their share on the host")
+	return r, pk
 }
 
 // A share that cannot be copied stays off, and the device keeps the whole
@@ -200,15 +214,7 @@ func TestHostShareG2Late(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 4, 5, 6} {
 		parts = append(parts, squares(m, seed))
 	}
-	pk, err := groth16.Setup(parts[0], rand.Reader)
-	require.NoError(t, err)
-	r, d, _ := shareRunner(t, 0.5)
-	ctx := context.Background()
-	for i, sys := range parts {
-		proof, err := r.Prove(ctx, d, pk, sys, nil)
-		require.NoError(t, err, "partition %d", i)
-		require.NoError(t, groth16.Verify(&pk.VK, &proof, sys.Inputs()[1:]), "partition %d", i)
-	}
+	r, pk := proveShared(t, parts, nil)
 	sh := r.shares[pk]
 	require.Equal(t, shareReady, sh.state)
 	require.Less(t, sh.use, len(sh.idx), "late sums shrink the prefix")
