@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -30,8 +29,7 @@ import (
 // leave room for the second copy of its bases (attachHigh) and H has at
 // least splitHMin points; C2_CUDA_SPLIT_H=0 in the environment turns the
 // split off, C2_CUDA_SPLIT_H=1 takes it at every size. C2_CUDA_HOST_G2, a
-// number from 0 to 1, sets Info().HostG2 (by default hostG2 scaled by the
-// host's cores a device, see hostG2Share).
+// number from 0 to 1, sets Info().HostG2 (0 by default, see hostG2Share).
 // Without the library or a GPU it returns an error wrapping
 // cuda.ErrNoLibrary or cuda.ErrNoDevice.
 func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
@@ -60,7 +58,7 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 		}
 		c := &CUDA{d: d, name: name, sms: d.Info().SMCount, budget: pool.NewBudget(name, max(total, 0))}
 		c.splitH, c.splitHAt = splitPolicy(os.Getenv("C2_CUDA_SPLIT_H"))
-		if c.hostG2, err = hostG2Share(os.Getenv("C2_CUDA_HOST_G2"), runtime.GOMAXPROCS(0), len(ordinals)); err != nil {
+		if c.hostG2, err = hostG2Share(os.Getenv("C2_CUDA_HOST_G2")); err != nil {
 			for _, x := range append(out, c) {
 				x.Close()
 			}
@@ -706,23 +704,15 @@ func splitPolicy(env string) (on bool, at int) {
 	return true, splitHMin
 }
 
-// The share of B_G2's tail a CUDA device leaves to the host by default
-// ([Info].HostG2) is hostG2 where the host has hostG2Cores cores (Go's
-// GOMAXPROCS) for each device opened, and proportionally less with fewer:
-// the host sums its share with every core while it also synthesizes
-// witnesses, and a share it cannot finish in a partition's time delays the
-// proof. On one H200 with 16 vCPUs, 0.5 is faster than none and than 0.7
-// (BENCHMARKS.md).
-const (
-	hostG2      = 0.5
-	hostG2Cores = 16
-)
-
-// hostG2Share returns CUDA's share for the value of C2_CUDA_HOST_G2, or,
-// when env is empty, the default for cores host cores and devices devices.
-func hostG2Share(env string, cores, devices int) (float64, error) {
+// hostG2Share returns the share of B_G2's tail a CUDA device leaves to the
+// host ([Info].HostG2) for the value of C2_CUDA_HOST_G2: none when env is
+// empty. The host sums its share with every core while it also synthesizes
+// witnesses; on an H100 with 16 vCPUs F = 0.5 made every C2 0.08–0.16 s
+// slower and took 12–13 of the cores where none took 3–4, and on an H200
+// it gained at most 0.08 s (BENCHMARKS.md), so it is opt-in.
+func hostG2Share(env string) (float64, error) {
 	if env == "" {
-		return hostG2 * min(1, float64(cores)/float64(hostG2Cores*max(devices, 1))), nil
+		return 0, nil
 	}
 	f, err := strconv.ParseFloat(env, 64)
 	if err != nil || !(f >= 0 && f <= 1) {
