@@ -1,6 +1,7 @@
 // Device, stream and memory entry points of libc2cuda.
 #include <stdarg.h>
 #include <stdlib.h>
+#include <chrono>
 #include <mutex>
 #include <vector>
 #include "common.cuh"
@@ -112,6 +113,13 @@ int enter_device(c2_status* st, int ordinal) {
 static std::once_flag pool_once[64];
 static std::once_flag epoch_once[64];
 static cudaEvent_t epoch[64];  // time origin of each device's stream spans
+// The host's monotonic clock when the epoch event was seen complete: the
+// trace's host times are ms since then, within a wake-up of the device's.
+static std::chrono::steady_clock::time_point host_epoch[64];
+
+static double host_ms(int ordinal) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_epoch[ordinal]).count();
+}
 
 static bool trace_on() {
     static const bool on = [] {
@@ -126,6 +134,7 @@ static thread_local trace_call* current_trace = nullptr;
 trace_call::trace_call(int ordinal, cudaStream_t s, const char* call)
     : ordinal_(ordinal), s_(s), call_(call), outer_(current_trace) {
     if (!trace_on() || ordinal < 0 || ordinal >= 64 || !epoch[ordinal]) return;
+    host_start_ = host_ms(ordinal);
     if (cudaEventCreate(&start_) != cudaSuccess || cudaEventRecord(start_, s) != cudaSuccess) {
         if (start_) cudaEventDestroy(start_);
         start_ = nullptr;
@@ -148,10 +157,14 @@ void trace_call::mark(const char* what) {
 
 trace_call::~trace_call() {
     if (!start_) return;
+    const double host_end = host_ms(ordinal_);
     current_trace = outer_;
     float t0 = 0, prev = 0;
     bool timed = n_ > 0 && cudaEventSynchronize(ev_[n_ - 1]) == cudaSuccess &&
                  cudaEventElapsedTime(&t0, epoch[ordinal_], start_) == cudaSuccess;
+    if (timed)
+        fprintf(stderr, "c2trace dev=%d stream=%p call=%s start_ms=%.3f host_start_ms=%.3f host_end_ms=%.3f\n",
+                ordinal_, (void*)s_, call_, t0, host_start_, host_end);
     prev = t0;
     for (int i = 0; i < n_; i++) {
         float t = 0;
@@ -277,6 +290,7 @@ int c2_stream_create(c2_status* st, int ordinal, int urgent, c2_stream** out) {
             e = cudaEventCreate(&epoch[ordinal]);
             if (e == cudaSuccess) e = cudaEventRecord(epoch[ordinal], s->s);
             if (e == cudaSuccess) e = cudaEventSynchronize(epoch[ordinal]);
+            host_epoch[ordinal] = std::chrono::steady_clock::now();
         });
     }
     if (e != cudaSuccess) {

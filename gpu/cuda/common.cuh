@@ -94,7 +94,10 @@ int enter_device(c2_status* st, int ordinal);
 // after each kernel it launches (trace_mark) and, when it ends, writes to
 // stderr one line a kernel with the kernel's completion time in ms since
 // the device's epoch and the time since the call's previous mark — which
-// kernels of a call waited, and for how long, without a profiler.
+// kernels of a call waited, and for how long, without a profiler — after
+// one line for the call: its start on the device and, on the host's clock
+// in ms since the epoch was seen, when the call began and ended. The host
+// times show how long the device waited for the host between calls.
 struct trace_call {
     trace_call(int ordinal, cudaStream_t s, const char* call);
     ~trace_call();
@@ -107,6 +110,7 @@ struct trace_call {
     const char* call_;
     trace_call* outer_;
     cudaEvent_t start_ = nullptr;
+    double host_start_ = 0;  // ms on the host's clock (see host_ms)
     cudaEvent_t ev_[max_marks];
     const char* what_[max_marks];
     int n_ = 0;

@@ -30,7 +30,13 @@
 // for each kernel of each MSM, batch addition, NTT, H pipeline and R1CS
 // evaluation call ("c2trace dev=… stream=… call=… seq=… kernel=… end_ms=…
 // dt_ms=…"): when the kernel completed, in ms since the device's first
-// stream was made, and how long after the call's previous mark.
+// stream was made, and how long after the call's previous mark. Each
+// call's kernels follow a line "c2trace dev=… stream=… call=… start_ms=…
+// host_start_ms=… host_end_ms=…": when the call began on the device, and
+// when it began and ended on the host's monotonic clock, in ms since the
+// host saw that first stream ready (the two clocks agree within a
+// wake-up). A device's idle time between two calls of one stream is then
+// split into the host's time outside the library and the library's own.
 package cuda
 
 import (
