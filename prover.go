@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/internal/route"
 	"github.com/sealc2/c2/internal/stage"
 	"github.com/sealc2/c2/pool"
@@ -74,6 +76,9 @@ type Prover struct {
 	st   stage.Times
 	// noCUDA is why Backend auto found no CUDA device, or nil.
 	noCUDA error
+	// unreserve gives back the Ps kept free for the goroutines that feed
+	// the devices (feederPs).
+	unreserve func()
 
 	mu     sync.Mutex // guards closed
 	closed bool
@@ -140,6 +145,7 @@ func newProver(cfg Config, devs []gpu.Device) (*Prover, error) {
 		ro.Fallback = p.cpu
 	}
 	p.rot = route.New(devs, ro)
+	p.unreserve = parallel.Reserve(feederPs(devs))
 	p.run = stage.New(p.keys, p.host, stage.Options{Threads: c.Threads, Workers: c.PrepWorkers, Serial: c.DisableOverlap, Times: &p.st, Log: log})
 	return p, nil
 }
@@ -187,7 +193,24 @@ func (p *Prover) Close() error {
 	}
 	errs = append(errs, p.cpu.Close())
 	p.host.Close()
+	p.unreserve()
 	return errors.Join(errs...)
+}
+
+// feederPs is how many Go Ps the host's parallel loops leave free while
+// devs prove (parallel.Reserve): two for each device that is not the CPU,
+// at most an eighth of GOMAXPROCS. A goroutine that comes back from a
+// device call then runs at once instead of waiting for a loop's goroutine
+// to be preempted, and the device does not wait for it (BENCHMARKS.md,
+// session 48).
+func feederPs(devs []gpu.Device) int {
+	n := 0
+	for _, d := range devs {
+		if d.Info().Kind != gpu.KindCPU {
+			n += 2
+		}
+	}
+	return min(n, runtime.GOMAXPROCS(0)/8)
 }
 
 // begin registers a call in progress (Close waits for those) and returns

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	mrand "math/rand/v2"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/sealc2/c2/gpu"
 	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/internal/synth"
 	"github.com/sealc2/c2/pool"
 	"github.com/sealc2/c2/porep"
@@ -583,4 +585,30 @@ func TestKeyLoadsDoNotBlockEachOther(t *testing.T) {
 	slots, keys := dev.Live()
 	assert.Zero(t, slots)
 	assert.Zero(t, keys)
+}
+
+// A prover keeps two Ps free of the host's parallel loops for each device
+// that is not the CPU, at most an eighth of GOMAXPROCS, until Close.
+func TestFeederPs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(32))
+	fake := func() gpu.Device {
+		f := gputest.NewFake(gputest.FakeOptions{})
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	cpu := gpu.NewCPU(gpu.CPUOptions{Memory: 1 << 30})
+	defer cpu.Close()
+	require.Zero(t, feederPs([]gpu.Device{cpu}))
+	require.Equal(t, 2, feederPs([]gpu.Device{fake(), cpu}))
+	require.Equal(t, 4, feederPs([]gpu.Device{fake(), fake(), fake()}), "an eighth of 32")
+	runtime.GOMAXPROCS(8)
+	require.Equal(t, 1, feederPs([]gpu.Device{fake()}))
+
+	runtime.GOMAXPROCS(32)
+	room := parallel.Room()
+	p, err := newProver(Config{Threads: 2}, []gpu.Device{fake()})
+	require.NoError(t, err)
+	require.Equal(t, room-2, parallel.Room())
+	require.NoError(t, p.Close())
+	require.Equal(t, room, parallel.Room())
 }

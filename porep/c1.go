@@ -7,16 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/internal/fielderr"
+	"github.com/sealc2/c2/internal/parallel"
 	"github.com/sealc2/c2/internal/regfile"
 )
 
@@ -773,21 +772,17 @@ func (p *parser) arrayParallel(alloc func(n int), f func(q *parser, i int) error
 	}
 	p.i++
 	alloc(len(ext))
-	var eg errgroup.Group
-	eg.SetLimit(runtime.GOMAXPROCS(0))
-	for i, e := range ext {
-		eg.Go(func() error {
-			q := &parser{b: p.b[:e[1]], i: e[0], path: append(slices.Clone(p.path), pathSeg{idx: i})}
-			if err := f(q, i); err != nil {
-				return err
-			}
-			if q.ws(); q.i != e[1] {
-				return errors.New("element not read to its end")
-			}
-			return nil
-		})
-	}
-	return eg.Wait() == nil
+	return parallel.FirstError(len(ext), func(i int) error {
+		e := ext[i]
+		q := &parser{b: p.b[:e[1]], i: e[0], path: append(slices.Clone(p.path), pathSeg{idx: i})}
+		if err := f(q, i); err != nil {
+			return err
+		}
+		if q.ws(); q.i != e[1] {
+			return errors.New("element not read to its end")
+		}
+		return nil
+	}) == nil
 }
 
 // skipValue moves p.i past the JSON value there, checking no more than the

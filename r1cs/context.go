@@ -3,8 +3,9 @@ package r1cs
 import (
 	"context"
 	"runtime"
+	"sync"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/sealc2/c2/internal/parallel"
 )
 
 // BuildContext runs build on a Builder that forwards every call to b and
@@ -63,10 +64,15 @@ func (b *ctxBuilder) Enforce(x, y, z LC) {
 
 // Group runs the parts of a synthesis split across goroutines (the
 // sectors, challenges or segments of a witness) on a bounded number of
-// them, and starts none once its context is done.
+// them, and starts none once its context is done. A part runs on a
+// goroutine of its own where the process's parallel loops have room for one
+// more (see parallel.Reserve), else on the goroutine that gives it.
 type Group struct {
-	ctx context.Context
-	eg  errgroup.Group
+	ctx  context.Context
+	room chan struct{} // a place for each part running
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	err  error // the first a part returned
 }
 
 // NewGroup returns a Group that runs up to workers parts at once
@@ -75,25 +81,46 @@ func NewGroup(ctx context.Context, workers int) *Group {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	g := &Group{ctx: ctx}
-	g.eg.SetLimit(workers)
-	return g
+	return &Group{ctx: ctx, room: make(chan struct{}, workers)}
 }
 
-// Go runs part on a goroutine of g once fewer than its limit are running,
-// blocking until then. A part whose turn comes after the context is done
-// does not run: it fails with the context's error.
+// Go runs part once fewer than the group's limit are running, blocking
+// until then, and on the caller's goroutine (returning when part has)
+// where no goroutine is free for it. A part whose turn comes after the
+// context is done does not run: it fails with the context's error.
 func (g *Group) Go(part func() error) {
-	g.eg.Go(func() error {
-		if err := g.ctx.Err(); err != nil {
-			return err
+	g.room <- struct{}{}
+	run := func() {
+		defer func() { <-g.room }()
+		err := g.ctx.Err()
+		if err == nil {
+			err = part()
 		}
-		return part()
-	})
+		if err != nil {
+			g.mu.Lock()
+			if g.err == nil {
+				g.err = err
+			}
+			g.mu.Unlock()
+		}
+	}
+	if !parallel.TryExtra() {
+		run()
+		return
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer parallel.Done()
+		run()
+	}()
 }
 
 // Wait waits for every part given to Go so far and returns the first error
 // a part of g returned, or nil. g takes more parts after Wait.
 func (g *Group) Wait() error {
-	return g.eg.Wait()
+	g.wg.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
 }

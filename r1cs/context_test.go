@@ -3,11 +3,14 @@ package r1cs
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sealc2/c2/internal/parallel"
 )
 
 // squares builds n square gadgets (two constraints each) into b, calling
@@ -92,30 +95,13 @@ func TestBuildContextNested(t *testing.T) {
 // parts after Wait, returns a part's error, and runs no part whose turn
 // comes after its context is done.
 func TestGroup(t *testing.T) {
-	var mu sync.Mutex
-	running, most, ran := 0, 0, 0
-	part := func() error {
-		mu.Lock()
-		running++
-		ran++
-		most = max(most, running)
-		mu.Unlock()
-		time.Sleep(time.Millisecond)
-		mu.Lock()
-		running--
-		mu.Unlock()
-		return nil
-	}
+	var p parts
 	g := NewGroup(context.Background(), 2)
-	for range 10 {
-		g.Go(part)
-	}
-	require.NoError(t, g.Wait())
-	require.Equal(t, 10, ran)
-	require.LessOrEqual(t, most, 2)
-	g.Go(part)
-	require.NoError(t, g.Wait())
-	require.Equal(t, 11, ran)
+	p.run(t, g, 10)
+	require.Equal(t, 10, p.ran)
+	require.LessOrEqual(t, p.most, 2)
+	p.run(t, g, 1)
+	require.Equal(t, 11, p.ran)
 
 	boom := errors.New("boom")
 	g = NewGroup(context.Background(), 0)
@@ -127,4 +113,46 @@ func TestGroup(t *testing.T) {
 	cancel()
 	g.Go(func() error { t.Error("a part ran after its context was done"); return nil })
 	require.ErrorIs(t, g.Wait(), context.Canceled)
+}
+
+// A Group's parts share the process's room for loop goroutines
+// (parallel.Reserve): beyond it they run on the goroutine that gives them,
+// and every part still runs.
+func TestGroupRoom(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	release := parallel.Reserve(5) // room for 3
+	defer release()
+	var p parts
+	p.run(t, NewGroup(context.Background(), 8), 40)
+	require.Equal(t, 40, p.ran)
+	require.LessOrEqual(t, p.most, 4, "three extra goroutines and the caller")
+	require.GreaterOrEqual(t, p.most, 2, "parts beside the caller's")
+}
+
+// parts counts the parts its part method runs, of a millisecond each, and
+// the most that ran at once.
+type parts struct {
+	mu                 sync.Mutex
+	running, most, ran int
+}
+
+// run gives g n parts and waits for them.
+func (p *parts) run(t *testing.T, g *Group, n int) {
+	for range n {
+		g.Go(p.part)
+	}
+	require.NoError(t, g.Wait())
+}
+
+func (p *parts) part() error {
+	p.mu.Lock()
+	p.running++
+	p.ran++
+	p.most = max(p.most, p.running)
+	p.mu.Unlock()
+	time.Sleep(time.Millisecond)
+	p.mu.Lock()
+	p.running--
+	p.mu.Unlock()
+	return nil
 }
