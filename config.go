@@ -64,6 +64,13 @@ type Config struct {
 	// (evaluation of a, b, c is single-threaded per partition); 0 means
 	// max(2, GOMAXPROCS/4).
 	PrepWorkers int
+	// FeederPs is how many Go Ps the host's parallel loops (witness
+	// synthesis, classification, checks) leave free for each device that is
+	// not the CPU, so that a goroutine coming back from a device call runs
+	// at once instead of waiting for a busy loop goroutine's preemption (up
+	// to 10 ms) while the device waits for it; 0 means 2, at most an eighth
+	// of GOMAXPROCS in all; negative leaves none.
+	FeederPs int
 	// DisableOverlap runs partitions one at a time and their stages in
 	// sequence (b_g2 after the device stages), to measure what overlap buys.
 	DisableOverlap bool

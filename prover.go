@@ -145,7 +145,7 @@ func newProver(cfg Config, devs []gpu.Device) (*Prover, error) {
 		ro.Fallback = p.cpu
 	}
 	p.rot = route.New(devs, ro)
-	p.unreserve = parallel.Reserve(feederPs(devs))
+	p.unreserve = parallel.Reserve(feederPs(devs, c.FeederPs))
 	p.run = stage.New(p.keys, p.host, stage.Options{Threads: c.Threads, Workers: c.PrepWorkers, Serial: c.DisableOverlap, Times: &p.st, Log: log})
 	return p, nil
 }
@@ -198,19 +198,23 @@ func (p *Prover) Close() error {
 }
 
 // feederPs is how many Go Ps the host's parallel loops leave free while
-// devs prove (parallel.Reserve): two for each device that is not the CPU,
-// at most an eighth of GOMAXPROCS. A goroutine that comes back from a
-// device call then runs at once instead of waiting for a loop's goroutine
-// to be preempted, and the device does not wait for it (BENCHMARKS.md,
-// session 48).
-func feederPs(devs []gpu.Device) int {
+// devs prove (parallel.Reserve): per (Config.FeederPs) for each device that
+// is not the CPU, or by default two each, at most an eighth of GOMAXPROCS
+// (BENCHMARKS.md, session 48).
+func feederPs(devs []gpu.Device, per int) int {
 	n := 0
 	for _, d := range devs {
 		if d.Info().Kind != gpu.KindCPU {
-			n += 2
+			n++
 		}
 	}
-	return min(n, runtime.GOMAXPROCS(0)/8)
+	switch {
+	case per < 0:
+		return 0
+	case per > 0:
+		return per * n
+	}
+	return min(2*n, runtime.GOMAXPROCS(0)/8)
 }
 
 // begin registers a call in progress (Close waits for those) and returns

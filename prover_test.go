@@ -588,7 +588,8 @@ func TestKeyLoadsDoNotBlockEachOther(t *testing.T) {
 }
 
 // A prover keeps two Ps free of the host's parallel loops for each device
-// that is not the CPU, at most an eighth of GOMAXPROCS, until Close.
+// that is not the CPU, at most an eighth of GOMAXPROCS, or as many as
+// Config.FeederPs says, until Close.
 func TestFeederPs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(32))
 	fake := func() gpu.Device {
@@ -598,11 +599,14 @@ func TestFeederPs(t *testing.T) {
 	}
 	cpu := gpu.NewCPU(gpu.CPUOptions{Memory: 1 << 30})
 	defer cpu.Close()
-	require.Zero(t, feederPs([]gpu.Device{cpu}))
-	require.Equal(t, 2, feederPs([]gpu.Device{fake(), cpu}))
-	require.Equal(t, 4, feederPs([]gpu.Device{fake(), fake(), fake()}), "an eighth of 32")
+	require.Zero(t, feederPs([]gpu.Device{cpu}, 0))
+	require.Equal(t, 2, feederPs([]gpu.Device{fake(), cpu}, 0))
+	three := []gpu.Device{fake(), fake(), fake()}
+	require.Equal(t, 4, feederPs(three, 0), "an eighth of 32")
+	require.Equal(t, 9, feederPs(three, 3), "as many as asked")
+	require.Zero(t, feederPs(three, -1))
 	runtime.GOMAXPROCS(8)
-	require.Equal(t, 1, feederPs([]gpu.Device{fake()}))
+	require.Equal(t, 1, feederPs([]gpu.Device{fake()}, 0))
 
 	runtime.GOMAXPROCS(32)
 	room := parallel.Room()
@@ -611,4 +615,8 @@ func TestFeederPs(t *testing.T) {
 	require.Equal(t, room-2, parallel.Room())
 	require.NoError(t, p.Close())
 	require.Equal(t, room, parallel.Room())
+	p, err = newProver(Config{Threads: 2, FeederPs: -1}, []gpu.Device{fake()})
+	require.NoError(t, err)
+	require.Equal(t, room, parallel.Room())
+	require.NoError(t, p.Close())
 }

@@ -80,6 +80,7 @@ func runBench(fs *flag.FlagSet, args []string) error {
 	noOverlap := fs.Bool("no-overlap", false, "run partitions and their stages one at a time")
 	compare := fs.Bool("compare", false, "run twice on the same key: with overlap, then without")
 	threads := fs.Int("threads", 0, "CPU goroutines per MSM (0: all CPUs)")
+	feeders := fs.Int("feeder-ps", 0, "Go Ps the host's loops leave free a GPU (0: 2, at most GOMAXPROCS/8; <0: none)")
 	prep := fs.Int("prep", 0, "partitions prepared on the CPU at once (0: default)")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic circuit")
 	c1 := fs.String("c1", "", "prove this C1 output file instead of synthetic partitions (needs -params)")
@@ -123,7 +124,7 @@ func runBench(fs *flag.FlagSet, args []string) error {
 	if *hostMem < 0 {
 		return errors.New("-host-memory must not be negative")
 	}
-	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep, SlotsPerDevice: slots[0], HostMemory: int64(*hostMem * (1 << 30))}
+	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep, FeederPs: *feeders, SlotsPerDevice: slots[0], HostMemory: int64(*hostMem * (1 << 30))}
 	switch *devices {
 	case "":
 	case "cpu":
