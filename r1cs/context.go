@@ -65,14 +65,17 @@ func (b *ctxBuilder) Enforce(x, y, z LC) {
 // Group runs the parts of a synthesis split across goroutines (the
 // sectors, challenges or segments of a witness) on a bounded number of
 // them, and starts none once its context is done. A part runs on a
-// goroutine of its own where the process's parallel loops have room for one
-// more (see parallel.Reserve), else on the goroutine that gives it.
+// goroutine of its own while the process's parallel loops have room for
+// one more (parallel.TryExtra); without room the caller waits for one of
+// its group's parts to end, or, when none is running, runs the part itself.
 type Group struct {
-	ctx  context.Context
-	room chan struct{} // a place for each part running
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	err  error // the first a part returned
+	ctx    context.Context
+	room   chan struct{} // a place for each part running
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	ended  sync.Cond // a part on its own goroutine ended
+	active int       // parts on their own goroutines
+	err    error     // the first a part returned
 }
 
 // NewGroup returns a Group that runs up to workers parts at once
@@ -81,13 +84,16 @@ func NewGroup(ctx context.Context, workers int) *Group {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return &Group{ctx: ctx, room: make(chan struct{}, workers)}
+	g := &Group{ctx: ctx, room: make(chan struct{}, workers)}
+	g.ended.L = &g.mu
+	return g
 }
 
 // Go runs part once fewer than the group's limit are running, blocking
-// until then, and on the caller's goroutine (returning when part has)
-// where no goroutine is free for it. A part whose turn comes after the
-// context is done does not run: it fails with the context's error.
+// until then, on a goroutine of its own or, without room for one while no
+// other part of g runs, on the caller's (returning when part has). A part
+// whose turn comes after the context is done does not run: it fails with
+// the context's error.
 func (g *Group) Go(part func() error) {
 	g.room <- struct{}{}
 	run := func() {
@@ -104,16 +110,32 @@ func (g *Group) Go(part func() error) {
 			g.mu.Unlock()
 		}
 	}
-	if !parallel.TryExtra() {
-		run()
-		return
+	for {
+		if parallel.TryExtra() {
+			g.mu.Lock()
+			g.active++
+			g.mu.Unlock()
+			g.wg.Add(1)
+			go func() {
+				defer g.wg.Done()
+				run()
+				parallel.Done()
+				g.mu.Lock()
+				g.active--
+				g.ended.Broadcast()
+				g.mu.Unlock()
+			}()
+			return
+		}
+		g.mu.Lock()
+		if g.active == 0 {
+			g.mu.Unlock()
+			parallel.Inline(run)
+			return
+		}
+		g.ended.Wait() // a part's room is free again
+		g.mu.Unlock()
 	}
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		defer parallel.Done()
-		run()
-	}()
 }
 
 // Wait waits for every part given to Go so far and returns the first error

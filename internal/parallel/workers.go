@@ -6,14 +6,14 @@ import (
 	"sync/atomic"
 )
 
-// The loops of this package and r1cs.Group run on their caller's goroutine
-// and on extra goroutines. An extra starts only while fewer than
-// GOMAXPROCS less the reserved Ps (Reserve) goroutines do loop work, the
-// loops' callers counted: a goroutine that comes back from a blocking call
-// (a GPU library call waiting on its stream) then finds a P free instead
-// of waiting for a busy goroutine's preemption, up to 10 ms
-// (BenchmarkSyscallReturn). A loop that finds no room runs on its caller
-// alone, so nested loops cannot deadlock.
+// The loops of this package and r1cs.Group run their pieces on extra
+// goroutines, which start only while fewer than GOMAXPROCS less the
+// reserved Ps (Reserve) goroutines do loop work; the loop's caller waits
+// for them, and does the work itself only when none could start. So a
+// goroutine that comes back from a blocking call (a GPU library call
+// waiting on its stream) finds a P free instead of waiting for a busy
+// goroutine's preemption, up to 10 ms (BenchmarkSyscallReturn), and a loop
+// nested in another's piece still runs: on its caller, when no room is left.
 var (
 	busy     atomic.Int64 // goroutines doing loop work: callers and extras
 	reserved atomic.Int64 // Ps kept free by Reserve
@@ -28,8 +28,8 @@ func Reserve(n int) (release func()) {
 	return func() { once.Do(func() { reserved.Add(-int64(n)) }) }
 }
 
-// Room returns how many goroutines may do loop work at once now: GOMAXPROCS
-// less the reserved Ps, at least one.
+// Room returns how many extra goroutines may do loop work at once now:
+// GOMAXPROCS less the reserved Ps, at least one.
 func Room() int {
 	return max(1, runtime.GOMAXPROCS(0)-int(reserved.Load()))
 }
@@ -49,21 +49,25 @@ func TryExtra() bool {
 	}
 }
 
-// Done gives back the room TryExtra or a loop's caller took.
+// Done gives back the room TryExtra took.
 func Done() { busy.Add(-1) }
 
-// spread runs work on the caller's goroutine (counted as busy whatever the
-// room) and on up to want−1 extra goroutines, as many as TryExtra allows,
-// and returns when all have returned. Each runs work until it returns:
-// work takes its own pieces.
-func spread(want int, work func()) {
+// Inline runs f on the caller's goroutine, counted as loop work (beyond the
+// room if need be): a loop's work when no extra goroutine could start.
+func Inline(f func()) {
 	busy.Add(1)
 	defer Done()
+	f()
+}
+
+// spread runs work on up to want extra goroutines, as many as TryExtra
+// allows, or on the caller's when none could start, and returns when all
+// have returned. Each runs work until it returns: work takes its own
+// pieces.
+func spread(want int, work func()) {
 	var wg sync.WaitGroup
-	for range want - 1 {
-		if !TryExtra() {
-			break
-		}
+	n := 0
+	for ; n < want && TryExtra(); n++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -71,6 +75,8 @@ func spread(want int, work func()) {
 			work()
 		}()
 	}
-	work()
+	if n == 0 {
+		Inline(work)
+	}
 	wg.Wait()
 }
