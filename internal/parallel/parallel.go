@@ -35,9 +35,9 @@ func FirstError(n int, f func(i int) error) error {
 
 // Each calls f(k) for every k in [0, n) on up to GOMAXPROCS goroutines (see
 // Reserve), each taking the next k when it has finished one, and returns
-// once every call has returned. Once ctx ends no further call starts and Each returns
-// ctx's error; pieces small enough to take about a millisecond bound how
-// late that is.
+// once every call has returned. Once ctx ends no further call starts and
+// Each returns ctx's error; pieces small enough to take about a millisecond
+// bound how late that is.
 func Each(ctx context.Context, n int, f func(k int)) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // goroutine's preemption, up to 10 ms (BenchmarkSyscallReturn), and a loop
 // nested in another's piece still runs: on its caller, when no room is left.
 var (
-	busy     atomic.Int64 // goroutines doing loop work: callers and extras
+	busy     atomic.Int64 // goroutines doing loop work: extras, and callers working inline
 	reserved atomic.Int64 // Ps kept free by Reserve
 )
 
@@ -28,8 +28,9 @@ func Reserve(n int) (release func()) {
 	return func() { once.Do(func() { reserved.Add(-int64(n)) }) }
 }
 
-// Room returns how many extra goroutines may do loop work at once now:
-// GOMAXPROCS less the reserved Ps, at least one.
+// Room returns how many goroutines may do loop work at once now (callers
+// working inline may exceed it): GOMAXPROCS less the reserved Ps, at least
+// one.
 func Room() int {
 	return max(1, runtime.GOMAXPROCS(0)-int(reserved.Load()))
 }
