@@ -436,9 +436,13 @@ func (s *System) Aux() []fr.Element { return s.aux }
 // Coeffs returns the coefficient table indexed by Matrix.CoeffIdx.
 func (s *System) Coeffs() []fr.Element { return s.coeffs }
 
-// A, B and C return the recorded matrices. Shared, not copied.
+// A returns the recorded matrix A. Shared, not copied.
 func (s *System) A() *Matrix { return &s.m[0] }
+
+// B returns the recorded matrix B. Shared, not copied.
 func (s *System) B() *Matrix { return &s.m[1] }
+
+// C returns the recorded matrix C. Shared, not copied.
 func (s *System) C() *Matrix { return &s.m[2] }
 
 // ADensity returns the aux variables dense in A. (All inputs are dense in A

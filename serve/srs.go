@@ -19,8 +19,8 @@ import (
 	"github.com/sealc2/c2/update"
 )
 
-// ErrUnknownCircuit: PreloadSRS or EvictSRS named a circuit c2 does not
-// prove.
+// ErrUnknownCircuit is the error of a PreloadSRS or EvictSRS that names a
+// circuit c2 does not prove.
 var ErrUnknownCircuit = errors.New("serve: unknown circuit")
 
 // circuits are the PoRep circuits c2 serves, named by cuzk's circuit ids
@@ -108,8 +108,8 @@ func (c circuitInfo) devSetup(p Prover) (setup func(context.Context) (*groth16.V
 	return func(ctx context.Context) (*groth16.VerifyingKey, error) { return mk(ctx, c.proof, rand.Reader) }, true
 }
 
-// ErrNoDevKeys: DevSetup was asked of a Prover that makes no development
-// keys.
+// ErrNoDevKeys is the error of a DevSetup asked of a Prover that makes no
+// development keys.
 var ErrNoDevKeys = errors.New("serve: the prover makes no development keys")
 
 // DevSetup makes INSECURE development parameters for a circuit ("porep-32g",
