@@ -168,9 +168,12 @@ type cudaKey struct {
 	urgent   bool // its calls run on the device's urgent streams (newKey)
 	pk       *groth16.ProvingKey
 	resident bool
-	h, l, a  *cuda.Buffer
-	bg1, bg2 *cuda.Buffer
-	res      *pool.Reservation
+	// twoVectors: a streamed key whose slots stage ComputeH's a, b and c
+	// in two device vectors, where three would not fit (streamKey).
+	twoVectors bool
+	h, l, a    *cuda.Buffer
+	bg1, bg2   *cuda.Buffer
+	res        *pool.Reservation
 
 	// A streamed key's bases in pinned host memory (copied once at load),
 	// so that every stream runs at full bus speed; nil when pinned memory
@@ -417,8 +420,9 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 	}
 	k := c.newKey(pk)
 	kb := keyBytes(pk)
-	if kb+c.slotBytes(pk, true, 0) > c.room() {
-		k.pinKey() // streamed
+	if kb+c.slotBytes(pk, true, 0, false) > c.room() {
+		c.streamKey(k)
+		k.pinKey()
 		return k, nil
 	}
 	res, err := c.budget.Reserve(ctx, kb)
@@ -503,8 +507,9 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 	}{{SectionH, lay.H, z.H, &k.h, nil}, {SectionL, lay.L, z.L, &k.l, nil}, {SectionA, lay.A, z.A, &k.a, nil},
 		{SectionBG1, lay.BG1, z.BG1, &k.bg1, nil}}
 
-	if keyBytes(pk)+c.slotBytes(pk, true, 0) > c.room() {
+	if keyBytes(pk)+c.slotBytes(pk, true, 0, false) > c.room() {
 		// Streamed: the bases live in pinned host memory.
+		c.streamKey(k)
 		cp := groth16.KeyWithoutBases(pk.VK, z)
 		for i := range g1s {
 			g1s[i].host = &[]bls.G1Affine{}
@@ -633,7 +638,7 @@ func (c *CUDA) attachShape(ctx context.Context, k *cudaKey, sys *r1cs.System) er
 		return nil
 	}
 	rb := layoutBytesOf(sys)
-	if rb+c.slotBytes(pk, k.resident, sys.NumInputs()+sys.NumAux()) > c.budget.Total()-c.budget.Used() {
+	if rb+c.slotBytes(pk, k.resident, sys.NumInputs()+sys.NumAux(), false) > c.budget.Total()-c.budget.Used() {
 		return nil
 	}
 	res, ok := c.budget.TryReserve(rb)
@@ -730,7 +735,7 @@ func (c *CUDA) splitsH(n int) bool { return c.splitH && n >= c.splitHAt }
 // as SetSlots allows.
 func (c *CUDA) highFits(pk *groth16.ProvingKey, nvars int) bool {
 	need := g1Size * int64(pk.Sizes().H)
-	return need+int64(c.maxSlots())*c.slotBytes(pk, true, nvars) <= c.budget.Total()-c.budget.Used()
+	return need+int64(c.maxSlots())*c.slotBytes(pk, true, nvars, false) <= c.budget.Total()-c.budget.Used()
 }
 
 // r1csChunk is the most terms uploadR1CS converts at a time (6 bytes of
@@ -789,9 +794,18 @@ func (c *CUDA) uploadR1CS(sys *r1cs.System) (r *cuda.R1CS, err error) {
 func (c *CUDA) SlotBytes(key Key) int64 {
 	k, ok := key.(*cudaKey)
 	if !ok {
-		return c.slotBytes(key.ProvingKey(), false, 0)
+		return c.slotBytes(key.ProvingKey(), false, 0, false)
 	}
-	return c.slotBytes(k.pk, k.resident, k.nvars)
+	return c.slotBytes(k.pk, k.resident, k.nvars, k.twoVectors)
+}
+
+// streamKey marks k, about to be streamed, to stage ComputeH in two device
+// vectors when a slot staging three does not fit the room the resident keys
+// leave: 2^27·32 bytes less a slot at 32 GiB (15.1 → 10.8 GB), so that a
+// 16 GB card holds one. c2_compute_h then uploads c only after the cosets'
+// product, ≈ 0.1 s more a 32 GiB partition.
+func (c *CUDA) streamKey(k *cudaKey) {
+	k.twoVectors = c.slotBytes(k.pk, false, 0, false) > c.room()
 }
 
 // Acquire implements [Device]: it hands out an idle slot of the key, makes
@@ -986,7 +1000,11 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 		return res, &Error{Device: s.c.name, Stage: StageH, Section: SectionH,
 			Err: fmt.Errorf("%w: vectors of %d, %d, %d for a domain of %d", ErrBadArgument, len(a), len(b), len(c), n)}
 	}
-	if err := s.k.dev().ComputeH(a, b, c); err != nil {
+	computeH := s.k.dev().ComputeH
+	if s.k.twoVectors {
+		computeH = s.k.dev().ComputeHTwoVectors
+	}
+	if err := computeH(a, b, c); err != nil {
 		return res, s.c.err(StageH, SectionH, err)
 	}
 	var err error

@@ -29,6 +29,9 @@ const (
 	// (MSM_PIECE).
 	libChunk = 1 << 24
 	libPiece = 128
+	// hostChunk is the most points an MSM whose bases stream from the host
+	// takes at once (gpu/cuda: hostChunkLog).
+	hostChunk = 1 << 22
 	// splitMaxC is the widest window of a split MSM (MSM_SPLIT_MAX_C).
 	splitMaxC = 22
 	// threadsPerSM bounds the threads an SM holds at once (2,048 on every
@@ -117,6 +120,9 @@ func splitScratch(n int64, g msmGroup, hostScalars bool, sms int64) int64 {
 func layoutScratch(n, W, NS, widest int64, g msmGroup, hostBases, hostScalars bool, sms int64) int64 {
 	tb := NS << (widest - 1)
 	ch := min(n, libChunk)
+	if hostBases {
+		ch = min(n, hostChunk)
+	}
 	m := W * ch
 	extra := m/libPiece + 1
 	s := 16*m + // keys and values, two buffers each
@@ -199,8 +205,10 @@ func selectScratch(n int64) int64 { return (n + 63) / 64 * 12 }
 
 // slotBytes is the device memory one slot under pk holds: for the witness
 // pass (nvars > 0 variables) its w and a‖b‖c buffers, plus the most scratch
-// any one of its calls allocates, with the key resident or streamed.
-func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64 {
+// any one of its calls allocates, with the key resident or streamed. Without
+// the witness pass, ComputeH stages a, b and c from the host in three device
+// vectors, or in two with twoVectors (cuda.Device.ComputeHTwoVectors).
+func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int, twoVectors bool) int64 {
 	sms := int64(c.sms)
 	n := int64(pk.DomainSize())
 	z := pk.Sizes()
@@ -216,6 +224,8 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int) int64
 	stage := nttScratch(logN)
 	if witness {
 		stage = max(stage, evalScratch(int64(nvars), n), selectScratch(int64(nvars)))
+	} else if twoVectors {
+		stage += 2 * n * frSize
 	} else {
 		stage += 3 * n * frSize
 	}

@@ -73,7 +73,7 @@ func TestSlotBytes32GiB(t *testing.T) {
 	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
 	n := int64(1 << 27)
 	buffers := 3*n*frSize + int64(vars32GiB)*frSize
-	got := c.slotBytes(pk, true, vars32GiB)
+	got := c.slotBytes(pk, true, vars32GiB, false)
 	scratch := got - buffers - slotSlop
 	want := msmScratch(int64(shape32GiB.BG2), msmG2, false, true, 132)
 	require.Equal(t, want, scratch, "the largest call: B_G2's dense MSM")
@@ -97,14 +97,49 @@ func TestSlotBytes32GiB(t *testing.T) {
 
 	// A streamed key stages the bases of its MSMs from the host, and a
 	// plain slot (no witness) holds no buffers but stages a, b and c.
-	streamed := c.slotBytes(pk, false, vars32GiB) - buffers - slotSlop
+	streamed := c.slotBytes(pk, false, vars32GiB, false) - buffers - slotSlop
 	require.Equal(t, msmScratch(int64(shape32GiB.BG2), msmG2, true, true, 132), streamed)
 	// The transforms' tables: every power of the root below 2^26 as 32-byte
 	// elements (build_full), and ≈ 25 MB of smaller tables.
 	require.InDelta(t, float64(frSize<<26)+25e6, float64(nttScratch(27)), 1e6)
 	require.Equal(t, int64(0), nttScratch(18)-twiddleSize*(4*(1<<9+1<<9)+2<<9)-frSize*2*(1<<18), "no roots table at 2^18")
-	plain := c.slotBytes(pk, true, 0) - slotSlop
+	plain := c.slotBytes(pk, true, 0, false) - slotSlop
 	require.Equal(t, nttScratch(27)+3*n*frSize, plain, "the largest call: ComputeH's staging of a, b and c, and its tables")
+}
+
+// A 32 GiB key on a 16 GB card (15,900 MiB reported, 2 GiB of margin) is
+// streamed, and its slots, where the host evaluates a, b and c, stage
+// ComputeH in two device vectors: a slot staging three (15.1 GB) exceeds
+// the budget, one staging two (10.8 GB, its largest call ComputeH again,
+// the streamed MSMs' 2^22-point chunks below it) fits. A 24 GB card keeps
+// the three vectors (23,600 MiB reported).
+func TestSmallCard32GiB(t *testing.T) {
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
+	n := int64(1 << 27)
+	c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", 15_900<<20-2<<30)}
+	three, two := c.slotBytes(pk, false, 0, false), c.slotBytes(pk, false, 0, true)
+	require.Greater(t, three, c.room(), "three vectors do not fit a 16 GB card")
+	require.InDelta(t, 15.1e9, float64(three), 0.05e9)
+	require.Equal(t, nttScratch(27)+2*n*frSize+slotSlop, two, "the largest call: ComputeH's two vectors and its tables")
+	require.InDelta(t, 10.8e9, float64(two), 0.05e9)
+	require.LessOrEqual(t, two, c.room())
+	for name, s := range map[string]int64{
+		"B_G2's dense MSM, bases from the host": msmScratch(int64(shape32GiB.BG2), msmG2, true, true, 132),
+		"H's MSM, bases from the host":          msmScratch(n-1, msmG1, true, true, 132),
+		"a streamed batch addition of G2":       batchScratch(int64(batchChunk), msmG2, true, 132),
+	} {
+		require.Less(t, s+slotSlop, two, name)
+	}
+	k := c.newKey(pk)
+	c.streamKey(k)
+	require.True(t, k.twoVectors)
+	require.Equal(t, two, c.SlotBytes(k))
+
+	big := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", 23_600<<20-2<<30)}
+	k = big.newKey(pk)
+	big.streamKey(k)
+	require.False(t, k.twoVectors, "a 24 GB card stages three vectors")
+	require.Equal(t, three, big.SlotBytes(k))
 }
 
 // splitPairs picks the split layouts gpu/cuda/hosttest/digits_test.cc pins
@@ -117,10 +152,10 @@ func TestSplitPairs(t *testing.T) {
 		require.Equal(t, [2]int64{tc.H, tc.widest}, [2]int64{H, widest}, "2^%d points", tc.lg)
 	}
 	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
-	plain := (&CUDA{sms: 132}).slotBytes(pk, true, vars32GiB)
+	plain := (&CUDA{sms: 132}).slotBytes(pk, true, vars32GiB, false)
 	split := splitScratch(1<<27-1, msmG1, false, 132)
 	require.Greater(t, split, msmScratch(1<<27-1, msmG1, false, false, 132), "wider windows, more buckets")
-	require.Equal(t, plain, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, vars32GiB))
+	require.Equal(t, plain, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, vars32GiB, false))
 }
 
 // By default H's MSM is split from a 2^26 domain up, where the H200
@@ -138,9 +173,9 @@ func TestSplitPolicy(t *testing.T) {
 	}
 	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, groth16.Sizes{H: 1<<24 - 1, L: 1 << 23, A: 1 << 23, BG1: 1 << 23, BG2: 1 << 23})
 	on, at := splitPolicy("")
-	plain := (&CUDA{sms: 132}).slotBytes(pk, true, 1<<23)
-	require.Equal(t, plain, (&CUDA{sms: 132, splitH: on, splitHAt: at}).slotBytes(pk, true, 1<<23), "2^24: no split, no split scratch")
-	require.Greater(t, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, 1<<23), plain, "forced at 2^24: the split's wider windows")
+	plain := (&CUDA{sms: 132}).slotBytes(pk, true, 1<<23, false)
+	require.Equal(t, plain, (&CUDA{sms: 132, splitH: on, splitHAt: at}).slotBytes(pk, true, 1<<23, false), "2^24: no split, no split scratch")
+	require.Greater(t, (&CUDA{sms: 132, splitH: true}).slotBytes(pk, true, 1<<23, false), plain, "forced at 2^24: the split's wider windows")
 }
 
 // The high copy of a 32 GiB key's H bases (12.9 GB) is made only when the
@@ -148,7 +183,7 @@ func TestSplitPolicy(t *testing.T) {
 func TestHighFits(t *testing.T) {
 	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
 	probe := &CUDA{sms: 132}
-	slot, high := probe.slotBytes(pk, true, vars32GiB), g1Size*int64(shape32GiB.H)
+	slot, high := probe.slotBytes(pk, true, vars32GiB, false), g1Size*int64(shape32GiB.H)
 	c := &CUDA{sms: 132, splitH: true, budget: pool.NewBudget("cuda:test", high+3*slot)}
 	require.True(t, c.highFits(pk, vars32GiB), "three slots and the copy")
 	res, ok := c.budget.TryReserve(1) // a byte less of room

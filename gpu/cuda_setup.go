@@ -76,7 +76,7 @@ func (c *CUDA) setupKey(ctx context.Context, sys *r1cs.System, tw groth16.ToxicW
 	nb := sys.BInputDensity().Count() + sys.BAuxDensity().Count()
 	z := groth16.Sizes{H: n - 1, L: sys.NumAux(), A: sys.NumInputs() + sys.ADensity().Count(), BG1: nb, BG2: nb}
 	kb := keyBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z))
-	if room := c.room(); kb+c.slotBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z), true, 0) > room {
+	if room := c.room(); kb+c.slotBytes(groth16.KeyWithoutBases(groth16.VerifyingKey{}, z), true, 0, false) > room {
 		return nil, tm, &Error{Device: c.name, Stage: StageLoadKey, Err: fmt.Errorf(
 			"%w: a key of %d bytes and one slot do not fit the %d bytes that the keys already resident leave of the budget of %d bytes (a key made on the device must stay resident)",
 			ErrOutOfMemory, kb, room, c.budget.Total())}

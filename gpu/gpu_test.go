@@ -309,9 +309,22 @@ func TestCUDADevice(t *testing.T) {
 		c := devs[0].(*CUDA)
 		rng := rand.New(rand.NewPCG(1, 2))
 		pk := slotTestKey(t, rng)
-		sc := c.withBudget(c.slotBytes(pk, false, 0) + 1000)
+		sc := c.withBudget(c.slotBytes(pk, false, 0, false) + 1000)
 		defer func(n int) { batchChunk = n }(batchChunk)
 		batchChunk = 64
+		checkSlotKey(t, sc, pk, rng)
+		assert.Zero(t, sc.Budget().Used(), "key and slot released")
+	})
+	// Too small for a slot that stages a, b and c in three vectors: two.
+	t.Run("streamed in two vectors", func(t *testing.T) {
+		c := devs[0].(*CUDA)
+		rng := rand.New(rand.NewPCG(3, 4))
+		pk := slotTestKey(t, rng)
+		sc := c.withBudget(c.slotBytes(pk, false, 0, true) + 1000)
+		key, err := sc.LoadKey(context.Background(), pk)
+		require.NoError(t, err)
+		require.True(t, key.(*cudaKey).twoVectors)
+		key.Release()
 		checkSlotKey(t, sc, pk, rng)
 		assert.Zero(t, sc.Budget().Used(), "key and slot released")
 	})
@@ -332,11 +345,11 @@ func TestCUDASlotBytes(t *testing.T) {
 	c := &CUDA{name: "cuda:test", budget: pool.NewBudget("cuda:test", 100<<20)}
 	small := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<10-1), L: make([]bls.G1Affine, 1000), A: make([]bls.G1Affine, 900)}
 	big := &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<16-1), L: make([]bls.G1Affine, 60000), A: make([]bls.G1Affine, 50000)}
-	s1, s2 := c.slotBytes(small, true, 0), c.slotBytes(big, true, 0)
+	s1, s2 := c.slotBytes(small, true, 0, false), c.slotBytes(big, true, 0, false)
 	assert.GreaterOrEqual(t, s1, int64(3<<10*32))
 	assert.Greater(t, s2, s1)
-	assert.GreaterOrEqual(t, c.slotBytes(big, false, 0), s2, "streamed keys copy whole sections")
-	assert.GreaterOrEqual(t, c.slotBytes(big, true, 70000), s2+70000*32, "witness slots add w beside a, b, c")
+	assert.GreaterOrEqual(t, c.slotBytes(big, false, 0, false), s2, "streamed keys copy whole sections")
+	assert.GreaterOrEqual(t, c.slotBytes(big, true, 70000, false), s2+70000*32, "witness slots add w beside a, b, c")
 	key, err := c.LoadKey(context.Background(), big)
 	require.NoError(t, err)
 	assert.False(t, key.(*cudaKey).resident)
@@ -358,7 +371,7 @@ func TestCUDASlotsTakeTurns(t *testing.T) {
 	newKey := func() *groth16.ProvingKey {
 		return &groth16.ProvingKey{H: make([]bls.G1Affine, 1<<16-1), L: make([]bls.G1Affine, 60000), A: make([]bls.G1Affine, 50000)}
 	}
-	sb := (&CUDA{}).slotBytes(newKey(), false, 0)
+	sb := (&CUDA{}).slotBytes(newKey(), false, 0, false)
 	c := &CUDA{name: "cuda:test", budget: pool.NewBudget("cuda:test", 2*sb+sb/2)}
 	c.SetSlots(2)
 	// Keys as LoadKey streams them (no device to upload to here).

@@ -197,8 +197,8 @@ func (c *CUDA) withBudget(total int64) *CUDA {
 // (what LoadKey asks to keep it resident): halfway between the two.
 func streamingBudget(t *testing.T, c *CUDA, pk *groth16.ProvingKey, sys *r1cs.System) int64 {
 	t.Helper()
-	need := layoutBytesOf(sys) + c.slotBytes(pk, false, sys.NumInputs()+sys.NumAux())
-	over := keyBytes(pk) + c.slotBytes(pk, true, 0)
+	need := layoutBytesOf(sys) + c.slotBytes(pk, false, sys.NumInputs()+sys.NumAux(), false)
+	over := keyBytes(pk) + c.slotBytes(pk, true, 0, false)
 	require.Less(t, need, over, "the R1CS and a streamed witness slot must fit where the key does not")
 	return (need + over) / 2
 }

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define C2_ABI_VERSION 9
+#define C2_ABI_VERSION 10
 
 enum {
     C2_OK = 0,
@@ -98,8 +98,15 @@ int c2_copy(c2_status* st, c2_stream* s, void* dst, const void* src, uint64_t by
 int c2_ntt(c2_status* st, c2_stream* s, void* data, int on_device, int log_n, int kind,
            const c2_ntt_consts* k);
 /* Groth16 quotient: a <- coset_iNTT((coset(a)*coset(b) - coset(c)) * z_inv), natural
- * order. b and c are clobbered. */
-int c2_compute_h(c2_status* st, c2_stream* s, void* a, void* b, void* c, int on_device, int log_n,
+ * order. b and c are clobbered. flags: C2_H_ON_DEVICE, a, b and c are device
+ * buffers; else host memory, staged in three device vectors, or with
+ * C2_H_TWO_VECTORS in two (c is uploaded into b's once the product has read
+ * it, so its upload overlaps no work). */
+enum {
+    C2_H_ON_DEVICE = 1,
+    C2_H_TWO_VECTORS = 2
+};
+int c2_compute_h(c2_status* st, c2_stream* s, void* a, void* b, void* c, int flags, int log_n,
                  const c2_ntt_consts* k);
 
 /* group: 1 = G1, 2 = G2. window_bits = 0 picks the window count; otherwise

@@ -113,8 +113,8 @@ static int w_copy(c2_status* st, uintptr_t s, void* d, void* src, uint64_t b, in
 static int w_ntt(c2_status* st, uintptr_t s, void* d, int dev, int lg, int kind, void* k) {
 	return p_ntt(st, (c2_stream*)s, d, dev, lg, kind, (const c2_ntt_consts*)k);
 }
-static int w_compute_h(c2_status* st, uintptr_t s, void* a, void* b, void* c, int dev, int lg, void* k) {
-	return p_compute_h(st, (c2_stream*)s, a, b, c, dev, lg, (const c2_ntt_consts*)k);
+static int w_compute_h(c2_status* st, uintptr_t s, void* a, void* b, void* c, int flags, int lg, void* k) {
+	return p_compute_h(st, (c2_stream*)s, a, b, c, flags, lg, (const c2_ntt_consts*)k);
 }
 static int w_msm(c2_status* st, uintptr_t s, int g, void* bases, int bd, void* sc, int sd, uint64_t n, int w,
                  void* out, int* nw, int* c) {
@@ -338,9 +338,17 @@ func rawNTT(s stream, data ptr, logN, kind int, k *nttConsts) error {
 	return mkerr("NTT", rc, &st)
 }
 
-func rawComputeH(s stream, a, b, c ptr, logN int, k *nttConsts) error {
+// rawComputeH runs c2_compute_h; two stages host vectors in two device
+// vectors instead of three (C2_H_TWO_VECTORS).
+func rawComputeH(s stream, a, b, c ptr, logN int, k *nttConsts, two bool) error {
 	var st C.c2_status
-	rc := C.w_compute_h(&st, C.uintptr_t(s.h), a.p, b.p, c.p, cbool(a.dev), C.int(logN), unsafe.Pointer(k))
+	flags := C.int(0)
+	if a.dev {
+		flags |= C.C2_H_ON_DEVICE
+	} else if two {
+		flags |= C.C2_H_TWO_VECTORS
+	}
+	rc := C.w_compute_h(&st, C.uintptr_t(s.h), a.p, b.p, c.p, flags, C.int(logN), unsafe.Pointer(k))
 	runtime.KeepAlive(k)
 	return mkerr("ComputeH", rc, &st)
 }

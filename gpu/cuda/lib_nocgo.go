@@ -25,7 +25,7 @@ func rawHostAlloc(uint64) (unsafe.Pointer, error)                       { return
 func rawHostFree(unsafe.Pointer) error                                  { return libLoad() }
 func rawCopy(stream, unsafe.Pointer, unsafe.Pointer, uint64, int) error { return libLoad() }
 func rawNTT(stream, ptr, int, int, *nttConsts) error                    { return libLoad() }
-func rawComputeH(stream, ptr, ptr, ptr, int, *nttConsts) error          { return libLoad() }
+func rawComputeH(stream, ptr, ptr, ptr, int, *nttConsts, bool) error    { return libLoad() }
 func rawMSM(stream, int, ptr, ptr, uint64, int, unsafe.Pointer) (int, int, error) {
 	return 0, 0, libLoad()
 }

@@ -865,31 +865,35 @@ int c2_ntt(c2_status* st, c2_stream* h, void* data, int on_device, int log_n, in
     return ok(st);
 }
 
-int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_device, int log_n,
+int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int flags, int log_n,
                  const c2_ntt_consts* kc) {
     stream_ctx* sc = (stream_ctx*)h;
-    if (!sc || !a || !b || !c || !kc || log_n < 0 || log_n > 31)
-        return set_status(st, C2_ERR_INVALID, 0, "c2_compute_h: bad argument (log_n %d)", log_n);
+    const bool on_device = flags & C2_H_ON_DEVICE;
+    // two vectors: c staged into b's once the product is done with b
+    const bool two = !on_device && (flags & C2_H_TWO_VECTORS);
+    if (!sc || !a || !b || !c || !kc || log_n < 0 || log_n > 31 || (flags & ~(C2_H_ON_DEVICE | C2_H_TWO_VECTORS)))
+        return set_status(st, C2_ERR_INVALID, 0, "c2_compute_h: bad argument (log_n %d, flags %d)", log_n, flags);
     C2_ENTER(sc->ordinal);
     trace_call trace(sc->ordinal, sc->s, "compute_h");
     size_t bytes = sizeof(fr_t) << log_n;
     scratch buf;
     fr_t *da = (fr_t*)a, *db = (fr_t*)b, *dc = (fr_t*)c;
-    call_events<3> ev;
+    call_events<4> ev;
     h_pipeline hp;
     int rc = hp.init(st, sc->s, log_n, kc);
     if (rc == C2_OK && !on_device) {
-        C2_CHECK(buf.alloc(3 * bytes, sc->s));
+        C2_CHECK(buf.alloc((two ? 2 : 3) * bytes, sc->s));
         da = buf.as<fr_t>();
         db = da + ((size_t)1 << log_n);
-        dc = db + ((size_t)1 << log_n);
-        for (int i = 0; i < 3; i++) C2_CHECK(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming));
+        dc = two ? db : db + ((size_t)1 << log_n);
+        for (int i = 0; i < 4; i++) C2_CHECK(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming));
         C2_CHECK(cudaEventRecord(ev[0], sc->s));  // the buffer exists from here on
         C2_CHECK(cudaMemcpyAsync(da, a, bytes, cudaMemcpyHostToDevice, sc->s));
     }
     // Each upload is queued after the work that does not need it (a pageable
     // copy blocks the host), so b's upload overlaps a's transforms and c's
-    // overlaps b's and a*b's. b and c go on the copy stream (a pageable upload
+    // overlaps b's and a*b's (in two vectors, c's waits for a*b, which reads
+    // the vector it goes to). b and c go on the copy stream (a pageable upload
     // on s would first wait for the work queued there); s waits for each
     // before using it.
     if (rc == C2_OK) rc = hp.to_coset(st, sc->s, da, !hp.fuse);
@@ -901,6 +905,10 @@ int c2_compute_h(c2_status* st, c2_stream* h, void* a, void* b, void* c, int on_
     }
     if (rc == C2_OK) rc = hp.to_coset(st, sc->s, db, true);
     if (rc == C2_OK) rc = hp.product(st, sc->s, da, db);
+    if (rc == C2_OK && two) {
+        C2_CHECK(cudaEventRecord(ev[3], sc->s));
+        C2_CHECK(cudaStreamWaitEvent(sc->copy, ev[3], 0));
+    }
     if (rc == C2_OK && !on_device) {
         C2_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, sc->copy));
         C2_CHECK(cudaEventRecord(ev[2], sc->copy));

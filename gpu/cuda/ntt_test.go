@@ -212,10 +212,16 @@ func TestComputeH(t *testing.T) {
 			require.NoError(t, d.ComputeH(host, hb, hc))
 			requireFrEqual(t, b, hb, what+": b after ComputeH")
 			requireFrEqual(t, c, hc, what+": c after ComputeH")
+			two, tb, tc := cloneFr(a), cloneFr(b), cloneFr(c)
+			require.NoError(t, d.ComputeHTwoVectors(two, tb, tc))
+			requireFrEqual(t, b, tb, what+": b after ComputeHTwoVectors")
+			requireFrEqual(t, c, tc, what+": c after ComputeHTwoVectors")
 			if logN == 0 {
 				require.True(t, host[0].IsZero(), "%s: h = %s", what, host[0].String())
+				require.True(t, two[0].IsZero(), "%s: h = %s in two vectors", what, two[0].String())
 			} else {
 				requireFrEqual(t, want, host, what)
+				requireFrEqual(t, want, two, what+" in two vectors")
 			}
 			if logN <= 16 {
 				lead := cloneFr(a)

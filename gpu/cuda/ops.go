@@ -70,24 +70,36 @@ func log2Exact(n int) (int, bool) {
 // g^i, NTT), their product is brought back (iNTT, coefficient i times g^-i),
 // and C's coefficients (one iNTT of c) are subtracted, all divided by the
 // coset's Z = g^n − 1: six transforms, the result of bellperson's seven.
-// b and c are left unchanged.
+// b and c are left unchanged. The call stages a, b and c in three device
+// vectors of len(a) elements (see ComputeHTwoVectors).
 func (d *Device) ComputeH(a, b, c []fr.Element) error {
+	return d.computeH("ComputeH", a, b, c, false)
+}
+
+// ComputeHTwoVectors is ComputeH staged in two device vectors instead of
+// three, for a device short of memory: c is uploaded into b's vector once
+// the product of the cosets has read it, so its upload overlaps no work.
+func (d *Device) ComputeHTwoVectors(a, b, c []fr.Element) error {
+	return d.computeH("ComputeHTwoVectors", a, b, c, true)
+}
+
+func (d *Device) computeH(op string, a, b, c []fr.Element, two bool) error {
 	logN, ok := log2Exact(len(a))
 	if !ok || len(b) != len(a) || len(c) != len(a) || logN > MaxLogN {
-		return argError("ComputeH", "lengths %d, %d, %d: want equal powers of two", len(a), len(b), len(c))
+		return argError(op, "lengths %d, %d, %d: want equal powers of two", len(a), len(b), len(c))
 	}
 	if logN == 0 {
 		// Z(x) = x − 1 and deg h ≤ −1: h is empty (as package ntt).
 		a[0].SetZero()
 		return nil
 	}
-	s, err := d.acquire("ComputeH")
+	s, err := d.acquire(op)
 	if err != nil {
 		return err
 	}
 	defer d.release(s)
 	return rawComputeH(s, ptr{p: unsafe.Pointer(&a[0])}, ptr{p: unsafe.Pointer(&b[0])},
-		ptr{p: unsafe.Pointer(&c[0])}, logN, constsFor(logN))
+		ptr{p: unsafe.Pointer(&c[0])}, logN, constsFor(logN), two)
 }
 
 // ComputeHResident is ComputeH on device buffers holding 2^logN elements
@@ -106,7 +118,7 @@ func (d *Device) ComputeHResident(a, b, c *Buffer, logN int) error {
 		return err
 	}
 	defer d.release(s)
-	return rawComputeH(s, a.arg(), b.arg(), c.arg(), logN, constsFor(logN))
+	return rawComputeH(s, a.arg(), b.arg(), c.arg(), logN, constsFor(logN), false)
 }
 
 // UploadG1 copies points into a new device buffer (bases kept resident).
@@ -326,11 +338,16 @@ func (g group[A, F, J, PF, PJ]) msmHostBases(d *Device, op string, bases []A, sc
 	if err := scalars.check(op, uint64(n)*frBytes); err != nil {
 		return zero, err
 	}
-	knobs := msmKnobs()
+	return g.msm(d, hostPtr(bases), scalars.arg(), n, hostKnobs())
+}
+
+// hostKnobs are the knobs of an MSM whose bases stream from the host: in
+// chunks of 2^hostChunkLog points unless a test sets msmChunkLog.
+func hostKnobs() int {
 	if msmChunkLog == 0 {
-		knobs |= hostChunkLog << 8
+		return msmKnobs() | hostChunkLog<<8
 	}
-	return g.msm(d, hostPtr(bases), scalars.arg(), n, knobs)
+	return msmKnobs()
 }
 
 // splitShift is the doubling count between a split MSM's two base arrays,
@@ -414,9 +431,11 @@ func (g group[A, F, J, PF, PJ]) msmSplit(d *Device, op string, bases, basesHi *B
 	return g.combineOut(op, out[:], nw, splitShift)
 }
 
-// hostChunkLog is the log2 of the chunk in which MSMG1HostBases streams its
-// bases: small enough that copying a chunk overlaps the previous one's
-// compute, large enough that per-chunk sorting stays efficient.
+// hostChunkLog is the log2 of the chunk in which an MSM streams bases from
+// host memory (MSMG1, MSMG2, MSMG1HostBases): small enough that copying a
+// chunk overlaps the previous one's compute and that the staging stays a
+// fraction of a small card's memory (1.6 GB of G2 points), large enough
+// that per-chunk sorting stays efficient.
 const hostChunkLog = 22
 
 // MSMG2 returns sum scalars[i]·bases[i] over i < len(scalars) in G2.
@@ -436,7 +455,7 @@ func (g group[A, F, J, PF, PJ]) msmHost(d *Device, op string, bases []A, scalars
 		var zero J
 		return zero, argError(op, "%d bases for %d scalars", len(bases), len(scalars))
 	}
-	return g.msm(d, hostPtr(bases), hostPtr(scalars), len(scalars), msmKnobs())
+	return g.msm(d, hostPtr(bases), hostPtr(scalars), len(scalars), hostKnobs())
 }
 
 // msmResident is the MSM over bases in a device buffer.
