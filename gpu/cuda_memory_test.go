@@ -130,6 +130,9 @@ func TestSmallCard32GiB(t *testing.T) {
 	} {
 		require.Less(t, s+slotSlop, two, name)
 	}
+	// A streamed witness slot: B_G2's dense MSM staging its bases in
+	// 2^22-point chunks (5.9 GB) beside a‖b‖c and w.
+	require.InDelta(t, 23.0e9, float64(c.slotBytes(pk, false, vars32GiB, false)), 0.05e9)
 	k := c.newKey(pk)
 	c.streamKey(k)
 	require.True(t, k.twoVectors)
