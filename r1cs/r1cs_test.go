@@ -359,3 +359,44 @@ func TestFinalizeTrims(t *testing.T) {
 	}
 	require.NoError(t, s.IsSatisfied())
 }
+
+// TestEvaluateZeroOne: rows whose values are 0 or 1 take the evaluation's
+// and the check's paths without products; for every combination of values
+// 0, 1, −1 and 7 and coefficients 1 and 3, a·b and c evaluate as with
+// products, and the constraint is accepted exactly when a·b = c.
+func TestEvaluateZeroOne(t *testing.T) {
+	vals := []fr.Element{elt(0), elt(1), elt(-1), elt(7)}
+	coeffs := []fr.Element{elt(1), elt(3)}
+	for _, x := range vals {
+		for _, y := range vals {
+			for _, z := range vals {
+				for _, k := range coeffs {
+					s := NewSystem()
+					xv, yv, zv := s.Alloc(x), s.Alloc(y), s.Alloc(z)
+					// (k·x + y)·(y) = z + x
+					s.Enforce(LC{}.Add(xv, k).AddVar(yv), LC{}.AddVar(yv), LC{}.AddVar(zv).AddVar(xv))
+					s.Finalize()
+					var a, b, c, ab fr.Element
+					a.Mul(&k, &x)
+					a.Add(&a, &y)
+					b = y
+					c.Add(&z, &x)
+					ab.Mul(&a, &b)
+					n := s.NumConstraints()
+					va, vb, vc := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+					err := s.EvaluateChecked(va, vb, vc, 1)
+					if ab != c {
+						var ue *UnsatisfiedError
+						require.ErrorAs(t, err, &ue)
+						require.Equal(t, 0, ue.Index)
+						require.ErrorAs(t, s.IsSatisfied(), &ue)
+						continue
+					}
+					require.NoError(t, err)
+					require.NoError(t, s.IsSatisfied())
+					require.Equal(t, []fr.Element{a, b, c}, []fr.Element{va[0], vb[0], vc[0]})
+				}
+			}
+		}
+	}
+}

@@ -489,13 +489,21 @@ func (s *System) evalRow(m *Matrix, j int) fr.Element {
 		} else {
 			val = &s.inputs[v.Index()]
 		}
-		c := &s.coeffs[m.CoeffIdx[k]]
-		if *c == oneElement {
-			acc.Add(&acc, val)
+		// Most values of a PoRep witness are bits: a 0 adds nothing and a 1
+		// adds the coefficient, both without a product.
+		if val.IsZero() {
 			continue
 		}
-		t.Mul(val, c)
-		acc.Add(&acc, &t)
+		c := &s.coeffs[m.CoeffIdx[k]]
+		switch {
+		case *c == oneElement:
+			acc.Add(&acc, val)
+		case *val == oneElement:
+			acc.Add(&acc, c)
+		default:
+			t.Mul(val, c)
+			acc.Add(&acc, &t)
+		}
 	}
 	return acc
 }
@@ -556,7 +564,7 @@ func (s *System) EvaluateCheckedContext(ctx context.Context, a, b, c []fr.Elemen
 				a[j] = s.evalRow(&s.m[0], j)
 				b[j] = s.evalRow(&s.m[1], j)
 				c[j] = s.evalRow(&s.m[2], j)
-				if ab.Mul(&a[j], &b[j]); ab != c[j] {
+				if !holds(&a[j], &b[j], &c[j], &ab) {
 					bad[t] = j
 					return
 				}
@@ -573,6 +581,21 @@ func (s *System) EvaluateCheckedContext(ctx context.Context, a, b, c []fr.Elemen
 		}
 	}
 	return nil
+}
+
+// holds reports whether a·b = c, with a product only where neither a nor b
+// is 0 or 1; ab is scratch.
+func holds(a, b, c, ab *fr.Element) bool {
+	switch {
+	case a.IsZero() || b.IsZero():
+		return c.IsZero()
+	case *a == oneElement:
+		return *b == *c
+	case *b == oneElement:
+		return *a == *c
+	}
+	ab.Mul(a, b)
+	return *ab == *c
 }
 
 // UnsatisfiedError reports the first constraint a·b ≠ c.
@@ -608,8 +631,7 @@ func (s *System) IsSatisfied() error {
 		a := s.evalRow(&s.m[0], j)
 		b := s.evalRow(&s.m[1], j)
 		c := s.evalRow(&s.m[2], j)
-		ab.Mul(&a, &b)
-		if ab != c {
+		if !holds(&a, &b, &c, &ab) {
 			return &UnsatisfiedError{Index: j, Input: s.finalized && j >= s.synthesized, A: a, B: b, C: c}
 		}
 	}
