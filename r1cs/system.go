@@ -480,32 +480,41 @@ func (s *System) evaluable() error {
 
 // evalRow returns ⟨row j of m, assignment⟩.
 func (s *System) evalRow(m *Matrix, j int) fr.Element {
-	var acc, t fr.Element
-	for k := m.RowStart[j]; k < m.RowStart[j+1]; k++ {
-		v := m.Vars[k]
+	var acc fr.Element
+	s.evalRowInto(&acc, m, j)
+	return acc
+}
+
+// evalRowInto writes ⟨row j of m, assignment⟩ to acc.
+func (s *System) evalRowInto(acc *fr.Element, m *Matrix, j int) {
+	aux, inputs, coeffs := s.aux, s.inputs, s.coeffs
+	lo, hi := m.RowStart[j], m.RowStart[j+1]
+	vars, idx := m.Vars[lo:hi], m.CoeffIdx[lo:hi]
+	var t fr.Element
+	*acc = fr.Element{}
+	for k, v := range vars {
 		var val *fr.Element
 		if v.IsAux() {
-			val = &s.aux[v.Index()]
+			val = &aux[v.Index()]
 		} else {
-			val = &s.inputs[v.Index()]
+			val = &inputs[v.Index()]
 		}
 		// Most values of a PoRep witness are bits: a 0 adds nothing and a 1
 		// adds the coefficient, both without a product.
 		if val.IsZero() {
 			continue
 		}
-		c := &s.coeffs[m.CoeffIdx[k]]
+		c := &coeffs[idx[k]]
 		switch {
 		case *c == oneElement:
-			acc.Add(&acc, val)
+			acc.Add(acc, val)
 		case *val == oneElement:
-			acc.Add(&acc, c)
+			acc.Add(acc, c)
 		default:
 			t.Mul(val, c)
-			acc.Add(&acc, &t)
+			acc.Add(acc, &t)
 		}
 	}
-	return acc
 }
 
 // Evaluate writes ⟨A_j, w⟩, ⟨B_j, w⟩ and ⟨C_j, w⟩ for every constraint j into
@@ -561,9 +570,9 @@ func (s *System) EvaluateCheckedContext(ctx context.Context, a, b, c []fr.Elemen
 				if (j-lo)%evalCheck == 0 && ctx.Err() != nil {
 					return
 				}
-				a[j] = s.evalRow(&s.m[0], j)
-				b[j] = s.evalRow(&s.m[1], j)
-				c[j] = s.evalRow(&s.m[2], j)
+				s.evalRowInto(&a[j], &s.m[0], j)
+				s.evalRowInto(&b[j], &s.m[1], j)
+				s.evalRowInto(&c[j], &s.m[2], j)
 				if !holds(&a[j], &b[j], &c[j], &ab) {
 					bad[t] = j
 					return
