@@ -136,12 +136,15 @@ func slotTestKey(t *testing.T, rng *rand.Rand) *groth16.ProvingKey {
 	return testKey(t, rng, 64, 100, 70, 30, tau)
 }
 
-// openSlot loads pk on d and acquires a slot for it; release returns the
-// slot, then the key.
-func openSlot(t *testing.T, ctx context.Context, d Device, pk *groth16.ProvingKey) (slot Slot, release func()) {
+// openSlot loads pk on d, hands the key to each of prep, and acquires a
+// slot for it; release returns the slot, then the key.
+func openSlot(t *testing.T, ctx context.Context, d Device, pk *groth16.ProvingKey, prep ...func(Key)) (slot Slot, release func()) {
 	t.Helper()
 	key, err := d.LoadKey(ctx, pk)
 	require.NoError(t, err)
+	for _, p := range prep {
+		p(key)
+	}
 	slot, err = d.Acquire(ctx, key)
 	if err != nil {
 		key.Release()
@@ -153,12 +156,12 @@ func openSlot(t *testing.T, ctx context.Context, d Device, pk *groth16.ProvingKe
 	}
 }
 
-func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand) {
+func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand, prep ...func(Key)) {
 	const n = 64
 	var tau fr.Element
 	tau.SetUint64(123456789)
 	ctx := context.Background()
-	slot, release := openSlot(t, ctx, d, pk)
+	slot, release := openSlot(t, ctx, d, pk, prep...)
 	defer release()
 
 	// H: a·b − c vanishes on the domain except by the quotient h; check
@@ -315,7 +318,10 @@ func TestCUDADevice(t *testing.T) {
 		checkSlotKey(t, sc, pk, rng)
 		assert.Zero(t, sc.Budget().Used(), "key and slot released")
 	})
-	// Too small for a slot that stages a, b and c in three vectors: two.
+	// A streamed key whose slots stage ComputeH in two vectors. At this
+	// size a slot's largest call is not ComputeH, so a slot of three
+	// vectors is no larger and the key chooses three (TestSmallCard32GiB
+	// checks the choice at 32 GiB); the test marks the key by hand.
 	t.Run("streamed in two vectors", func(t *testing.T) {
 		c := devs[0].(*CUDA)
 		rng := rand.New(rand.NewPCG(3, 4))
@@ -323,9 +329,9 @@ func TestCUDADevice(t *testing.T) {
 		sc := c.withBudget(c.slotBytes(pk, false, 0, true) + 1000)
 		key, err := sc.LoadKey(context.Background(), pk)
 		require.NoError(t, err)
-		require.True(t, key.(*cudaKey).twoVectors)
+		require.Equal(t, c.slotBytes(pk, false, 0, false) > sc.room(), key.(*cudaKey).twoVectors)
 		key.Release()
-		checkSlotKey(t, sc, pk, rng)
+		checkSlotKey(t, sc, pk, rng, func(k Key) { k.(*cudaKey).twoVectors = true })
 		assert.Zero(t, sc.Budget().Used(), "key and slot released")
 	})
 	for _, d := range devs {
