@@ -1,11 +1,13 @@
 package gpu
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -174,6 +176,9 @@ type cudaKey struct {
 	h, l, a    *cuda.Buffer
 	bg1, bg2   *cuda.Buffer
 	res        *pool.Reservation
+	// A streamed key's sections on the device (fillSections): their
+	// reservations, pinned in the budget until Release.
+	secRes []*pool.Reservation
 
 	// A streamed key's bases in pinned host memory (copied once at load),
 	// so that every stream runs at full bus speed; nil when pinned memory
@@ -389,6 +394,9 @@ func (k *cudaKey) Release() {
 		for _, b := range k.pinnedBufs {
 			_ = b.Free()
 		}
+		for _, r := range k.secRes {
+			r.Release()
+		}
 		if k.res != nil {
 			k.res.Release()
 		}
@@ -412,6 +420,21 @@ func keyBytes(pk *groth16.ProvingKey) int64 {
 // [CUDA.SetupKey]). A resident key's memory, like its slots' and its R1CS's,
 // is pinned in the budget until the key is released ([pool.Reservation.Pin]).
 func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) {
+	key, err := c.loadKey(ctx, pk)
+	if err != nil {
+		return nil, err
+	}
+	k := key.(*cudaKey)
+	if err := c.fillSections(k); err != nil {
+		k.Release()
+		return nil, err
+	}
+	return k, nil
+}
+
+// loadKey is LoadKey without fillSections, which LoadShape runs after the
+// R1CS has had its chance at the room.
+func (c *CUDA) loadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error) {
 	if err := c.enter(ctx, StageLoadKey, 0); err != nil {
 		return nil, err
 	}
@@ -459,12 +482,16 @@ func (c *CUDA) LoadKey(ctx context.Context, pk *groth16.ProvingKey) (Key, error)
 // otherwise the key is loaded as by LoadKey and partitions are evaluated on
 // the host.
 func (c *CUDA) LoadShape(ctx context.Context, pk *groth16.ProvingKey, sys *r1cs.System) (Key, error) {
-	key, err := c.LoadKey(ctx, pk)
+	key, err := c.loadKey(ctx, pk)
 	if err != nil {
 		return nil, err
 	}
 	k := key.(*cudaKey)
 	if err := c.attachShape(ctx, k, sys); err != nil {
+		k.Release()
+		return nil, err
+	}
+	if err := c.fillSections(k); err != nil {
 		k.Release()
 		return nil, err
 	}
@@ -582,7 +609,106 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 	if err := c.attachShape(ctx, k, sys); err != nil {
 		return fail(0, err)
 	}
+	if err := c.fillSections(k); err != nil {
+		return fail(0, err)
+	}
 	return k, nil
+}
+
+// fillSections puts the sections planSections picks of a streamed key k on
+// the device, so that their batch additions and tails read them there
+// instead of streaming them from the host for every partition (a 32 GiB
+// partition streams 34 GB for its batch additions alone). A section the
+// budget or the driver has no room for stays streamed; another error is
+// returned.
+func (c *CUDA) fillSections(k *cudaKey) error {
+	plan := c.planSections(k)
+	if plan == 0 {
+		return nil
+	}
+	src := k.src()
+	for _, s := range []struct {
+		sec    Section
+		dst    **cuda.Buffer
+		upload func() (*cuda.Buffer, error)
+	}{
+		{SectionL, &k.l, func() (*cuda.Buffer, error) { return c.d.UploadG1(src.L) }},
+		{SectionA, &k.a, func() (*cuda.Buffer, error) { return c.d.UploadG1(src.A) }},
+		{SectionBG1, &k.bg1, func() (*cuda.Buffer, error) { return c.d.UploadG1(src.BG1) }},
+		{SectionBG2, &k.bg2, func() (*cuda.Buffer, error) { return c.d.UploadG2(src.BG2) }},
+	} {
+		if !plan.has(s.sec) {
+			continue
+		}
+		res, ok := c.budget.TryReserve(sectionBytes(k.pk, s.sec))
+		if !ok {
+			continue
+		}
+		res.Pin()
+		buf, err := s.upload()
+		if err != nil {
+			res.Release()
+			if errors.Is(err, cuda.ErrDeviceOutOfMemory) {
+				continue
+			}
+			return c.err(StageLoadKey, s.sec, err)
+		}
+		*s.dst = buf
+		k.secRes = append(k.secRes, res)
+	}
+	return nil
+}
+
+// planSections picks the sections of a streamed key k to put on the device:
+// it keeps the slots that fit the room (at most the device's bound, at
+// least one), then takes the largest of L, A, B_G2 and B_G1 that still fits
+// beside them, and the next, each slot counted as it is with those sections
+// on the device. H stays streamed: its MSM hides its stream behind its
+// additions, where every byte of the others is streamed once a partition
+// for little work. None for a resident key.
+func (c *CUDA) planSections(k *cudaKey) sections {
+	if k.resident || !sectionsOnDevice {
+		return 0
+	}
+	room := c.room()
+	n := max(1, min(int64(cap(k.idle)), room/max(c.SlotBytes(k), 1)))
+	order := []Section{SectionL, SectionA, SectionBG2, SectionBG1}
+	slices.SortStableFunc(order, func(x, y Section) int {
+		return cmp.Compare(sectionBytes(k.pk, y), sectionBytes(k.pk, x))
+	})
+	on, plan := k.onDevice(), sections(0)
+	for _, sec := range order {
+		b := sectionBytes(k.pk, sec)
+		if b == 0 || b+n*c.slotBytesOn(k.pk, on|1<<sec, k.nvars, k.twoVectors) > room {
+			continue
+		}
+		room -= b
+		on |= 1 << sec
+		plan |= 1 << sec
+	}
+	return plan
+}
+
+// sectionsOnDevice lets planSections put a streamed key's sections on the
+// device (a variable for tests of the wholly streamed paths).
+var sectionsOnDevice = true
+
+// sectionBytes is the device memory of section sec of pk's bases.
+func sectionBytes(pk *groth16.ProvingKey, sec Section) int64 {
+	z := pk.Sizes()
+	switch sec {
+	case SectionH:
+		return g1Size * int64(z.H)
+	case SectionL:
+		return g1Size * int64(z.L)
+	case SectionA:
+		return g1Size * int64(z.A)
+	case SectionBG1:
+		return g1Size * int64(z.BG1)
+	case SectionBG2:
+		return g2Size * int64(z.BG2)
+	}
+	return 0
 }
 
 // readChunks calls read on [lo, hi) ranges of fileChunk points covering
@@ -796,7 +922,19 @@ func (c *CUDA) SlotBytes(key Key) int64 {
 	if !ok {
 		return c.slotBytes(key.ProvingKey(), false, 0, false)
 	}
-	return c.slotBytes(k.pk, k.resident, k.nvars, k.twoVectors)
+	return c.slotBytesOn(k.pk, k.onDevice(), k.nvars, k.twoVectors)
+}
+
+// onDevice is the set of k's sections whose bases are on the device: all
+// of a resident key's, those fillSections uploaded of a streamed one's.
+func (k *cudaKey) onDevice() sections {
+	var on sections
+	for sec, b := range map[Section]*cuda.Buffer{SectionH: k.h, SectionL: k.l, SectionA: k.a, SectionBG1: k.bg1, SectionBG2: k.bg2} {
+		if b != nil {
+			on |= 1 << sec
+		}
+	}
+	return on
 }
 
 // streamKey marks k, about to be streamed, to stage ComputeH in two device
@@ -979,7 +1117,7 @@ func (s *cudaSlot) ComputeHWitness(ctx context.Context, w *Witness) (bls.G1Jac, 
 	switch {
 	case k.hHi != nil:
 		res, err = s.k.dev().MSMG1SplitOnDevice(k.h, k.hHi, abc[0], n-1)
-	case k.resident:
+	case k.h != nil:
 		res, err = s.k.dev().MSMG1OnDevice(k.h, abc[0], n-1)
 	default:
 		res, err = s.k.dev().MSMG1HostBases(k.src().H, abc[0], n-1)
@@ -1008,7 +1146,7 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 		return res, s.c.err(StageH, SectionH, err)
 	}
 	var err error
-	if s.k.resident {
+	if s.k.h != nil {
 		res, err = s.k.dev().MSMG1Resident(s.k.h, a[:n-1])
 	} else {
 		res, err = s.k.dev().MSMG1(s.k.src().H, a[:n-1])
@@ -1020,7 +1158,7 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 }
 
 // g1 returns a G1 section of the key: its size, its host bases (nil for a
-// key without them) and, for a resident key, its device buffer.
+// key without them) and, when the section is on the device, its buffer.
 func (s *cudaSlot) g1(sec Section) (int, []bls.G1Affine, *cuda.Buffer, error) {
 	bases, err := g1Section(s.k.src(), sec)
 	if err != nil {
@@ -1028,20 +1166,13 @@ func (s *cudaSlot) g1(sec Section) (int, []bls.G1Affine, *cuda.Buffer, error) {
 	}
 	z := s.k.pk.Sizes()
 	n := map[Section]int{SectionH: z.H, SectionL: z.L, SectionA: z.A, SectionBG1: z.BG1}[sec]
-	var buf *cuda.Buffer
-	if s.k.resident {
-		buf = map[Section]*cuda.Buffer{SectionH: s.k.h, SectionL: s.k.l, SectionA: s.k.a, SectionBG1: s.k.bg1}[sec]
-	}
+	buf := map[Section]*cuda.Buffer{SectionH: s.k.h, SectionL: s.k.l, SectionA: s.k.a, SectionBG1: s.k.bg1}[sec]
 	return n, bases, buf, nil
 }
 
 // g2 returns the key's B_G2 section as g1 returns a G1 section.
 func (s *cudaSlot) g2(Section) (int, []bls.G2Affine, *cuda.Buffer, error) {
-	var buf *cuda.Buffer
-	if s.k.resident {
-		buf = s.k.bg2
-	}
-	return s.k.pk.Sizes().BG2, s.k.src().BG2, buf, nil
+	return s.k.pk.Sizes().BG2, s.k.src().BG2, s.k.bg2, nil
 }
 
 // cudaGroup is one group's share of a cudaSlot: where a section's bases

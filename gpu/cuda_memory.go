@@ -209,6 +209,24 @@ func selectScratch(n int64) int64 { return (n + 63) / 64 * 12 }
 // the witness pass, ComputeH stages a, b and c from the host in three device
 // vectors, or in two with twoVectors (cuda.Device.ComputeHTwoVectors).
 func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int, twoVectors bool) int64 {
+	var on sections
+	if resident {
+		on = allSections
+	}
+	return c.slotBytesOn(pk, on, nvars, twoVectors)
+}
+
+// sections is a set of a key's sections, bit s for Section s.
+type sections uint8
+
+const allSections = sections(1<<SectionH | 1<<SectionL | 1<<SectionA | 1<<SectionBG1 | 1<<SectionBG2)
+
+func (s sections) has(sec Section) bool { return s&(1<<sec) != 0 }
+
+// slotBytesOn is slotBytes for a key whose sections in on are on the
+// device and whose others stream from the host.
+func (c *CUDA) slotBytesOn(pk *groth16.ProvingKey, on sections, nvars int, twoVectors bool) int64 {
+	resident := on == allSections
 	sms := int64(c.sms)
 	n := int64(pk.DomainSize())
 	z := pk.Sizes()
@@ -229,7 +247,7 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int, twoVe
 	} else {
 		stage += 3 * n * frSize
 	}
-	stage = max(stage, msmScratch(n-1, msmG1, !resident, !witness, sms))
+	stage = max(stage, msmScratch(n-1, msmG1, !on.has(SectionH), !witness, sms))
 	if c.splitsH(int(n-1)) && witness && resident {
 		stage = max(stage, splitScratch(n-1, msmG1, false, sms)) // attachHigh
 	}
@@ -239,11 +257,12 @@ func (c *CUDA) slotBytes(pk *groth16.ProvingKey, resident bool, nvars int, twoVe
 	// pieces or gathered on the host; and the batch additions, whose
 	// streamed bases come in chunks.
 	for _, q := range []struct {
-		n int64
-		g msmGroup
-	}{{int64(z.L), msmG1}, {int64(z.A), msmG1}, {int64(z.BG1), msmG1}, {int64(z.BG2), msmG2}} {
-		stage = max(stage, msmScratch(q.n, q.g, !resident, true, sms))
-		if resident {
+		sec Section
+		n   int64
+		g   msmGroup
+	}{{SectionL, int64(z.L), msmG1}, {SectionA, int64(z.A), msmG1}, {SectionBG1, int64(z.BG1), msmG1}, {SectionBG2, int64(z.BG2), msmG2}} {
+		stage = max(stage, msmScratch(q.n, q.g, !on.has(q.sec), true, sms))
+		if on.has(q.sec) {
 			stage = max(stage, indexedScratch(min(q.n, int64(tailPiece)), q.g, sms), batchScratch(q.n, q.g, false, sms))
 		} else {
 			stage = max(stage, batchScratch(min(q.n, int64(batchChunk)), q.g, true, sms))

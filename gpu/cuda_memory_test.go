@@ -324,3 +324,48 @@ func TestHostG2Share(t *testing.T) {
 		require.ErrorContains(t, err, "C2_CUDA_HOST_G2", env)
 	}
 }
+
+// TestSectionsOnSmallCards: a streamed 32 GiB key puts on the device the
+// sections that fit beside its slots, the largest first, and a slot with
+// them on the device is no larger (their calls' scratch is below ComputeH's
+// staging): B_G2 on a 24 GB card, B_G1 on a 16 GB one, L, A and B_G1 beside
+// one slot in 46 GB, none where one slot leaves less than B_G1.
+func TestSectionsOnSmallCards(t *testing.T) {
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
+	plain3 := (&CUDA{sms: 132}).slotBytes(pk, false, 0, false)
+	for _, card := range []struct {
+		name   string
+		budget int64 // the budget: the card less VRAMMargin
+		slots  int
+		want   sections
+	}{
+		{"16 GB", 15_900<<20 - 2<<30, 3, 1 << SectionBG1},
+		{"24 GB", 23_600<<20 - 2<<30, 3, 1 << SectionBG2},
+		{"24 GB, two slots wanted, one fits", 23_600<<20 - 2<<30, 2, 1 << SectionBG2},
+		{"a three-vector slot and 1 GB", plain3 + 1e9, 3, 0},
+		{"46 GB, one slot", 46e9, 1, 1<<SectionL | 1<<SectionA | 1<<SectionBG1},
+	} {
+		t.Run(card.name, func(t *testing.T) {
+			c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", card.budget), slots: card.slots}
+			k := c.newKey(pk)
+			c.streamKey(k)
+			before := c.SlotBytes(k)
+			plan := c.planSections(k)
+			require.Equal(t, card.want, plan)
+			var b int64
+			for _, sec := range []Section{SectionH, SectionL, SectionA, SectionBG1, SectionBG2} {
+				if plan.has(sec) {
+					b += sectionBytes(pk, sec)
+				}
+			}
+			with := c.slotBytesOn(pk, plan, 0, k.twoVectors)
+			require.Equal(t, before, with, "the sections' calls fit in the slot's largest call")
+			require.LessOrEqual(t, b+with, c.room(), "one slot still fits beside them")
+		})
+	}
+	// A resident key has nothing to plan.
+	c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", 100<<30)}
+	k := c.newKey(pk)
+	k.resident = true
+	require.Zero(t, c.planSections(k))
+}

@@ -334,6 +334,26 @@ func TestCUDADevice(t *testing.T) {
 		checkSlotKey(t, sc, pk, rng, func(k Key) { k.(*cudaKey).twoVectors = true })
 		assert.Zero(t, sc.Budget().Used(), "key and slot released")
 	})
+	// Room beside one slot of a streamed key for some of its sections:
+	// they go to the device, H and the others stream.
+	t.Run("streamed, sections on the device", func(t *testing.T) {
+		c := devs[0].(*CUDA)
+		rng := rand.New(rand.NewPCG(5, 6))
+		pk := slotTestKey(t, rng)
+		sc := c.withBudget(c.slotBytes(pk, false, 0, false) + keyBytes(pk)/2)
+		key, err := sc.LoadKey(context.Background(), pk)
+		require.NoError(t, err)
+		k := key.(*cudaKey)
+		on := k.onDevice()
+		require.False(t, k.resident)
+		require.NotZero(t, on)
+		require.Equal(t, sc.planSections(k)|on, on)
+		require.False(t, on.has(SectionH))
+		key.Release()
+		require.Zero(t, sc.Budget().Used(), "sections released with the key")
+		checkSlotKey(t, sc, pk, rng)
+		assert.Zero(t, sc.Budget().Used(), "key and slot released")
+	})
 	for _, d := range devs {
 		t.Run(d.Info().Name, func(t *testing.T) {
 			checkSlot(t, d)
