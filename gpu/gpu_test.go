@@ -340,7 +340,11 @@ func TestCUDADevice(t *testing.T) {
 		c := devs[0].(*CUDA)
 		rng := rand.New(rand.NewPCG(5, 6))
 		pk := slotTestKey(t, rng)
-		sc := c.withBudget(c.slotBytes(pk, false, 0, false) + keyBytes(pk)/2)
+		// A byte short of the key and a slot: streamed, with room for
+		// sections beside a streamed slot.
+		budget := keyBytes(pk) + c.slotBytes(pk, true, 0, false) - 1
+		require.Less(t, c.slotBytes(pk, false, 0, false)+sectionBytes(pk, SectionBG1), budget)
+		sc := c.withBudget(budget)
 		key, err := sc.LoadKey(context.Background(), pk)
 		require.NoError(t, err)
 		k := key.(*cudaKey)
