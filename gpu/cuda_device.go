@@ -941,7 +941,7 @@ func (k *cudaKey) onDevice() sections {
 // vectors when a slot staging three does not fit the room the resident keys
 // leave: 2^27·32 bytes less a slot at 32 GiB (15.1 → 10.8 GB), so that a
 // 16 GB card holds one. c2_compute_h then uploads c only after the cosets'
-// product: counted at ≈ 0.1 s more a 32 GiB partition, not yet measured.
+// product: 82 ms more a 32 GiB partition on an H100 (BENCHMARKS.md).
 func (c *CUDA) streamKey(k *cudaKey) {
 	k.twoVectors = c.slotBytes(k.pk, false, 0, false) > c.room()
 }
