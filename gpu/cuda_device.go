@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -923,6 +924,38 @@ func (c *CUDA) SlotBytes(key Key) int64 {
 		return c.slotBytes(key.ProvingKey(), false, 0, false)
 	}
 	return c.slotBytesOn(k.pk, k.onDevice(), k.nvars, k.twoVectors)
+}
+
+// String describes where k's parts are, for logs: the key resident, or
+// streamed from pinned (or pageable) host memory with the sections on the
+// device, ComputeH's staging in two vectors, the R1CS, and a slot's bytes.
+func (k *cudaKey) String() string {
+	var b strings.Builder
+	switch {
+	case k.resident:
+		b.WriteString("key resident")
+	case k.pinned != nil:
+		b.WriteString("key streamed from pinned host memory")
+	default:
+		b.WriteString("key streamed from pageable host memory")
+	}
+	if on := k.onDevice(); !k.resident && on != 0 {
+		var names []string
+		for _, sec := range []Section{SectionH, SectionL, SectionA, SectionBG1, SectionBG2} {
+			if on.has(sec) {
+				names = append(names, sec.String())
+			}
+		}
+		fmt.Fprintf(&b, ", %s on the device", strings.Join(names, ", "))
+	}
+	if k.r1cs != nil {
+		b.WriteString(", R1CS on the device")
+	}
+	if k.twoVectors {
+		b.WriteString(", ComputeH staged in two vectors")
+	}
+	fmt.Fprintf(&b, ", %.1f GB a slot", float64(k.c.SlotBytes(k))/1e9)
+	return b.String()
 }
 
 // onDevice is the set of k's sections whose bases are on the device: all

@@ -369,3 +369,16 @@ func TestSectionsOnSmallCards(t *testing.T) {
 	k.resident = true
 	require.Zero(t, c.planSections(k))
 }
+
+// TestKeyPlacementString: a key's description names where its parts are.
+func TestKeyPlacementString(t *testing.T) {
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
+	c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", 15_900<<20-2<<30)}
+	k := c.newKey(pk)
+	c.streamKey(k)
+	require.Equal(t, "key streamed from pageable host memory, ComputeH staged in two vectors, 10.8 GB a slot", k.String())
+	k.bg1, k.bg2 = new(cuda.Buffer), new(cuda.Buffer)
+	require.Equal(t, "key streamed from pageable host memory, B_G1, B_G2 on the device, ComputeH staged in two vectors, 10.8 GB a slot", k.String())
+	k.resident, k.twoVectors = true, false
+	require.Contains(t, k.String(), "key resident, ")
+}

@@ -107,6 +107,10 @@ func (k *Keys) Load(ctx context.Context, d *Device, pk *groth16.ProvingKey, sys 
 		t0 := time.Now()
 		defer func() {
 			k.log.Debug("c2: key loaded", "device", d.Name, "domain", pk.DomainSize(), "duration", time.Since(t0), "err", err)
+			if s, ok := key.(fmt.Stringer); ok && err == nil {
+				// Where a device put the key decides its speed: say it once.
+				k.log.Info("c2: key placed", "device", d.Name, "domain", pk.DomainSize(), "placement", s.String())
+			}
 		}()
 		if fk := k.fileOf(pk); fk != nil {
 			if fl, ok := d.Device.(gpu.FileLoader); ok {
