@@ -44,8 +44,10 @@ type Config struct {
 	// fewer); 0 means 3.
 	SlotsPerDevice int
 	// Logger receives the Prover's logs: device stages and key loads at
-	// debug level, a device taken out of rotation and proving on the CPU
-	// fallback at warn. nil: nothing is logged.
+	// debug level, where a CUDA device put each key (resident, or streamed
+	// with some sections on the device) and development keys made on a
+	// device at info, a device taken out of rotation and proving on the
+	// CPU fallback at warn. nil: nothing is logged.
 	Logger *slog.Logger
 	// HostMemory bounds the host buffers of partitions in flight: their
 	// witnesses (32 bytes per aux variable: 4.2 GB for a 32 GiB partition;

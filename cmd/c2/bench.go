@@ -124,7 +124,8 @@ func runBench(fs *flag.FlagSet, args []string) error {
 	if *hostMem < 0 {
 		return errors.New("-host-memory must not be negative")
 	}
-	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep, FeederPs: *feeders, SlotsPerDevice: slots[0], HostMemory: int64(*hostMem * (1 << 30))}
+	cfg := c2.Config{Threads: *threads, PrepWorkers: *prep, FeederPs: *feeders, SlotsPerDevice: slots[0], HostMemory: int64(*hostMem * (1 << 30)),
+		Logger: proverLogger()}
 	switch *devices {
 	case "":
 	case "cpu":

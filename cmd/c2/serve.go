@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -155,6 +156,13 @@ func splitList(s string) []string {
 	return out
 }
 
+// proverLogger writes the prover's logs at info level and above to stderr:
+// where each device put each key, a device taken out of rotation, the CPU
+// fallback.
+func proverLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
 // serveDaemon runs the daemon until SIGINT or SIGTERM, then shuts it down
 // within cfg.ShutdownTimeout.
 func serveDaemon(cfg serve.Config) error {
@@ -163,7 +171,9 @@ func serveDaemon(cfg serve.Config) error {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
 		logger.Printf("Go memory limit %.1f GiB", float64(cfg.MemoryLimit)/(1<<30))
 	}
-	p, err := c2.New(cfg.ProverConfig())
+	pc := cfg.ProverConfig()
+	pc.Logger = proverLogger()
+	p, err := c2.New(pc)
 	if err != nil {
 		return err
 	}
