@@ -185,7 +185,7 @@ type cudaKey struct {
 	// so that every stream runs at full bus speed; nil when pinned memory
 	// was refused, and the bases then stream from pk.
 	pinned     *groth16.ProvingKey
-	pinnedBufs []*cuda.HostBuffer
+	pinnedBufs [SectionBG2 + 1]*cuda.HostBuffer // by section
 
 	// With LoadShape: the recorded R1CS, resident beside the key.
 	r1cs      *cuda.R1CS
@@ -393,7 +393,9 @@ func (k *cudaKey) Release() {
 			k.hiRes.Release()
 		}
 		for _, b := range k.pinnedBufs {
-			_ = b.Free()
+			if b != nil {
+				_ = b.Free()
+			}
 		}
 		for _, r := range k.secRes {
 			r.Release()
@@ -547,7 +549,7 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 			if err != nil {
 				return fail(s.sec, err)
 			}
-			k.pinnedBufs = append(k.pinnedBufs, b)
+			k.pinnedBufs[s.sec] = b
 			if err := readChunks(ctx, s.n, func(lo, hi int) error { return f.ReadG1(ctx, s.lay, lo, v[lo:hi]) }); err != nil {
 				return fail(s.sec, err)
 			}
@@ -557,7 +559,7 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 		if err != nil {
 			return fail(SectionBG2, err)
 		}
-		k.pinnedBufs = append(k.pinnedBufs, b)
+		k.pinnedBufs[SectionBG2] = b
 		if err := readChunks(ctx, z.BG2, func(lo, hi int) error { return f.ReadG2(ctx, lo, v2[lo:hi]) }); err != nil {
 			return fail(SectionBG2, err)
 		}
@@ -656,6 +658,7 @@ func (c *CUDA) fillSections(k *cudaKey) error {
 		}
 		*s.dst = buf
 		k.secRes = append(k.secRes, res)
+		k.unpin(s.sec)
 	}
 	return nil
 }
@@ -1493,31 +1496,57 @@ func (k *cudaKey) src() *groth16.ProvingKey {
 // streams from pk's pageable memory instead (slower, still correct).
 func (k *cudaKey) pinKey() {
 	pk := k.pk
-	var bufs []*cuda.HostBuffer
+	var bufs [SectionBG2 + 1]*cuda.HostBuffer
 	fail := func() {
 		for _, b := range bufs {
-			_ = b.Free()
+			if b != nil {
+				_ = b.Free()
+			}
 		}
 	}
 	cp := &groth16.ProvingKey{VK: pk.VK}
 	for _, s := range []struct {
+		sec Section
 		dst *[]bls.G1Affine
 		src []bls.G1Affine
-	}{{&cp.H, pk.H}, {&cp.L, pk.L}, {&cp.A, pk.A}, {&cp.BG1, pk.BG1}} {
+	}{{SectionH, &cp.H, pk.H}, {SectionL, &cp.L, pk.L}, {SectionA, &cp.A, pk.A}, {SectionBG1, &cp.BG1, pk.BG1}} {
 		b, v, err := pinnedCopy(s.src)
 		if err != nil {
 			fail()
 			return
 		}
-		bufs, *s.dst = append(bufs, b), v
+		bufs[s.sec], *s.dst = b, v
 	}
 	b, v, err := pinnedCopy(pk.BG2)
 	if err != nil {
 		fail()
 		return
 	}
-	cp.BG2 = v
-	k.pinned, k.pinnedBufs = cp, append(bufs, b)
+	bufs[SectionBG2], cp.BG2 = b, v
+	k.pinned, k.pinnedBufs = cp, bufs
+}
+
+// unpin frees the pinned host copy of section sec, now on the device: every
+// stage reads a section's device buffer when there is one.
+func (k *cudaKey) unpin(sec Section) {
+	b := k.pinnedBufs[sec]
+	if b == nil {
+		return
+	}
+	switch sec {
+	case SectionH:
+		k.pinned.H = nil
+	case SectionL:
+		k.pinned.L = nil
+	case SectionA:
+		k.pinned.A = nil
+	case SectionBG1:
+		k.pinned.BG1 = nil
+	case SectionBG2:
+		k.pinned.BG2 = nil
+	}
+	k.pinnedBufs[sec] = nil
+	_ = b.Free()
 }
 
 // pinnedCopy returns a copy of src in pinned host memory.
