@@ -640,10 +640,13 @@ func (c *CUDA) fillSections(k *cudaKey) error {
 		{SectionBG1, &k.bg1, func() (*cuda.Buffer, error) { return c.d.UploadG1(src.BG1) }},
 		{SectionBG2, &k.bg2, func() (*cuda.Buffer, error) { return c.d.UploadG2(src.BG2) }},
 	} {
-		if !plan.has(s.sec) {
+		// Another key may have taken room since the plan: a slot must
+		// still fit beside the section.
+		b := sectionBytes(k.pk, s.sec)
+		if !plan.has(s.sec) || b+c.slotBytesOn(k.pk, k.onDevice()|1<<s.sec, k.nvars, k.twoVectors) > c.room() {
 			continue
 		}
-		res, ok := c.budget.TryReserve(sectionBytes(k.pk, s.sec))
+		res, ok := c.budget.TryReserve(b)
 		if !ok {
 			continue
 		}
