@@ -411,14 +411,19 @@ func (k *cudaKey) Release() {
 // bases, slots and R1CS) leave.
 func (c *CUDA) room() int64 { return c.budget.Total() - c.budget.Pinned() }
 
+// keyBytes is the device memory of all of pk's bases.
 func keyBytes(pk *groth16.ProvingKey) int64 {
-	z := pk.Sizes()
-	return g1Size*int64(z.H+z.L+z.A+z.BG1) + g2Size*int64(z.BG2)
+	var n int64
+	for _, sec := range []Section{SectionH, SectionL, SectionA, SectionBG1, SectionBG2} {
+		n += sectionBytes(pk, sec)
+	}
+	return n
 }
 
 // LoadKey implements [Device]: the key is uploaded once and kept resident
 // when it fits beside one slot in what the resident keys already loaded
-// (and their slots) leave of the budget, and streamed otherwise. A key
+// (and their slots) leave of the budget, and streamed otherwise, with the
+// sections that fit beside its slots on the device (fillSections). A key
 // without host bases cannot be loaded (it is made on a device, see
 // [CUDA.SetupKey]). A resident key's memory, like its slots' and its R1CS's,
 // is pinned in the budget until the key is released ([pool.Reservation.Pin]).
