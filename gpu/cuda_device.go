@@ -180,6 +180,12 @@ type cudaKey struct {
 	// A streamed key's sections on the device (fillSections): their
 	// reservations, pinned in the budget until Release.
 	secRes []*pool.Reservation
+	// A streamed key's own batch additions ([StreamedKey]): the device
+	// memory of one chunk's call, reserved once (reserveStream) and pinned
+	// until Release; nil when no section streams through the key. turn
+	// holds one token: the calls take turns on the bus.
+	streamRes *pool.Reservation
+	turn      chan struct{}
 
 	// A streamed key's bases in pinned host memory (copied once at load),
 	// so that every stream runs at full bus speed; nil when pinned memory
@@ -399,6 +405,9 @@ func (k *cudaKey) Release() {
 		}
 		for _, r := range k.secRes {
 			r.Release()
+		}
+		if k.streamRes != nil {
+			k.streamRes.Release()
 		}
 		if k.res != nil {
 			k.res.Release()
@@ -630,6 +639,13 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 // budget or the driver has no room for stays streamed; another error is
 // returned.
 func (c *CUDA) fillSections(k *cudaKey) error {
+	c.reserveStream(k)
+	defer func() {
+		if k.streamRes != nil && k.onDevice()|1<<SectionH == allSections {
+			k.streamRes.Release() // every batch addition reads the device
+			k.streamRes = nil
+		}
+	}()
 	plan := c.planSections(k)
 	if plan == 0 {
 		return nil
@@ -669,6 +685,82 @@ func (c *CUDA) fillSections(k *cudaKey) error {
 		k.unpin(s.sec)
 	}
 	return nil
+}
+
+// reserveStream reserves, for a streamed key k, the device memory of its
+// own batch additions ([StreamedKey]) when a slot still fits beside it:
+// ≈ 140 MB that let a partition's streamed batch additions leave its slot
+// and overlap the next partition's work there. Without that room k's
+// batch additions stay in its slots.
+func (c *CUDA) reserveStream(k *cudaKey) {
+	if k.resident || !streamOutside {
+		return
+	}
+	need := streamBytes(int64(c.sms))
+	if need+c.SlotBytes(k) > c.room() {
+		return
+	}
+	res, ok := c.budget.TryReserve(need)
+	if !ok {
+		return
+	}
+	res.Pin()
+	k.streamRes, k.turn = res, make(chan struct{}, 1)
+}
+
+// streamOutside lets a streamed key sum its streamed sections' batch
+// additions outside its slots (a variable for tests of the in-slot path).
+var streamOutside = true
+
+// streamChunkBytes is the most bytes of bases one of a key's own batch
+// additions copies to the device at once; a variable for tests.
+var streamChunkBytes int64 = 1 << 27
+
+// streamPoints is how many bases of size bytes one of a key's own batch
+// additions takes at once: a multiple of 64, at least 64.
+func streamPoints(size int64) int {
+	return int(max(64, streamChunkBytes/size&^63))
+}
+
+// streamBytes is the device memory a key reserves for its own batch
+// additions on a device of sms SMs: the scratch of one chunk's call, G1's
+// or G2's, plus what slotSlop covers for a slot.
+func streamBytes(sms int64) int64 {
+	return max(batchScratch(int64(streamPoints(g1Size)), msmG1, true, sms),
+		batchScratch(int64(streamPoints(g2Size)), msmG2, true, sms)) + slotSlop
+}
+
+// Streams implements [StreamedKey]: sec's batch additions go through k when
+// k reserved memory for them and sec (not H, which has none) streams.
+func (k *cudaKey) Streams(sec Section) bool {
+	return k.streamRes != nil && sec != SectionH && sec >= SectionH && sec <= SectionBG2 && !k.onDevice().has(sec)
+}
+
+// BatchAddG1 implements [StreamedKey].
+func (k *cudaKey) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
+	return keyBatchAdd(ctx, k, sec, cudaG1, ones, g1Size)
+}
+
+// BatchAddG2 implements [StreamedKey].
+func (k *cudaKey) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
+	return keyBatchAdd(ctx, k, SectionBG2, cudaG2, ones, g2Size)
+}
+
+// keyBatchAdd is a batch addition of k itself over a section it streams,
+// in chunks of streamChunkBytes, once k's turn comes (or ctx ends).
+func keyBatchAdd[A, J any, PJ point[J]](ctx context.Context, k *cudaKey, sec Section, g cudaGroup[A, J], ones []uint64, size int64) (J, error) {
+	var zero J
+	if !k.Streams(sec) {
+		return zero, &Error{Device: k.c.name, Stage: StageBatchAdd, Section: sec,
+			Err: fmt.Errorf("%w: the key does not stream %s", ErrBadArgument, sec)}
+	}
+	select {
+	case k.turn <- struct{}{}:
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+	defer func() { <-k.turn }()
+	return cudaBatchAdd[A, J, PJ](ctx, k, sec, g, ones, streamPoints(size))
 }
 
 // planSections picks the sections of a streamed key k to put on the device:
@@ -939,7 +1031,8 @@ func (c *CUDA) SlotBytes(key Key) int64 {
 
 // String describes where k's parts are, for logs: the key resident, or
 // streamed from pinned (or pageable) host memory with the sections on the
-// device, ComputeH's staging in two vectors, the R1CS, and a slot's bytes.
+// device and its own batch additions, ComputeH's staging in two vectors,
+// the R1CS, and a slot's bytes.
 func (k *cudaKey) String() string {
 	var b strings.Builder
 	switch {
@@ -958,6 +1051,9 @@ func (k *cudaKey) String() string {
 			}
 		}
 		fmt.Fprintf(&b, ", %s on the device", strings.Join(names, ", "))
+	}
+	if k.streamRes != nil {
+		b.WriteString(", streamed batch additions beside the slots")
 	}
 	if k.r1cs != nil {
 		b.WriteString(", R1CS on the device")
@@ -1203,26 +1299,26 @@ func (s *cudaSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Ja
 
 // g1 returns a G1 section of the key: its size, its host bases (nil for a
 // key without them) and, when the section is on the device, its buffer.
-func (s *cudaSlot) g1(sec Section) (int, []bls.G1Affine, *cuda.Buffer, error) {
-	bases, err := g1Section(s.k.src(), sec)
+func (k *cudaKey) g1(sec Section) (int, []bls.G1Affine, *cuda.Buffer, error) {
+	bases, err := g1Section(k.src(), sec)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	z := s.k.pk.Sizes()
+	z := k.pk.Sizes()
 	n := map[Section]int{SectionH: z.H, SectionL: z.L, SectionA: z.A, SectionBG1: z.BG1}[sec]
-	buf := map[Section]*cuda.Buffer{SectionH: s.k.h, SectionL: s.k.l, SectionA: s.k.a, SectionBG1: s.k.bg1}[sec]
+	buf := map[Section]*cuda.Buffer{SectionH: k.h, SectionL: k.l, SectionA: k.a, SectionBG1: k.bg1}[sec]
 	return n, bases, buf, nil
 }
 
 // g2 returns the key's B_G2 section as g1 returns a G1 section.
-func (s *cudaSlot) g2(Section) (int, []bls.G2Affine, *cuda.Buffer, error) {
-	return s.k.pk.Sizes().BG2, s.k.src().BG2, s.k.bg2, nil
+func (k *cudaKey) g2(Section) (int, []bls.G2Affine, *cuda.Buffer, error) {
+	return k.pk.Sizes().BG2, k.src().BG2, k.bg2, nil
 }
 
-// cudaGroup is one group's share of a cudaSlot: where a section's bases
+// cudaGroup is one group's share of a key's calls: where a section's bases
 // are (section is g1 or g2) and the cuda.Device calls over them.
 type cudaGroup[A, J any] struct {
-	section          func(s *cudaSlot, sec Section) (int, []A, *cuda.Buffer, error)
+	section          func(k *cudaKey, sec Section) (int, []A, *cuda.Buffer, error)
 	batchAdd         func(d *cuda.Device, bases []A, ones []uint64) (J, error)
 	batchAddResident func(d *cuda.Device, bases *cuda.Buffer, n int, ones []uint64) (J, error)
 	msm              func(d *cuda.Device, bases []A, scalars []fr.Element) (J, error)
@@ -1234,13 +1330,13 @@ type cudaGroup[A, J any] struct {
 
 var (
 	cudaG1 = cudaGroup[bls.G1Affine, bls.G1Jac]{
-		section:  (*cudaSlot).g1,
+		section:  (*cudaKey).g1,
 		batchAdd: (*cuda.Device).BatchAddG1, batchAddResident: (*cuda.Device).BatchAddG1Resident,
 		msm: (*cuda.Device).MSMG1, msmResident: (*cuda.Device).MSMG1Resident, msmIndexed: (*cuda.Device).MSMG1Indexed,
 		msmOnDevice: (*cuda.Device).MSMG1OnDevice, msmHostBases: (*cuda.Device).MSMG1HostBases,
 	}
 	cudaG2 = cudaGroup[bls.G2Affine, bls.G2Jac]{
-		section:  (*cudaSlot).g2,
+		section:  (*cudaKey).g2,
 		batchAdd: (*cuda.Device).BatchAddG2, batchAddResident: (*cuda.Device).BatchAddG2Resident,
 		msm: (*cuda.Device).MSMG2, msmResident: (*cuda.Device).MSMG2Resident, msmIndexed: (*cuda.Device).MSMG2Indexed,
 		msmOnDevice: (*cuda.Device).MSMG2OnDevice, msmHostBases: (*cuda.Device).MSMG2HostBases,
@@ -1248,11 +1344,11 @@ var (
 )
 
 func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
-	return cudaBatchAdd(ctx, s, sec, cudaG1, ones)
+	return cudaBatchAdd(ctx, s.k, sec, cudaG1, ones, batchChunk)
 }
 
 func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	return cudaBatchAdd(ctx, s, SectionBG2, cudaG2, ones)
+	return cudaBatchAdd(ctx, s.k, SectionBG2, cudaG2, ones, batchChunk)
 }
 
 func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
@@ -1281,7 +1377,7 @@ func (s *cudaSlot) ReadBasesG2(ctx context.Context, idx []uint32, dst []bls.G2Af
 	if err := s.c.enter(ctx, StageTail, SectionBG2); err != nil {
 		return err
 	}
-	n, bases, buf, _ := s.g2(SectionBG2)
+	n, bases, buf, _ := s.k.g2(SectionBG2)
 	if err := checkIdx(n, idx, len(dst), "bases"); err != nil {
 		return &Error{Device: s.c.name, Stage: StageTail, Section: SectionBG2, Err: err}
 	}
@@ -1354,7 +1450,7 @@ func cudaMSMWitness[A, J any](ctx context.Context, s *cudaSlot, sec Section, g c
 	if err := s.c.enter(ctx, StageTail, sec); err != nil {
 		return res, err
 	}
-	n, bases, buf, err := g.section(s, sec)
+	n, bases, buf, err := g.section(s.k, sec)
 	if err != nil {
 		return res, &Error{Device: s.c.name, Stage: StageTail, Section: sec, Err: err}
 	}
@@ -1400,27 +1496,31 @@ func cudaMSMWitness[A, J any](ctx context.Context, s *cudaSlot, sec Section, g c
 	return res, nil
 }
 
-// cudaBatchAdd is BatchAddG1 and BatchAddG2: from the resident buffer, or
-// streamed from the host bases in chunks.
-func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec Section, g cudaGroup[A, J], ones []uint64) (J, error) {
+// cudaBatchAdd is the batch additions of k's slots and of k itself
+// (StreamedKey): from the resident buffer, or streamed from the host bases
+// in chunks of at most chunk bases.
+func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, k *cudaKey, sec Section, g cudaGroup[A, J], ones []uint64, chunk int) (J, error) {
 	var res J
-	if err := s.c.enter(ctx, StageBatchAdd, sec); err != nil {
+	if err := k.c.enter(ctx, StageBatchAdd, sec); err != nil {
 		return res, err
 	}
-	n, bases, buf, err := g.section(s, sec)
+	n, bases, buf, err := g.section(k, sec)
 	if err == nil {
 		err = checkOnes(n, ones)
 	}
 	if err != nil {
-		return res, &Error{Device: s.c.name, Stage: StageBatchAdd, Section: sec, Err: err}
+		return res, &Error{Device: k.c.name, Stage: StageBatchAdd, Section: sec, Err: err}
 	}
 	if buf != nil {
-		res, err = g.batchAddResident(s.k.dev(), buf, n, ones)
+		res, err = g.batchAddResident(k.dev(), buf, n, ones)
 	} else {
-		res, err = batchChunks[A, J, PJ](bases, ones, func(b []A, o []uint64) (J, error) { return g.batchAdd(s.k.dev(), b, o) })
+		res, err = batchChunks[A, J, PJ](ctx, bases, ones, chunk, func(b []A, o []uint64) (J, error) { return g.batchAdd(k.dev(), b, o) })
 	}
 	if err != nil {
-		return res, s.c.err(StageBatchAdd, sec, err)
+		if errors.Is(err, ctx.Err()) {
+			return res, err // ended between chunks
+		}
+		return res, k.c.err(StageBatchAdd, sec, err)
 	}
 	return res, nil
 }
@@ -1432,7 +1532,7 @@ func cudaTail[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec Secti
 	if err := s.c.enter(ctx, StageTail, sec); err != nil {
 		return res, err
 	}
-	n, bases, buf, err := g.section(s, sec)
+	n, bases, buf, err := g.section(s.k, sec)
 	if err == nil {
 		err = checkMSM(n, idx, scalars)
 	}
@@ -1463,11 +1563,15 @@ func cudaTail[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec Secti
 // to the device at once (a multiple of 64; a variable for tests).
 var batchChunk = 1 << 22
 
-// batchChunks sums add's results over chunks of batchChunk bases (whole
-// bitmap words each), so that a streamed section never needs its full size
-// in device memory.
-func batchChunks[P any, J any, PJ point[J]](bases []P, ones []uint64, add func([]P, []uint64) (J, error)) (J, error) {
-	return sumPieces[J, PJ](len(bases), batchChunk, func(lo, hi int) (J, error) {
+// batchChunks sums add's results over chunks of chunk bases (a multiple of
+// 64: whole bitmap words each), so that a streamed section never needs its
+// full size in device memory; it stops with ctx's error between chunks.
+func batchChunks[P any, J any, PJ point[J]](ctx context.Context, bases []P, ones []uint64, chunk int, add func([]P, []uint64) (J, error)) (J, error) {
+	return sumPieces[J, PJ](len(bases), chunk, func(lo, hi int) (J, error) {
+		if err := ctx.Err(); err != nil {
+			var zero J
+			return zero, err
+		}
 		return add(bases[lo:hi], ones[lo/64:(hi+63)/64])
 	})
 }

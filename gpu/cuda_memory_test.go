@@ -338,18 +338,22 @@ func TestSectionsOnSmallCards(t *testing.T) {
 		budget int64 // the budget: the card less VRAMMargin
 		slots  int
 		want   sections
+		stream bool // the key sums its streamed sections' batch additions
 	}{
-		{"16 GB", 15_900<<20 - 2<<30, 3, 1 << SectionBG1},
-		{"24 GB", 23_600<<20 - 2<<30, 3, 1 << SectionBG2},
-		{"24 GB, two slots wanted, one fits", 23_600<<20 - 2<<30, 2, 1 << SectionBG2},
-		{"a three-vector slot and 1 GB", plain3 + 1e9, 3, 0},
-		{"46 GB, one slot", 46e9, 1, 1<<SectionL | 1<<SectionA | 1<<SectionBG1},
+		{"16 GB", 15_900<<20 - 2<<30, 3, 1 << SectionBG1, true},
+		{"24 GB", 23_600<<20 - 2<<30, 3, 1 << SectionBG2, true},
+		{"24 GB, two slots wanted, one fits", 23_600<<20 - 2<<30, 2, 1 << SectionBG2, true},
+		{"a three-vector slot and 1 GB", plain3 + 1e9, 3, 0, true},
+		{"a three-vector slot and 1 MB", plain3 + 1<<20, 3, 0, false},
+		{"46 GB, one slot", 46e9, 1, 1<<SectionL | 1<<SectionA | 1<<SectionBG1, true},
 	} {
 		t.Run(card.name, func(t *testing.T) {
 			c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", card.budget), slots: card.slots}
 			k := c.newKey(pk)
 			c.streamKey(k)
 			before := c.SlotBytes(k)
+			c.reserveStream(k)
+			require.Equal(t, card.stream, k.streamRes != nil)
 			plan := c.planSections(k)
 			require.Equal(t, card.want, plan)
 			var b int64
@@ -360,7 +364,15 @@ func TestSectionsOnSmallCards(t *testing.T) {
 			}
 			with := c.slotBytesOn(pk, plan, 0, k.twoVectors)
 			require.Equal(t, before, with, "the sections' calls fit in the slot's largest call")
-			require.LessOrEqual(t, b+with, c.room(), "one slot still fits beside them")
+			require.LessOrEqual(t, b+with, c.room(), "one slot still fits beside them and the key's batch additions")
+			for _, sec := range []Section{SectionL, SectionA, SectionBG1, SectionBG2} {
+				k.l, k.a, k.bg1, k.bg2 = nil, nil, nil, nil
+				if plan.has(sec) {
+					*map[Section]**cuda.Buffer{SectionL: &k.l, SectionA: &k.a, SectionBG1: &k.bg1, SectionBG2: &k.bg2}[sec] = new(cuda.Buffer)
+				}
+				require.Equal(t, card.stream && !plan.has(sec), k.Streams(sec), sec)
+			}
+			require.False(t, k.Streams(SectionH), "H's MSM has no batch addition")
 		})
 	}
 	// A resident key has nothing to plan.
@@ -379,6 +391,8 @@ func TestKeyPlacementString(t *testing.T) {
 	require.Equal(t, "key streamed from pageable host memory, ComputeH staged in two vectors, 10.8 GB a slot", k.String())
 	k.bg1, k.bg2 = new(cuda.Buffer), new(cuda.Buffer)
 	require.Equal(t, "key streamed from pageable host memory, B_G1, B_G2 on the device, ComputeH staged in two vectors, 10.8 GB a slot", k.String())
+	c.reserveStream(k)
+	require.Equal(t, "key streamed from pageable host memory, B_G1, B_G2 on the device, streamed batch additions beside the slots, ComputeH staged in two vectors, 10.8 GB a slot", k.String())
 	k.resident, k.twoVectors = true, false
 	require.Contains(t, k.String(), "key resident, ")
 }

@@ -12,7 +12,8 @@
 // [ShapeLoader] keeps the shape's recorded R1CS and takes a partition's
 // witness instead of a, b, c; [FileLoader] loads a key from its .params file
 // chunk by chunk; [KeyMaker] makes development keys in its own memory;
-// [Timed] reports device time measured on the device.
+// [Timed] reports device time measured on the device; [StreamedKey] sums a
+// streamed section's batch additions outside the slots.
 //
 // Errors are values of type *[Error] wrapping one of the sentinel errors
 // below. After [ErrDeviceLost] the device is dead: every later call fails
@@ -147,6 +148,22 @@ type Device interface {
 	Acquire(ctx context.Context, key Key) (Slot, error)
 	// Close releases the device. Keys and slots must be released first.
 	Close() error
+}
+
+// StreamedKey is implemented by keys whose sections may stream from host
+// memory ([CUDA], a key with too little room beside its slots). The batch
+// additions of the sections it streams run on device memory the key
+// reserved once for them, outside any slot, one call at a time: a partition
+// makes them after releasing its slot, so that the bus carries its bases
+// while the next partition's H and tails run in the slot.
+type StreamedKey interface {
+	Key
+	// Streams reports whether sec's batch additions go through the key.
+	Streams(sec Section) bool
+	// BatchAddG1 is [Slot.BatchAddG1] for a section that Streams names.
+	BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error)
+	// BatchAddG2 is [Slot.BatchAddG2], when Streams(SectionBG2).
+	BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error)
 }
 
 // HostAllocator is implemented by devices that can provide page-locked

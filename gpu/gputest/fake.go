@@ -8,6 +8,7 @@ package gputest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,6 +49,11 @@ type FakeOptions struct {
 	// HostAlloc is returned by HostAllocator (nil: the Go heap), to stand
 	// for a device's pinned host memory.
 	HostAlloc pool.Allocator
+	// Streams names the sections whose batch additions a loaded key sums
+	// itself ([gpu.StreamedKey]), each call in an inner slot of its own, as
+	// a key streamed from the host does; faults match those calls as the
+	// slots' batch additions.
+	Streams []gpu.Section
 }
 
 // Fake wraps a device to simulate device memory and inject faults at chosen
@@ -68,6 +74,7 @@ type Fake struct {
 	overcommits int
 	liveSlots   int
 	liveKeys    int
+	keyCalls    int
 }
 
 type faultState struct {
@@ -109,6 +116,14 @@ func (f *Fake) Calls(stage gpu.Stage) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[stage]
+}
+
+// KeyCalls returns how many batch additions went through a key
+// (FakeOptions.Streams).
+func (f *Fake) KeyCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keyCalls
 }
 
 // Lost reports whether an injected gpu.ErrDeviceLost killed the device.
@@ -218,6 +233,43 @@ type fakeKey struct {
 
 func (k *fakeKey) ProvingKey() *groth16.ProvingKey { return k.inner.ProvingKey() }
 
+// Streams implements [gpu.StreamedKey] for the sections FakeOptions.Streams
+// names.
+func (k *fakeKey) Streams(sec gpu.Section) bool { return slices.Contains(k.f.o.Streams, sec) }
+
+// BatchAddG1 implements [gpu.StreamedKey].
+func (k *fakeKey) BatchAddG1(ctx context.Context, sec gpu.Section, ones []uint64) (bls.G1Jac, error) {
+	return keyCall(ctx, k, sec, g1Gen, func(s gpu.Slot) (bls.G1Jac, error) { return s.BatchAddG1(ctx, sec, ones) })
+}
+
+// BatchAddG2 implements [gpu.StreamedKey].
+func (k *fakeKey) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
+	return keyCall(ctx, k, gpu.SectionBG2, g2Gen, func(s gpu.Slot) (bls.G2Jac, error) { return s.BatchAddG2(ctx, ones) })
+}
+
+// keyCall is a batch addition of k over a section it streams, done by an
+// inner slot of its own.
+func keyCall[J any, PJ interface {
+	*J
+	AddAssign(*J) *J
+}](ctx context.Context, k *fakeKey, sec gpu.Section, gen J, do func(gpu.Slot) (J, error)) (J, error) {
+	var zero J
+	if !k.Streams(sec) {
+		return zero, k.f.err(gpu.StageBatchAdd, sec, fmt.Errorf("%w: the key does not stream %s", gpu.ErrBadArgument, sec))
+	}
+	k.f.mu.Lock()
+	k.f.keyCalls++
+	k.f.mu.Unlock()
+	return call[J, PJ](ctx, k.f, gpu.StageBatchAdd, sec, gen, func() (J, error) {
+		s, err := k.f.o.Inner.Acquire(ctx, k.inner)
+		if err != nil {
+			return zero, err
+		}
+		defer s.Release()
+		return do(s)
+	})
+}
+
 func (k *fakeKey) Release() {
 	k.once.Do(func() {
 		k.inner.Release()
@@ -317,13 +369,13 @@ func (s *fakeSlot) Release() {
 // The generators, added to a result to corrupt it (well-formed and wrong).
 var g1Gen, g2Gen, _, _ = bls.Generators()
 
-// call runs a stage call of s: the fault enter injects, else do, its
+// call runs a stage call on f: the fault enter injects, else do, its
 // result corrupted by adding gen when the fault says so.
 func call[J any, PJ interface {
 	*J
 	AddAssign(*J) *J
-}](ctx context.Context, s *fakeSlot, stage gpu.Stage, sec gpu.Section, gen J, do func() (J, error)) (J, error) {
-	corrupt, err := s.f.enter(ctx, stage, sec)
+}](ctx context.Context, f *Fake, stage gpu.Stage, sec gpu.Section, gen J, do func() (J, error)) (J, error) {
+	corrupt, err := f.enter(ctx, stage, sec)
 	if err != nil {
 		var zero J
 		return zero, err
@@ -336,23 +388,23 @@ func call[J any, PJ interface {
 }
 
 func (s *fakeSlot) ComputeH(ctx context.Context, a, b, c []fr.Element) (bls.G1Jac, error) {
-	return call(ctx, s, gpu.StageH, gpu.SectionH, g1Gen, func() (bls.G1Jac, error) { return s.inner.ComputeH(ctx, a, b, c) })
+	return call(ctx, s.f, gpu.StageH, gpu.SectionH, g1Gen, func() (bls.G1Jac, error) { return s.inner.ComputeH(ctx, a, b, c) })
 }
 
 func (s *fakeSlot) BatchAddG1(ctx context.Context, sec gpu.Section, ones []uint64) (bls.G1Jac, error) {
-	return call(ctx, s, gpu.StageBatchAdd, sec, g1Gen, func() (bls.G1Jac, error) { return s.inner.BatchAddG1(ctx, sec, ones) })
+	return call(ctx, s.f, gpu.StageBatchAdd, sec, g1Gen, func() (bls.G1Jac, error) { return s.inner.BatchAddG1(ctx, sec, ones) })
 }
 
 func (s *fakeSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	return call(ctx, s, gpu.StageBatchAdd, gpu.SectionBG2, g2Gen, func() (bls.G2Jac, error) { return s.inner.BatchAddG2(ctx, ones) })
+	return call(ctx, s.f, gpu.StageBatchAdd, gpu.SectionBG2, g2Gen, func() (bls.G2Jac, error) { return s.inner.BatchAddG2(ctx, ones) })
 }
 
 func (s *fakeSlot) TailG1(ctx context.Context, sec gpu.Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
-	return call(ctx, s, gpu.StageTail, sec, g1Gen, func() (bls.G1Jac, error) { return s.inner.TailG1(ctx, sec, idx, scalars) })
+	return call(ctx, s.f, gpu.StageTail, sec, g1Gen, func() (bls.G1Jac, error) { return s.inner.TailG1(ctx, sec, idx, scalars) })
 }
 
 func (s *fakeSlot) TailG2(ctx context.Context, idx []uint32, scalars []fr.Element) (bls.G2Jac, error) {
-	return call(ctx, s, gpu.StageTail, gpu.SectionBG2, g2Gen, func() (bls.G2Jac, error) { return s.inner.TailG2(ctx, idx, scalars) })
+	return call(ctx, s.f, gpu.StageTail, gpu.SectionBG2, g2Gen, func() (bls.G2Jac, error) { return s.inner.TailG2(ctx, idx, scalars) })
 }
 
 // ReadBasesG2 implements [gpu.G2Reader] when the inner slot does; faults
