@@ -284,24 +284,65 @@ func TestProveBudgetOfOneSlot(t *testing.T) {
 	assert.Zero(t, over)
 }
 
+// A key that streams its sections sums their batch additions itself (every
+// one of them: none runs in a slot), after the partition released its
+// slot: with a budget of one slot, the second partition's H runs while the
+// first partition's batch addition hangs.
+func TestProveStreamedBatchAdds(t *testing.T) {
+	f := newFixture(t, 60, 3, false)
+	streams := []gpu.Section{gpu.SectionL, gpu.SectionA, gpu.SectionBG1, gpu.SectionBG2}
+	d := gputest.NewFake(gputest.FakeOptions{Memory: 1000, SlotBytes: 600, Streams: streams})
+	p, err := newProver(Config{Threads: 2, PrepWorkers: 2}, []gpu.Device{d})
+	require.NoError(t, err)
+	proofs, err := p.ProvePartitions(context.Background(), f.pk, f.parts)
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	require.Positive(t, d.KeyCalls())
+	require.Equal(t, d.Calls(gpu.StageBatchAdd), d.KeyCalls(), "no batch addition ran in a slot")
+	require.NoError(t, p.Close())
+
+	hang := gputest.NewFake(gputest.FakeOptions{Memory: 1000, SlotBytes: 600, Streams: streams,
+		Faults: []gputest.Fault{{Stage: gpu.StageBatchAdd, Times: -1, Hang: true}}})
+	p, err = newProver(Config{Threads: 2, PrepWorkers: 2}, []gpu.Device{hang})
+	require.NoError(t, err)
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // before Close, should the check fail
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.ProvePartitions(ctx, f.pk, f.parts[:2])
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return hang.Calls(gpu.StageH) == 2 }, 10*time.Second, time.Millisecond,
+		"the second partition had the slot while the first one's batch addition hung")
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	slots, _ := hang.Live()
+	require.Zero(t, slots)
+}
+
 func TestProveFaults(t *testing.T) {
 	f := newFixture(t, 60, 3, false)
 	ctx := context.Background()
 
+	streams := []gpu.Section{gpu.SectionL, gpu.SectionA, gpu.SectionBG1, gpu.SectionBG2}
 	cases := []struct {
 		name     string
 		fault    gputest.Fault
 		fallback bool
+		streams  []gpu.Section // the faulty device's key sums these sections' batch additions
 	}{
-		{"kernel error in a tail MSM", gputest.Fault{Stage: gpu.StageTail, Section: gpu.SectionA, Err: gpu.ErrKernel}, false},
-		{"out of memory on acquire", gputest.Fault{Stage: gpu.StageAcquire, Err: gpu.ErrOutOfMemory}, false},
-		{"device lost in H", gputest.Fault{Stage: gpu.StageH, Skip: 1, Err: gpu.ErrDeviceLost}, false},
-		{"wrong batch-add result", gputest.Fault{Stage: gpu.StageBatchAdd, Section: gpu.SectionL, Corrupt: true}, false},
-		{"wrong H result", gputest.Fault{Stage: gpu.StageH, Corrupt: true}, false},
+		{"kernel error in a tail MSM", gputest.Fault{Stage: gpu.StageTail, Section: gpu.SectionA, Err: gpu.ErrKernel}, false, nil},
+		{"out of memory on acquire", gputest.Fault{Stage: gpu.StageAcquire, Err: gpu.ErrOutOfMemory}, false, nil},
+		{"device lost in H", gputest.Fault{Stage: gpu.StageH, Skip: 1, Err: gpu.ErrDeviceLost}, false, nil},
+		{"wrong batch-add result", gputest.Fault{Stage: gpu.StageBatchAdd, Section: gpu.SectionL, Corrupt: true}, false, nil},
+		{"wrong H result", gputest.Fault{Stage: gpu.StageH, Corrupt: true}, false, nil},
+		{"wrong streamed batch-add result", gputest.Fault{Stage: gpu.StageBatchAdd, Section: gpu.SectionA, Corrupt: true}, false, streams},
+		{"device lost in a streamed batch addition", gputest.Fault{Stage: gpu.StageBatchAdd, Section: gpu.SectionBG2, Err: gpu.ErrDeviceLost}, false, streams},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bad := gputest.NewFake(gputest.FakeOptions{Name: "bad", Faults: []gputest.Fault{tc.fault}})
+			bad := gputest.NewFake(gputest.FakeOptions{Name: "bad", Faults: []gputest.Fault{tc.fault}, Streams: tc.streams})
 			good := gputest.NewFake(gputest.FakeOptions{Name: "good"})
 			p, err := newProver(Config{Threads: 2}, []gpu.Device{bad, good})
 			require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
@@ -392,6 +393,25 @@ func TestProveStreamRebuildsAfterRelease(t *testing.T) {
 	st := p.Stats()
 	require.Error(t, st.Devices[0].Failed)
 	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrKernel)
+}
+
+// On the host path a witness goes back once its partition is classified,
+// a, b and c evaluated: a device that fails a tail after that is retired,
+// and the partition is proved on the CPU from a witness built again.
+func TestProveStreamHostPathRebuilds(t *testing.T) {
+	f := newFixture(t, 60, 2, false)
+	d := gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageTail, Err: gpu.ErrKernel}}})
+	p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
+	require.NoError(t, err)
+	defer p.Close()
+	var builds, allocs atomic.Int32
+	var bufs witnessBuffers
+	var tm ProveTimes
+	proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
+	require.NoError(t, err)
+	verifyAll(t, f, proofs)
+	assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
+	assert.ErrorIs(t, p.Stats().Devices[0].Failed, gpu.ErrKernel)
 }
 
 // waitingCount returns how many callers wait for a slot of s.

@@ -19,7 +19,9 @@ import (
 // deviceStages acquires a slot on d and runs H, the batch additions and the
 // tail MSMs there; the B_G2 tail runs on the CPU meanwhile unless d does G2,
 // and otherwise its share of sh's bases (g2 non-nil) does. A partition that
-// finds sh empty fills it at the end.
+// finds sh empty fills it at the end. The batch additions of the sections
+// that key streams ([gpu.StreamedKey]) run after the slot is released, so
+// that the next partition's H runs while the bus carries their bases.
 // With onDevice, H starts from the witness on the device once it is
 // classified; otherwise from the prepared a, b, c.
 func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key, sys *r1cs.System, ls *Lease, pr *prepared, onDevice bool, admitted func(), g2 *g2Job, sh *g2Share) (*groth16.Sums, error) {
@@ -91,6 +93,8 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 	}
 	g2idx, g2scalars := pr.B.g2Scalars()
 	g2cpu := !d.Info().G2
+	sk, _ := key.(gpu.StreamedKey)
+	streamed := func(sec gpu.Section) bool { return sk != nil && sk.Streams(sec) }
 
 	g1 := []struct {
 		sec gpu.Section
@@ -100,14 +104,14 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 	ones := make([]bls.G1Jac, len(g1))
 	var ones2 bls.G2Jac
 	for i, q := range g1 {
-		if q.sp.dense() {
+		if q.sp.dense() || streamed(q.sec) {
 			continue
 		}
 		if err := stage(&r.o.Times.Batch, func() (err error) { ones[i], err = slot.BatchAddG1(ctx, q.sec, q.sp.Ones); return }); err != nil {
 			return nil, err
 		}
 	}
-	if !pr.B.dense() {
+	if !pr.B.dense() && !streamed(gpu.SectionBG2) {
 		if err := stage(&r.o.Times.Batch, func() (err error) { ones2, err = slot.BatchAddG2(ctx, pr.B.Ones); return }); err != nil {
 			return nil, err
 		}
@@ -127,19 +131,13 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 		}
 		q.dst.AddAssign(&ones[i])
 	}
-	if g2cpu {
-		// The device is done: free its slot for the next partition before
-		// joining the CPU's B_G2 work.
-		slot.Release()
-		if err := g2.wait(ctx); err != nil {
-			return nil, err
-		}
-		sums.BG2 = g2.sum
-	} else if pr.B.Witness {
+	switch {
+	case g2cpu:
+	case pr.B.Witness:
 		if err := stage(&r.o.Times.Tail, func() (err error) { sums.BG2, err = slot.(gpu.WitnessSlot).MSMWitnessG2(ctx, pr.B.Sel); return }); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		if g2 != nil {
 			if err := g2.waitSplit(ctx); err != nil {
 				return nil, err
@@ -158,21 +156,43 @@ func (r *Runner) deviceStages(ctx context.Context, d *route.Device, key gpu.Key,
 			dt, _ := d.Stage(func() error { r.fill(ctx, sh, slot, pr.B.TailIdx, d.Info().HostG2); return nil })
 			r.o.Times.Add(&r.o.Times.Tail, dt)
 		}
-		if g2 != nil {
-			// The host's share: the device is done, as above. The time
-			// the partition waits for it now sizes the next shares.
-			slot.Release()
-			t0 := time.Now()
-			if err := g2.wait(ctx); err != nil {
-				return nil, err
-			}
-			if g2.shared && sh != nil {
-				waited := time.Since(t0)
-				r.o.Times.Add(&r.o.Times.BG2Wait, waited)
-				sh.adapt(waited > lateTolerance)
-			}
-			sums.BG2.AddAssign(&g2.sum)
+	}
+	// The slot is done: the next partition may have it while this one's
+	// streamed batch additions and the host's B_G2 work finish.
+	slot.Release()
+	for i, q := range g1 {
+		if q.sp.dense() || !streamed(q.sec) {
+			continue
 		}
+		if err := stage(&r.o.Times.Batch, func() (err error) { ones[i], err = sk.BatchAddG1(ctx, q.sec, q.sp.Ones); return }); err != nil {
+			return nil, err
+		}
+		q.dst.AddAssign(&ones[i])
+	}
+	if !pr.B.dense() && streamed(gpu.SectionBG2) {
+		if err := stage(&r.o.Times.Batch, func() (err error) { ones2, err = sk.BatchAddG2(ctx, pr.B.Ones); return }); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case g2cpu:
+		if err := g2.wait(ctx); err != nil {
+			return nil, err
+		}
+		sums.BG2 = g2.sum
+	case g2 != nil && !pr.B.Witness:
+		// The host's share. The time the partition waits for it now sizes
+		// the next shares.
+		t0 := time.Now()
+		if err := g2.wait(ctx); err != nil {
+			return nil, err
+		}
+		if g2.shared && sh != nil {
+			waited := time.Since(t0)
+			r.o.Times.Add(&r.o.Times.BG2Wait, waited)
+			sh.adapt(waited > lateTolerance)
+		}
+		sums.BG2.AddAssign(&g2.sum)
 	}
 	sums.BG2.AddAssign(&ones2)
 	return &sums, nil
