@@ -375,43 +375,32 @@ func TestProveStreamLendsWitnesses(t *testing.T) {
 }
 
 // A device that fails a partition after its witness went back is retired,
-// and the partition is proved on the CPU from a witness built again.
+// and the partition is proved on the CPU from a witness built again: on
+// the witness pass (the device holds the witness) and on the host path,
+// where the witness goes back once classified, a, b and c evaluated, and
+// the device fails a tail after that.
 func TestProveStreamRebuildsAfterRelease(t *testing.T) {
 	f := newFixture(t, 60, 2, false)
-	d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
-	d.broken.Store(true)
-	p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
-	require.NoError(t, err)
-	defer p.Close()
-	var builds, allocs atomic.Int32
-	var bufs witnessBuffers
-	var tm ProveTimes
-	proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
-	require.NoError(t, err)
-	verifyAll(t, f, proofs)
-	assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
-	st := p.Stats()
-	require.Error(t, st.Devices[0].Failed)
-	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrKernel)
-}
-
-// On the host path a witness goes back once its partition is classified,
-// a, b and c evaluated: a device that fails a tail after that is retired,
-// and the partition is proved on the CPU from a witness built again.
-func TestProveStreamHostPathRebuilds(t *testing.T) {
-	f := newFixture(t, 60, 2, false)
-	d := gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageTail, Err: gpu.ErrKernel}}})
-	p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
-	require.NoError(t, err)
-	defer p.Close()
-	var builds, allocs atomic.Int32
-	var bufs witnessBuffers
-	var tm ProveTimes
-	proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
-	require.NoError(t, err)
-	verifyAll(t, f, proofs)
-	assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
-	assert.ErrorIs(t, p.Stats().Devices[0].Failed, gpu.ErrKernel)
+	broken := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	broken.broken.Store(true)
+	for name, d := range map[string]gpu.Device{
+		"witness pass": broken,
+		"host path":    gputest.NewFake(gputest.FakeOptions{Faults: []gputest.Fault{{Stage: gpu.StageTail, Err: gpu.ErrKernel}}}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
+			require.NoError(t, err)
+			defer p.Close()
+			var builds, allocs atomic.Int32
+			var bufs witnessBuffers
+			var tm ProveTimes
+			proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
+			require.NoError(t, err)
+			verifyAll(t, f, proofs)
+			assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
+			assert.ErrorIs(t, p.Stats().Devices[0].Failed, gpu.ErrKernel)
+		})
+	}
 }
 
 // waitingCount returns how many callers wait for a slot of s.
