@@ -180,12 +180,9 @@ type cudaKey struct {
 	// A streamed key's sections on the device (fillSections): their
 	// reservations, pinned in the budget until Release.
 	secRes []*pool.Reservation
-	// A streamed key's own batch additions ([StreamedKey]): the device
-	// memory of one chunk's call, reserved once (reserveStream) and pinned
-	// until Release; nil when no section streams through the key. turn
-	// holds one token: the calls take turns on the bus.
-	streamRes *pool.Reservation
-	turn      chan struct{}
+	// A streamed key's own batch additions ([StreamedKey], cuda_stream.go);
+	// nil when no section streams through the key.
+	stream *keyStream
 
 	// A streamed key's bases in pinned host memory (copied once at load),
 	// so that every stream runs at full bus speed; nil when pinned memory
@@ -406,9 +403,7 @@ func (k *cudaKey) Release() {
 		for _, r := range k.secRes {
 			r.Release()
 		}
-		if k.streamRes != nil {
-			k.streamRes.Release()
-		}
+		k.stream.free()
 		if k.res != nil {
 			k.res.Release()
 		}
@@ -641,9 +636,9 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 func (c *CUDA) fillSections(k *cudaKey) error {
 	c.reserveStream(k)
 	defer func() {
-		if k.streamRes != nil && k.onDevice()|1<<SectionH == allSections {
-			k.streamRes.Release() // every batch addition reads the device
-			k.streamRes = nil
+		if k.stream != nil && k.onDevice()|1<<SectionH == allSections {
+			k.stream.free() // every batch addition reads the device
+			k.stream = nil
 		}
 	}()
 	plan := c.planSections(k)
@@ -685,82 +680,6 @@ func (c *CUDA) fillSections(k *cudaKey) error {
 		k.unpin(s.sec)
 	}
 	return nil
-}
-
-// reserveStream reserves, for a streamed key k, the device memory of its
-// own batch additions ([StreamedKey]) when a slot still fits beside it:
-// ≈ 140 MB that let a partition's streamed batch additions leave its slot
-// and overlap the next partition's work there. Without that room k's
-// batch additions stay in its slots.
-func (c *CUDA) reserveStream(k *cudaKey) {
-	if k.resident || !streamOutside {
-		return
-	}
-	need := streamBytes(int64(c.sms))
-	if need+c.SlotBytes(k) > c.room() {
-		return
-	}
-	res, ok := c.budget.TryReserve(need)
-	if !ok {
-		return
-	}
-	res.Pin()
-	k.streamRes, k.turn = res, make(chan struct{}, 1)
-}
-
-// streamOutside lets a streamed key sum its streamed sections' batch
-// additions outside its slots (a variable for tests of the in-slot path).
-var streamOutside = true
-
-// streamChunkBytes is the most bytes of bases one of a key's own batch
-// additions copies to the device at once; a variable for tests.
-var streamChunkBytes int64 = 1 << 27
-
-// streamPoints is how many bases of size bytes one of a key's own batch
-// additions takes at once: a multiple of 64, at least 64.
-func streamPoints(size int64) int {
-	return int(max(64, streamChunkBytes/size&^63))
-}
-
-// streamBytes is the device memory a key reserves for its own batch
-// additions on a device of sms SMs: the scratch of one chunk's call, G1's
-// or G2's, plus what slotSlop covers for a slot.
-func streamBytes(sms int64) int64 {
-	return max(batchScratch(int64(streamPoints(g1Size)), msmG1, true, sms),
-		batchScratch(int64(streamPoints(g2Size)), msmG2, true, sms)) + slotSlop
-}
-
-// Streams implements [StreamedKey]: sec's batch additions go through k when
-// k reserved memory for them and sec (not H, which has none) streams.
-func (k *cudaKey) Streams(sec Section) bool {
-	return k.streamRes != nil && sec != SectionH && sec >= SectionH && sec <= SectionBG2 && !k.onDevice().has(sec)
-}
-
-// BatchAddG1 implements [StreamedKey].
-func (k *cudaKey) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
-	return keyBatchAdd(ctx, k, sec, cudaG1, ones, g1Size)
-}
-
-// BatchAddG2 implements [StreamedKey].
-func (k *cudaKey) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	return keyBatchAdd(ctx, k, SectionBG2, cudaG2, ones, g2Size)
-}
-
-// keyBatchAdd is a batch addition of k itself over a section it streams,
-// in chunks of streamChunkBytes, once k's turn comes (or ctx ends).
-func keyBatchAdd[A, J any, PJ point[J]](ctx context.Context, k *cudaKey, sec Section, g cudaGroup[A, J], ones []uint64, size int64) (J, error) {
-	var zero J
-	if !k.Streams(sec) {
-		return zero, &Error{Device: k.c.name, Stage: StageBatchAdd, Section: sec,
-			Err: fmt.Errorf("%w: the key does not stream %s", ErrBadArgument, sec)}
-	}
-	select {
-	case k.turn <- struct{}{}:
-	case <-ctx.Done():
-		return zero, ctx.Err()
-	}
-	defer func() { <-k.turn }()
-	return cudaBatchAdd[A, J, PJ](ctx, k, sec, g, ones, streamPoints(size))
 }
 
 // planSections picks the sections of a streamed key k to put on the device:
@@ -1052,7 +971,7 @@ func (k *cudaKey) String() string {
 		}
 		fmt.Fprintf(&b, ", %s on the device", strings.Join(names, ", "))
 	}
-	if k.streamRes != nil {
+	if k.stream != nil {
 		b.WriteString(", streamed batch additions beside the slots")
 	}
 	if k.r1cs != nil {
@@ -1344,11 +1263,11 @@ var (
 )
 
 func (s *cudaSlot) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
-	return cudaBatchAdd(ctx, s.k, sec, cudaG1, ones, batchChunk)
+	return cudaBatchAdd(ctx, s.k, sec, cudaG1, ones)
 }
 
 func (s *cudaSlot) BatchAddG2(ctx context.Context, ones []uint64) (bls.G2Jac, error) {
-	return cudaBatchAdd(ctx, s.k, SectionBG2, cudaG2, ones, batchChunk)
+	return cudaBatchAdd(ctx, s.k, SectionBG2, cudaG2, ones)
 }
 
 func (s *cudaSlot) TailG1(ctx context.Context, sec Section, idx []uint32, scalars []fr.Element) (bls.G1Jac, error) {
@@ -1496,10 +1415,9 @@ func cudaMSMWitness[A, J any](ctx context.Context, s *cudaSlot, sec Section, g c
 	return res, nil
 }
 
-// cudaBatchAdd is the batch additions of k's slots and of k itself
-// (StreamedKey): from the resident buffer, or streamed from the host bases
-// in chunks of at most chunk bases.
-func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, k *cudaKey, sec Section, g cudaGroup[A, J], ones []uint64, chunk int) (J, error) {
+// cudaBatchAdd is BatchAddG1 and BatchAddG2 of k's slots: from the
+// resident buffer, or streamed from the host bases in chunks.
+func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, k *cudaKey, sec Section, g cudaGroup[A, J], ones []uint64) (J, error) {
 	var res J
 	if err := k.c.enter(ctx, StageBatchAdd, sec); err != nil {
 		return res, err
@@ -1514,7 +1432,7 @@ func cudaBatchAdd[A, J any, PJ point[J]](ctx context.Context, k *cudaKey, sec Se
 	if buf != nil {
 		res, err = g.batchAddResident(k.dev(), buf, n, ones)
 	} else {
-		res, err = batchChunks[A, J, PJ](ctx, bases, ones, chunk, func(b []A, o []uint64) (J, error) { return g.batchAdd(k.dev(), b, o) })
+		res, err = batchChunks[A, J, PJ](ctx, bases, ones, func(b []A, o []uint64) (J, error) { return g.batchAdd(k.dev(), b, o) })
 	}
 	if err != nil {
 		if errors.Is(err, ctx.Err()) {
@@ -1563,11 +1481,11 @@ func cudaTail[A, J any, PJ point[J]](ctx context.Context, s *cudaSlot, sec Secti
 // to the device at once (a multiple of 64; a variable for tests).
 var batchChunk = 1 << 22
 
-// batchChunks sums add's results over chunks of chunk bases (a multiple of
-// 64: whole bitmap words each), so that a streamed section never needs its
-// full size in device memory; it stops with ctx's error between chunks.
-func batchChunks[P any, J any, PJ point[J]](ctx context.Context, bases []P, ones []uint64, chunk int, add func([]P, []uint64) (J, error)) (J, error) {
-	return sumPieces[J, PJ](len(bases), chunk, func(lo, hi int) (J, error) {
+// batchChunks sums add's results over chunks of batchChunk bases (whole
+// bitmap words each), so that a streamed section never needs its full size
+// in device memory; it stops with ctx's error between chunks.
+func batchChunks[P any, J any, PJ point[J]](ctx context.Context, bases []P, ones []uint64, add func([]P, []uint64) (J, error)) (J, error) {
+	return sumPieces[J, PJ](len(bases), batchChunk, func(lo, hi int) (J, error) {
 		if err := ctx.Err(); err != nil {
 			var zero J
 			return zero, err

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -231,6 +232,33 @@ func checkSlotKey(t *testing.T, d Device, pk *groth16.ProvingKey, rng *rand.Rand
 		_, err = slot.BatchAddG1(ctx, sec, ones[:0])
 		require.ErrorIs(t, err, ErrBadArgument)
 	}
+	if streams(SectionL) {
+		// Concurrent requests, summed alone or together in one pass.
+		var wg sync.WaitGroup
+		for range 4 {
+			ones := onesOf(len(pk.L), rng)
+			var idx []uint32
+			var s1 []fr.Element
+			for i := range pk.L {
+				if ones[i>>6]>>(uint(i)&63)&1 == 1 {
+					idx, s1 = append(idx, uint32(i)), append(s1, fr.One())
+				}
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := sk.BatchAddG1(ctx, SectionL, ones)
+				if assert.NoError(t, err) {
+					eqG1(t, naiveG1(pk.L, idx, s1), got, "L batch add of the key, concurrent")
+				}
+			}()
+		}
+		wg.Wait()
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := sk.BatchAddG1(done, SectionL, onesOf(len(pk.L), rng))
+		require.ErrorIs(t, err, context.Canceled)
+	}
 	ones := onesOf(len(pk.BG2), rng)
 	var idx []uint32
 	var s1 []fr.Element
@@ -374,8 +402,8 @@ func TestCUDADevice(t *testing.T) {
 	})
 	// A streamed key that sums its streamed sections' batch additions
 	// itself, in chunks of 64 G1 bases (L's 100 in two) and 64 G2 bases.
-	// Its memory is a byte short of this key's (TestSectionsOnSmallCards
-	// checks the reservation's choice), so the test grants it by hand.
+	// The budget has no room for its chunk buffers (TestSectionsOnSmallCards
+	// checks that choice), so the test opens them by hand.
 	t.Run("streamed, batch additions of the key", func(t *testing.T) {
 		c := devs[0].(*CUDA)
 		rng := rand.New(rand.NewPCG(7, 8))
@@ -386,9 +414,9 @@ func TestCUDADevice(t *testing.T) {
 		checkSlotKey(t, sc, pk, rng, func(key Key) {
 			k := key.(*cudaKey)
 			require.False(t, k.resident)
-			require.Nil(t, k.streamRes, "no room for the key's own batch additions")
-			k.streamRes, _ = sc.budget.TryReserve(0)
-			k.turn = make(chan struct{}, 1)
+			require.Nil(t, k.stream, "no room for the key's own batch additions")
+			res, _ := sc.budget.TryReserve(0)
+			require.NoError(t, k.openStream(res))
 			for _, sec := range []Section{SectionL, SectionA, SectionBG1, SectionBG2} {
 				require.True(t, k.Streams(sec), sec)
 			}
