@@ -229,9 +229,8 @@ func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness fun
 // partition k. At most p.inflight witnesses exist at once, over all the
 // calls sharing slots (one call's alone when slots is nil), the older calls
 // served first (see witnessSlots): each is lent to its partition's stages
-// (see stage.Lease) until its stages hold the values in their own form:
-// classified, and on the host path a, b and c evaluated (a dense L keeps
-// it until its MSM is done).
+// (see stage.Lease) until the device holds the values in its own form (the
+// witness pass) or, on the host path, until the proof is verified.
 // tm receives the summed synthesis and verification times and the wall
 // time of the whole. Errors: build's, a *PartitionError, ctx's error.
 func (p *Prover) proveStream(ctx context.Context, bufs *bufferPool, slots *witnessSlots, pk *groth16.ProvingKey, rec *r1cs.System, want [][]fr.Element,
@@ -335,11 +334,10 @@ func (p *Prover) hostEvaluationFits(ctx context.Context, pk *groth16.ProvingKey,
 // inflight is the number of witnesses a call keeps at once. Each costs 32
 // bytes per aux variable and, unless the devices evaluate the constraints
 // themselves, a, b and c (three domain-sized vectors) while its partition
-// is proved; together they stay within Config.HostMemory. A witness goes
-// back once its partition is classified (see proveStream). With a device
-// that can evaluate the constraints itself two keep the devices fed (one
-// synthesized while the other is classified); otherwise at most
-// PrepWorkers+1. At least 1.
+// is proved; together they stay within Config.HostMemory. With the
+// devices' witness pass a witness goes back as soon as it is classified,
+// so two keep the devices fed (one synthesized while the other is
+// classified); otherwise at most PrepWorkers+1. At least 1.
 func (p *Prover) inflight(pk *groth16.ProvingKey, rec *r1cs.System) int {
 	perPart := 32 * int64(rec.NumAux())
 	most := int64(2)

@@ -61,6 +61,7 @@ func OpenCUDA(ordinals []int, margin, limit int64) ([]Device, error) {
 		}
 		c := &CUDA{d: d, name: name, sms: d.Info().SMCount, budget: pool.NewBudget(name, max(total, 0))}
 		c.splitH, c.splitHAt = splitPolicy(os.Getenv("C2_CUDA_SPLIT_H"))
+		c.streamBeside = os.Getenv("C2_CUDA_STREAM_BESIDE") == "1"
 		if c.hostG2, err = hostG2Share(os.Getenv("C2_CUDA_HOST_G2")); err != nil {
 			for _, x := range append(out, c) {
 				x.Close()
@@ -90,7 +91,10 @@ type CUDA struct {
 	splitH   bool
 	splitHAt int
 	hostG2   float64 // Info().HostG2
-	budget   *pool.Budget
+	// streamBeside gives streamed keys their own batch additions
+	// (reserveStream), outside the slots; C2_CUDA_STREAM_BESIDE=1 sets it.
+	streamBeside bool
+	budget       *pool.Budget
 
 	mu       sync.Mutex
 	lost     bool

@@ -348,7 +348,7 @@ func TestSectionsOnSmallCards(t *testing.T) {
 		{"46 GB, one slot", 46e9, 1, 1<<SectionL | 1<<SectionA | 1<<SectionBG1, true},
 	} {
 		t.Run(card.name, func(t *testing.T) {
-			c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", card.budget), slots: card.slots}
+			c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", card.budget), slots: card.slots, streamBeside: true}
 			k := c.newKey(pk)
 			c.streamKey(k)
 			before := c.SlotBytes(k)
@@ -377,9 +377,15 @@ func TestSectionsOnSmallCards(t *testing.T) {
 			require.False(t, k.Streams(SectionH), "H's MSM has no batch addition")
 		})
 	}
-	// A resident key has nothing to plan.
-	c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", 100<<30)}
+	// Unless the device streams beside its slots (C2_CUDA_STREAM_BESIDE=1),
+	// a streamed key keeps its batch additions in its slots.
+	c := &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", 23_600<<20-2<<30)}
 	k := c.newKey(pk)
+	c.streamKey(k)
+	require.Nil(t, c.streamReservation(k))
+	// A resident key has nothing to plan.
+	c = &CUDA{sms: 132, budget: pool.NewBudget("cuda:0", 100<<30)}
+	k = c.newKey(pk)
 	k.resident = true
 	require.Zero(t, c.planSections(k))
 }

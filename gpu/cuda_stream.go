@@ -42,10 +42,6 @@ type streamReq struct {
 	done chan struct{} // closed once g1 or g2, or err, is final
 }
 
-// streamOutside lets a streamed key sum its streamed sections' batch
-// additions outside its slots (a variable for tests of the in-slot path).
-var streamOutside = true
-
 // streamChunkBytes is the size of each of a key's two chunk buffers; a
 // variable for tests.
 var streamChunkBytes int64 = 1 << 27
@@ -66,11 +62,13 @@ func streamBytes(sms int64) int64 {
 		batchScratch(int64(streamPoints(g2Size)), msmG2, false, sms)) + slotSlop
 }
 
-// reserveStream gives a streamed key k its own batch additions when a
+// reserveStream gives a streamed key k its own batch additions, on a
+// device that streams beside its slots (C2_CUDA_STREAM_BESIDE=1), when a
 // slot still fits beside their memory (streamBytes: ≈ 0.33 GB), so that a
 // partition's streamed batch additions leave its slot and overlap the next
 // partition's work there. Without that room, or when the driver refuses
-// the buffers, k's batch additions stay in its slots.
+// the buffers, k's batch additions stay in its slots. It is opt-in: on an
+// H100 it has not yet been measured faster (BENCHMARKS.md, session 51).
 func (c *CUDA) reserveStream(k *cudaKey) {
 	if res := c.streamReservation(k); res != nil && k.openStream(res) != nil {
 		res.Release()
@@ -80,7 +78,7 @@ func (c *CUDA) reserveStream(k *cudaKey) {
 // streamReservation reserves and pins the memory of k's own batch
 // additions; nil for a resident key or without room for it and a slot.
 func (c *CUDA) streamReservation(k *cudaKey) *pool.Reservation {
-	if k.resident || !streamOutside {
+	if k.resident || !c.streamBeside {
 		return nil
 	}
 	need := streamBytes(int64(c.sms))

@@ -103,9 +103,8 @@ func New(keys *route.Keys, host *pool.Pool, o Options) *Runner {
 }
 
 // Lease lends a partition's witness buffer to its stages. Release gives it
-// back, once, as soon as the stages have everything they need in their own
-// form (L, A and B classified, after a, b and c on the host path); the
-// system's aux must
+// back, once, as soon as the device has everything it needs in its own
+// form (the witness pass: L, A and B classified); the system's aux must
 // not be read after that, and a stage that needs the values again (a
 // retry, a check of the device's word) proves or checks the system
 // Rebuild synthesizes anew. A nil *Lease lends nothing: the caller keeps
@@ -168,6 +167,9 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 	prepared, err := r.prep.Take(ctx, pk)
 	if err != nil {
 		return groth16.Proof{}, err
+	}
+	if !onDevice {
+		ls = nil // the host evaluates a, b, c from the witness: kept to the end
 	}
 	// A device that takes the witness and does G2 reads dense queries' scalars from it.
 	pr, err := r.prepare(ctx, pk, sys, !onDevice, onDevice && d.Info().G2, ls, prepared)
