@@ -167,6 +167,13 @@ func (k *cudaKey) batchAdd(ctx context.Context, sec Section, ones []uint64) (*st
 	s.queue = append(s.queue, req)
 	s.mu.Unlock()
 	for {
+		if ctx.Err() != nil {
+			if s.withdraw(req) {
+				return req, ctx.Err()
+			}
+			<-req.done // in another caller's pass: it ends soon
+			return req, req.err
+		}
 		select {
 		case <-req.done:
 			return req, req.err
@@ -176,11 +183,6 @@ func (k *cudaKey) batchAdd(ctx context.Context, sec Section, ones []uint64) (*st
 			}
 			<-s.turn
 		case <-ctx.Done():
-			if s.withdraw(req) {
-				return req, ctx.Err()
-			}
-			<-req.done // in a pass already: it ends soon
-			return req, req.err
 		}
 	}
 }
