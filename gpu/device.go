@@ -151,11 +151,12 @@ type Device interface {
 }
 
 // StreamedKey is implemented by keys whose sections may stream from host
-// memory ([CUDA], a key with too little room beside its slots). The batch
-// additions of the sections it streams run on device memory the key
-// reserved once for them, outside any slot, one call at a time: a partition
-// makes them after releasing its slot, so that the bus carries its bases
-// while the next partition's H and tails run in the slot.
+// memory ([CUDA]: a key with too little room beside its slots; its Streams
+// reports none unless C2_CUDA_STREAM_BESIDE=1). The batch additions of the
+// sections it streams run on device memory the key reserved once for them,
+// outside any slot: a partition makes them after releasing its slot, so
+// that the bus carries its bases while the next partition's H and tails run
+// in the slot.
 type StreamedKey interface {
 	Key
 	// Streams reports whether sec's batch additions go through the key.
