@@ -230,7 +230,8 @@ func (p *Prover) proveCircuit(ctx context.Context, c vanillaCircuit, witness fun
 // calls sharing slots (one call's alone when slots is nil), the older calls
 // served first (see witnessSlots): each is lent to its partition's stages
 // (see stage.Lease) until the device holds the values in its own form (the
-// witness pass) or, on the host path, until the proof is verified.
+// witness pass, or classified beside a key that sums its streamed batch
+// additions itself) or, on the host path, until the proof is verified.
 // tm receives the summed synthesis and verification times and the wall
 // time of the whole. Errors: build's, a *PartitionError, ctx's error.
 func (p *Prover) proveStream(ctx context.Context, bufs *bufferPool, slots *witnessSlots, pk *groth16.ProvingKey, rec *r1cs.System, want [][]fr.Element,

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sealc2/c2/gpu"
+	"github.com/sealc2/c2/gpu/gputest"
 	"github.com/sealc2/c2/groth16"
 	"github.com/sealc2/c2/internal/refgen"
 	"github.com/sealc2/c2/post"
@@ -374,24 +375,34 @@ func TestProveStreamLendsWitnesses(t *testing.T) {
 }
 
 // A device that fails a partition after its witness went back is retired,
-// and the partition is proved on the CPU from a witness built again.
+// and the partition is proved on the CPU from a witness built again: on
+// the witness pass (the device holds the witness), and on the host path
+// beside a key that sums its streamed batch additions itself, where the
+// witness goes back once classified, a, b and c evaluated, and the device
+// fails a tail after that.
 func TestProveStreamRebuildsAfterRelease(t *testing.T) {
 	f := newFixture(t, 60, 2, false)
-	d := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
-	d.broken.Store(true)
-	p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
-	require.NoError(t, err)
-	defer p.Close()
-	var builds, allocs atomic.Int32
-	var bufs witnessBuffers
-	var tm ProveTimes
-	proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
-	require.NoError(t, err)
-	verifyAll(t, f, proofs)
-	assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
-	st := p.Stats()
-	require.Error(t, st.Devices[0].Failed)
-	assert.ErrorIs(t, st.Devices[0].Failed, gpu.ErrKernel)
+	broken := &witnessDevice{CPU: gpu.NewCPU(gpu.CPUOptions{Threads: 2})}
+	broken.broken.Store(true)
+	streams := []gpu.Section{gpu.SectionL, gpu.SectionA, gpu.SectionBG1, gpu.SectionBG2}
+	for name, d := range map[string]gpu.Device{
+		"witness pass": broken,
+		"host path":    gputest.NewFake(gputest.FakeOptions{Streams: streams, Faults: []gputest.Fault{{Stage: gpu.StageTail, Err: gpu.ErrKernel}}}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := newProver(Config{Threads: 2, CPUFallback: true}, []gpu.Device{d})
+			require.NoError(t, err)
+			defer p.Close()
+			var builds, allocs atomic.Int32
+			var bufs witnessBuffers
+			var tm ProveTimes
+			proofs, err := p.proveStream(context.Background(), &bufs.bufferPool, &bufs.slots, f.pk, shared(t, f)[0], streamInputs(f), &tm, streamBuild(t, f, &builds, &allocs, nil))
+			require.NoError(t, err)
+			verifyAll(t, f, proofs)
+			assert.EqualValues(t, 3, builds.Load(), "the failed partition was built twice")
+			assert.ErrorIs(t, p.Stats().Devices[0].Failed, gpu.ErrKernel)
+		})
+	}
 }
 
 // waitingCount returns how many callers wait for a slot of s.

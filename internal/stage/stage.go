@@ -104,10 +104,11 @@ func New(keys *route.Keys, host *pool.Pool, o Options) *Runner {
 
 // Lease lends a partition's witness buffer to its stages. Release gives it
 // back, once, as soon as the device has everything it needs in its own
-// form (the witness pass: L, A and B classified); the system's aux must
-// not be read after that, and a stage that needs the values again (a
-// retry, a check of the device's word) proves or checks the system
-// Rebuild synthesizes anew. A nil *Lease lends nothing: the caller keeps
+// form (the witness pass, or a key that sums its streamed batch additions
+// itself: L, A and B classified, after a, b and c on the host); the
+// system's aux must not be read after that, and a stage that needs the
+// values again (a retry, a check of the device's word) proves or checks
+// the system Rebuild synthesizes anew. A nil *Lease lends nothing: the caller keeps
 // the witness until the partition is done.
 type Lease struct {
 	once     sync.Once
@@ -168,8 +169,12 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 	if err != nil {
 		return groth16.Proof{}, err
 	}
-	if !onDevice {
-		ls = nil // the host evaluates a, b, c from the witness: kept to the end
+	if !onDevice && !streamsBeside(key) {
+		// The host evaluates a, b, c from the witness: kept to the end.
+		// Beside a key's own batch additions it goes back once classified,
+		// so that partitions in those additions let the next ones be
+		// synthesized.
+		ls = nil
 	}
 	// A device that takes the witness and does G2 reads dense queries' scalars from it.
 	pr, err := r.prepare(ctx, pk, sys, !onDevice, onDevice && d.Info().G2, ls, prepared)
@@ -224,6 +229,21 @@ func (r *Runner) Prove(ctx context.Context, d *route.Device, pk *groth16.Proving
 	r.o.Times.Add(&r.o.Times.Epilogue, time.Since(t0))
 	d.Complete()
 	return proof, nil
+}
+
+// streamsBeside reports whether key sums the batch additions of some of
+// its sections itself ([gpu.StreamedKey]).
+func streamsBeside(key gpu.Key) bool {
+	sk, ok := key.(gpu.StreamedKey)
+	if !ok {
+		return false
+	}
+	for _, sec := range []gpu.Section{gpu.SectionL, gpu.SectionA, gpu.SectionBG1, gpu.SectionBG2} {
+		if sk.Streams(sec) {
+			return true
+		}
+	}
+	return false
 }
 
 func randomNonZero(e *fr.Element) error {
