@@ -636,19 +636,10 @@ func (c *CUDA) LoadShapeFile(ctx context.Context, f *groth16.ParamsFile, sys *r1
 // instead of streaming them from the host for every partition (a 32 GiB
 // partition streams 34 GB for its batch additions alone). A section the
 // budget or the driver has no room for stays streamed; another error is
-// returned.
+// returned. Then, while a section other than H streams, k may get its own
+// batch additions in the room the sections leave (reserveStream).
 func (c *CUDA) fillSections(k *cudaKey) error {
-	c.reserveStream(k)
-	defer func() {
-		if k.stream != nil && k.onDevice()|1<<SectionH == allSections {
-			k.stream.free() // every batch addition reads the device
-			k.stream = nil
-		}
-	}()
 	plan := c.planSections(k)
-	if plan == 0 {
-		return nil
-	}
 	src := k.src()
 	for _, s := range []struct {
 		sec    Section
@@ -682,6 +673,9 @@ func (c *CUDA) fillSections(k *cudaKey) error {
 		*s.dst = buf
 		k.secRes = append(k.secRes, res)
 		k.unpin(s.sec)
+	}
+	if k.onDevice()|1<<SectionH != allSections {
+		c.reserveStream(k)
 	}
 	return nil
 }

@@ -345,6 +345,7 @@ func TestSectionsOnSmallCards(t *testing.T) {
 		{"24 GB, two slots wanted, one fits", 23_600<<20 - 2<<30, 2, 1 << SectionBG2, true},
 		{"a three-vector slot and 1 GB", plain3 + 1e9, 3, 0, true},
 		{"a three-vector slot and 1 MB", plain3 + 1<<20, 3, 0, false},
+		{"sections before the key's batch additions", plain3 + sectionBytes(pk, SectionBG2) + streamBytes(132)/2, 3, 1 << SectionBG2, false},
 		{"46 GB, one slot", 46e9, 1, 1<<SectionL | 1<<SectionA | 1<<SectionBG1, true},
 	} {
 		t.Run(card.name, func(t *testing.T) {
@@ -352,10 +353,6 @@ func TestSectionsOnSmallCards(t *testing.T) {
 			k := c.newKey(pk)
 			c.streamKey(k)
 			before := c.SlotBytes(k)
-			if res := c.streamReservation(k); res != nil {
-				k.stream = &keyStream{res: res} // without its buffers: no device here
-			}
-			require.Equal(t, card.stream, k.stream != nil)
 			plan := c.planSections(k)
 			require.Equal(t, card.want, plan)
 			var b int64
@@ -366,7 +363,17 @@ func TestSectionsOnSmallCards(t *testing.T) {
 			}
 			with := c.slotBytesOn(pk, plan, 0, k.twoVectors)
 			require.Equal(t, before, with, "the sections' calls fit in the slot's largest call")
-			require.LessOrEqual(t, b+with, c.room(), "one slot still fits beside them and the key's batch additions")
+			require.LessOrEqual(t, b+with, c.room(), "one slot still fits beside them")
+			// The key's own batch additions take what the sections leave
+			// (fillSections reserves them last).
+			secs, ok := c.budget.TryReserve(b)
+			require.True(t, ok)
+			secs.Pin()
+			if res := c.streamReservation(k); res != nil {
+				k.stream = &keyStream{res: res} // without its buffers: no device here
+			}
+			require.Equal(t, card.stream, k.stream != nil)
+			require.LessOrEqual(t, with, c.room(), "one slot still fits beside the sections and the key's batch additions")
 			for _, sec := range []Section{SectionL, SectionA, SectionBG1, SectionBG2} {
 				k.l, k.a, k.bg1, k.bg2 = nil, nil, nil, nil
 				if plan.has(sec) {

@@ -64,7 +64,9 @@ func streamBytes(sms int64) int64 {
 
 // reserveStream gives a streamed key k its own batch additions, on a
 // device that streams beside its slots (C2_CUDA_STREAM_BESIDE=1), when a
-// slot still fits beside their memory (streamBytes: ≈ 0.33 GB), so that a
+// slot still fits beside their memory (streamBytes: ≈ 0.33 GB) and k's
+// sections on the device (fillSections places those first: each saves
+// its bytes on the bus for every partition), so that a
 // partition's streamed batch additions leave its slot and overlap the next
 // partition's work there. Without that room, or when the driver refuses
 // the buffers, k's batch additions stay in its slots. It is opt-in: on an
