@@ -134,6 +134,10 @@ func (k *cudaKey) Streams(sec Section) bool {
 
 // BatchAddG1 implements [StreamedKey].
 func (k *cudaKey) BatchAddG1(ctx context.Context, sec Section, ones []uint64) (bls.G1Jac, error) {
+	if sec == SectionBG2 {
+		return bls.G1Jac{}, &Error{Device: k.c.name, Stage: StageBatchAdd, Section: sec,
+			Err: fmt.Errorf("%w: %s is not a G1 section", ErrBadArgument, sec)}
+	}
 	r, err := k.batchAdd(ctx, sec, ones)
 	return r.g1, err
 }

@@ -1,7 +1,12 @@
 package gpu
 
 import (
+	"context"
 	"testing"
+	"time"
+
+	"github.com/sealc2/c2/groth16"
+	"github.com/sealc2/c2/pool"
 
 	"github.com/stretchr/testify/require"
 )
@@ -41,4 +46,30 @@ func TestStreamPoints(t *testing.T) {
 	}
 	streamChunkBytes = 1 << 27
 	require.Equal(t, 1398080, streamPoints(g1Size))
+}
+
+// A key's own batch additions refuse, as a slot's do, a section that is not
+// of the call's group, one the key does not stream, and a bitmap of the
+// wrong length, before any device work.
+func TestKeyBatchAddBadArguments(t *testing.T) {
+	pk := groth16.KeyWithoutBases(groth16.VerifyingKey{}, shape32GiB)
+	c := &CUDA{name: "cuda:test", sms: 132, budget: pool.NewBudget("cuda:test", 1<<30)}
+	k := c.newKey(pk)
+	k.stream = &keyStream{} // without its buffers: no device here
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := k.BatchAddG1(ctx, SectionBG2, make([]uint64, (shape32GiB.BG2+63)/64))
+	require.ErrorIs(t, err, ErrBadArgument)
+	_, err = k.BatchAddG1(ctx, SectionH, nil)
+	require.ErrorIs(t, err, ErrBadArgument)
+	_, err = k.BatchAddG1(ctx, SectionL, make([]uint64, 1))
+	require.ErrorIs(t, err, ErrBadArgument)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, SectionL, e.Section)
+	_, err = k.BatchAddG2(ctx, nil)
+	require.ErrorIs(t, err, ErrBadArgument)
+	k.stream = nil
+	_, err = k.BatchAddG2(ctx, make([]uint64, (shape32GiB.BG2+63)/64))
+	require.ErrorIs(t, err, ErrBadArgument, "a key without its own batch additions streams nothing")
 }
